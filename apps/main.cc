@@ -1,0 +1,70 @@
+// clustersweep: argument parsing and dispatch only; the work lives in the libraries.
+#include <fmt/format.h>
+
+#include <array>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "apps/commands.h"
+#include "clustersweep/version.h"
+#include "estimator/error.h"
+
+namespace {
+
+using clustersweep::cli::Command;
+
+constexpr std::array kCommands = {
+    Command{"estimate", "estimate one training step (time, memory, energy) of one plan",
+            clustersweep::cli::estimate},
+    Command{"validate", "predict published training runs (CSV) and report the error",
+            clustersweep::cli::validate},
+    Command{"bench", "time the estimator on GPT-3 175B plans; prints evaluations_per_second",
+            clustersweep::cli::bench},
+};
+
+void print_help() {
+  std::cout << "Usage: clustersweep <command> [options]\n\n"
+               "Sweeps GPU cluster designs and parallel plans for deep-learning training through an\n"
+               "analytical training-time estimator, into one HDF5 store mined for Pareto fronts.\n\n"
+               "Commands:\n";
+  for (const auto& c : kCommands) std::cout << fmt::format("  {:<12}{}\n", c.name, c.summary);
+  std::cout << "\nOptions:\n  -h [ --help ]   show this help\n  --version       print the version "
+               "and git revision\n\nRun 'clustersweep <command> --help' for a command's options.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_help();
+    return clustersweep::kExitBadInput;
+  }
+  const std::string name = argv[1];
+  if (name == "-h" || name == "--help" || name == "help") {
+    print_help();
+    return 0;
+  }
+  if (name == "--version" || name == "version") {
+    std::cout << fmt::format("clustersweep {} (git {})\n", clustersweep::kVersion,
+                             clustersweep::kGitRevision);
+    return 0;
+  }
+  for (const auto& c : kCommands) {
+    if (c.name != name) continue;
+    try {
+      return c.run(clustersweep::cli::Args(argv + 2, argv + argc));
+    } catch (const clustersweep::Error& e) {
+      std::cout.flush();
+      std::cerr << fmt::format("clustersweep {}: error: {}\n", name, e.what());
+      return e.exit_code();
+    } catch (const std::exception& e) {
+      std::cout.flush();
+      std::cerr << fmt::format("clustersweep {}: error: {}\n", name, e.what());
+      return clustersweep::kExitFailure;
+    }
+  }
+  std::cerr << fmt::format("clustersweep: error: unknown command '{}'; run 'clustersweep --help'\n",
+                           name);
+  return clustersweep::kExitBadInput;
+}

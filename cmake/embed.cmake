@@ -1,0 +1,14 @@
+# clustersweep_embed(TARGET NAME FILES...) compiles data files into TARGET so the installed binary
+# needs no source tree: it generates NAME.cc defining
+#   clustersweep::embedded::NAME() -> std::span<const clustersweep::embedded::File>
+# where each File has the file's base name and its whole text.
+function(clustersweep_embed target name)
+  set(out ${PROJECT_BINARY_DIR}/generated/embedded_${name}.cc)
+  add_custom_command(
+    OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -DOUT=${out} -DNAME=${name} "-DFILES=${ARGN}"
+            -P ${PROJECT_SOURCE_DIR}/cmake/write_embed.cmake
+    DEPENDS ${ARGN} ${PROJECT_SOURCE_DIR}/cmake/write_embed.cmake
+    COMMENT "Embedding ${name} data files")
+  target_sources(${target} PRIVATE ${out})
+endfunction()

@@ -1,0 +1,48 @@
+#pragma once
+// Reads a results store (docs/store-format.md) in chunks, for analysis: memory never grows with
+// the number of rows. Only engine/ touches HDF5; analysis/ sees plain vectors.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace clustersweep::engine {
+
+struct ColumnInfo {
+  std::string name;    // e.g. "step_time_s", "gpu"
+  std::string unit;    // the dataset's "units" attribute ("" for counts/labels)
+  bool is_label = false;             // stored as an index into `labels`
+  std::vector<std::string> labels;   // for label columns (gpu, model, recompute, reason...)
+};
+
+class StoreReader {
+ public:
+  // Opens read-only (serial HDF5 access, no MPI needed). InputError with the path when the file
+  // is missing, is not HDF5, is not a clustersweep store, or has an unsupported format version.
+  explicit StoreReader(const std::string& path);
+  ~StoreReader();
+  StoreReader(StoreReader&&) noexcept;
+  StoreReader& operator=(StoreReader&&) noexcept;
+
+  const std::string& path() const noexcept;
+  std::uint64_t rows() const noexcept;                 // rows written and committed
+  const std::vector<ColumnInfo>& columns() const noexcept;
+  const ColumnInfo* find_column(const std::string& name) const noexcept;
+
+  // Reads rows [offset, offset + count) of a column as doubles (label columns: the label index).
+  // InputError "unknown column 'X'; columns are: ..." for a column the store lacks.
+  void read(const std::string& column, std::uint64_t offset, std::uint64_t count,
+            std::vector<double>& out) const;
+
+  // Root attributes: "spec" (full spec text), "format_version", "tool_version", "git_revision",
+  // pricing parameters ("pue", "usd_per_kwh", ...), "training_tokens", ...
+  std::optional<std::string> string_attribute(const std::string& name) const;
+  std::optional<double> number_attribute(const std::string& name) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace clustersweep::engine

@@ -1,0 +1,168 @@
+#pragma once
+// The analytical model of one training step of a dense decoder-only transformer on a GPU cluster.
+// Pure: plain structs in, plain structs out; no I/O, no clock, no allocation in estimate().
+// The equations and their sources are in docs/estimator.md.
+#include <cstdint>
+
+namespace clustersweep::estimator {
+
+enum class Precision : std::uint8_t { fp32, tf32, fp16, bf16, fp8, fp4 };
+inline constexpr int kNumPrecisions = 6;
+enum class Mlp : std::uint8_t { gelu, swiglu };
+enum class Recompute : std::uint8_t { none, selective, full };
+// What lives in the memory-expansion tier (COMET): nothing; the optimizer state (master weights
+// and moments); the optimizer state and stashed activations; or also the weights.
+enum class Offload : std::uint8_t { none, optimizer, optimizer_activations, all };
+
+// The architecture of a dense decoder-only transformer.
+struct Model {
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;    // = heads without GQA/MQA
+  int ffn_hidden = 0;  // per gate/up matrix for SwiGLU
+  Mlp mlp = Mlp::gelu;
+  int vocab = 0;
+};
+
+struct Workload {
+  Model model;
+  int seq_len = 0;
+  std::int64_t global_batch = 0;  // sequences per optimizer step
+  Precision precision = Precision::bf16;
+};
+
+struct Accelerator {
+  double peak_flops[kNumPrecisions] = {};  // dense FLOP/s per Precision; 0 = not supported
+  double hbm_bytes = 0;
+  double hbm_bytes_per_s = 0;
+  double nvlink_bytes_per_s = 0;  // per GPU, one direction
+  double tdp_w = 0;
+  double idle_w = 0;
+};
+
+struct Cluster {
+  Accelerator gpu;
+  int num_gpus = 0;
+  int gpus_per_node = 0;
+  int nvlink_domain = 0;                  // GPUs sharing one NVLink/NVSwitch domain
+  double nvlink_bytes_per_s = 0;          // per GPU, one direction
+  double inter_node_bytes_per_s = 0;      // scale-out, per GPU, one direction
+  double nvlink_latency_s = 0;
+  double inter_node_latency_s = 0;
+  double hbm_bytes = 0;                   // capacity per GPU (may differ from gpu.hbm_bytes)
+  double expansion_bytes = 0;             // memory-expansion tier per GPU (host DRAM, CXL)
+  double expansion_bytes_per_s = 0;       // per GPU, one direction
+  double node_overhead_w = 0;             // per node: CPUs, NICs, fans, beyond the GPUs
+};
+
+struct Plan {
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  int cp = 1;
+  int vp = 1;  // interleaved virtual stages per pipeline rank
+  bool sequence_parallel = false;
+  int zero = 0;  // 0..3; FSDP FULL_SHARD = 3
+  Recompute recompute = Recompute::none;
+  int micro_batch = 1;
+  Offload offload = Offload::none;
+};
+
+// Why a point cannot run. Stable codes: they are stored in results (docs/store-format.md).
+enum class Infeasible : std::uint8_t {
+  none = 0,
+  degrees_mismatch,        // tp*pp*dp*cp != num_gpus
+  tp_not_dividing_heads,   // tp must divide heads and kv_heads (or kv_heads divide tp)
+  pp_vp_not_dividing_layers,
+  batch_not_divisible,     // global_batch % (dp*micro_batch) != 0
+  cp_not_dividing_seq,
+  precision_unsupported,   // the accelerator has no peak for this precision
+  out_of_memory,           // does not fit HBM (+ expansion tier)
+  invalid_plan,            // any other structural violation (zero out of range, vp>1 with pp=1...)
+};
+inline constexpr int kNumInfeasible = 9;
+const char* to_string(Infeasible reason) noexcept;
+
+// Seconds of one optimizer step, by cause; total_s is the step time (not the plain sum: overlap).
+struct StepTime {
+  double compute_s = 0;         // GEMMs and attention matmuls, incl. recompute
+  double memory_bound_s = 0;    // elementwise, norms, softmax: bounded by HBM bandwidth
+  double tp_comm_s = 0;         // tensor/sequence-parallel collectives
+  double cp_comm_s = 0;         // context-parallel KV exchange (exposed part)
+  double pp_p2p_s = 0;          // pipeline point-to-point sends
+  double pp_bubble_s = 0;       // pipeline fill/drain
+  double dp_exposed_s = 0;      // data-parallel / ZeRO communication not hidden by backward
+  double optimizer_s = 0;       // optimizer step
+  double offload_s = 0;         // exposed traffic to/from the expansion tier
+  double overhead_s = 0;        // framework overheads (calibrated)
+  double total_s = 0;
+};
+
+// Bytes per GPU, by kind; the peak footprint is hbm_bytes + expansion_bytes.
+struct Memory {
+  double weights_bytes = 0;
+  double gradients_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;  // of all in-flight micro-batches
+  double workspace_bytes = 0;
+  double hbm_bytes = 0;          // the part that must live in HBM
+  double expansion_bytes = 0;    // the part moved to the expansion tier
+};
+
+struct Estimate {
+  bool feasible = false;
+  Infeasible reason = Infeasible::none;
+  StepTime time;
+  Memory memory;
+  double model_flops_per_step = 0;  // 6*N*T-style model FLOPs incl. attention, no recompute
+  double tokens_per_s = 0;          // whole job
+  double mfu = 0;                   // model FLOPs / (step time * num_gpus * peak)
+  double energy_per_step_j = 0;     // GPUs (busy + idle) and node overhead
+};
+
+// Efficiency parameters fitted on ../shared/validation (data/calibration.toml; a user may override
+// them with measurements of their own cluster). Every field is a plain number.
+struct Calibration {
+  // Achieved fraction of peak for a GEMM: gemm_eff_max * m/(m + gemm_half_m) on the smallest
+  // GEMM dimension m, so small (tp-split, small micro-batch) GEMMs run less efficiently.
+  double gemm_eff_max = 0.8;
+  double gemm_half_dim = 256;
+  double attention_eff = 0.6;        // attention score/context matmuls, fraction of peak
+  double hbm_eff = 0.8;              // achieved fraction of HBM bandwidth
+  double nvlink_eff = 0.75;          // achieved fraction of NVLink bandwidth in collectives
+  double inter_node_eff = 0.7;       // achieved fraction of scale-out bandwidth
+  double expansion_eff = 0.8;        // achieved fraction of expansion-tier bandwidth
+  double dp_overlap = 0.7;           // fraction of DP communication hidden behind backward
+  double tp_overlap = 0.0;           // fraction of TP communication hidden behind GEMMs
+  double per_layer_overhead_s = 0;   // kernel launches etc., per layer per micro-batch
+  double per_step_overhead_s = 0;    // framework overhead per optimizer step
+  double default_inter_node_gbps_per_gpu = 400;  // when a run does not state it
+  double busy_power_fraction = 1.0;  // GPU power while busy, fraction of TDP
+};
+
+// Everything that depends only on the workload and the cluster, computed once; estimate() is then
+// cheap, allocation-free and thread-safe.
+class Estimator {
+ public:
+  Estimator(const Workload& workload, const Cluster& cluster, const Calibration& calibration);
+  Estimate estimate(const Plan& plan) const noexcept;
+
+  const Workload& workload() const noexcept { return workload_; }
+  const Cluster& cluster() const noexcept { return cluster_; }
+
+ private:
+  Workload workload_;
+  Cluster cluster_;
+  Calibration calibration_;
+  // Precomputed terms (implementation detail; see estimator.cc).
+  double params_per_layer_ = 0;
+  double embedding_params_ = 0;
+  double peak_flops_ = 0;
+};
+
+// One-shot convenience: Estimator(workload, cluster, calibration).estimate(plan).
+Estimate estimate(const Workload& workload, const Cluster& cluster, const Plan& plan,
+                  const Calibration& calibration);
+
+}  // namespace clustersweep::estimator

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs, from Debian's packages only, whatever clustersweep needs to build and test.
+# Idempotent and non-interactive: packages already present are skipped; apt waits for the dpkg lock.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git
+  openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools
+  libboost-program-options-dev libeigen3-dev libfmt-dev libtomlplusplus-dev
+  libgtest-dev libgmock-dev
+)
+if [[ "${1:-}" == "--test" ]]; then
+  # The real-scheduler tests, the h5py reader test and the headless SVG render test.
+  packages+=(slurm-wlm munge python3-h5py python3-numpy chromium)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+[[ $(id -u) -ne 0 ]] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+apt_opts=(-y -q -o DPkg::Lock::Timeout=600 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
+# A stock Slurm/munge service started by the package is not ours; block service starts during install.
+policy_made=0
+if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+  printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null
+  $sudo chmod 755 /usr/sbin/policy-rc.d
+  policy_made=1
+fi
+trap '[[ $policy_made -eq 1 ]] && $sudo rm -f /usr/sbin/policy-rc.d' EXIT
+$sudo apt-get "${apt_opts[@]}" update
+$sudo apt-get "${apt_opts[@]}" install --no-install-recommends "${missing[@]}"

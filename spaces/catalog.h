@@ -1,0 +1,61 @@
+#pragma once
+// The built-in catalog of accelerators and models, and the estimator's calibration, read from
+// the TOML data files in spaces/data/ (embedded at build time). Every number carries its source
+// in those files.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "estimator/estimator.h"
+
+namespace clustersweep::spaces {
+
+struct AcceleratorEntry {
+  std::string key;  // e.g. "H100-SXM5-80GB"
+  estimator::Accelerator accelerator;
+  int default_gpus_per_node = 8;
+  int default_nvlink_domain = 8;
+};
+
+struct ModelEntry {
+  std::string key;  // lower-case, e.g. "gpt3-175b", "llama3-70b"
+  estimator::Model model;
+  int seq_len = 2048;
+  std::int64_t global_batch = 1536;  // the published training batch, in sequences
+};
+
+class Catalog {
+ public:
+  // The embedded catalog (spaces/data/accelerators.toml, models.toml).
+  static const Catalog& builtin();
+  // Parses catalog TOML text; errors name `filename:line:column`.
+  static Catalog parse(std::string_view accelerators_toml, std::string_view models_toml,
+                       std::string_view accelerators_name = "accelerators.toml",
+                       std::string_view models_name = "models.toml");
+
+  // nullptr when unknown.
+  const AcceleratorEntry* find_accelerator(std::string_view key) const noexcept;
+  const ModelEntry* find_model(std::string_view key) const noexcept;
+  // Throw InputError "<what>: unknown accelerator 'X'; did you mean 'Y' or 'Z'?" where `what`
+  // names the flag or file:line:column key that holds the name.
+  const AcceleratorEntry& accelerator(std::string_view key, std::string_view what) const;
+  const ModelEntry& model(std::string_view key, std::string_view what) const;
+
+  const std::vector<AcceleratorEntry>& accelerators() const noexcept { return accelerators_; }
+  const std::vector<ModelEntry>& models() const noexcept { return models_; }
+
+ private:
+  std::vector<AcceleratorEntry> accelerators_;
+  std::vector<ModelEntry> models_;
+};
+
+// Up to `max` candidates closest to `name` by edit distance (case-insensitive), best first.
+std::vector<std::string> closest_names(std::string_view name, const std::vector<std::string>& candidates,
+                                       std::size_t max = 3);
+
+// The fitted calibration (spaces/data/calibration.toml) and a user's override file.
+const estimator::Calibration& builtin_calibration();
+estimator::Calibration load_calibration(const std::string& path);
+estimator::Calibration parse_calibration(std::string_view toml, std::string_view filename);
+
+}  // namespace clustersweep::spaces
