@@ -6,4 +6,16 @@ namespace clustersweep::cli {
 int estimate(const Args& args);
 int validate(const Args& args);
 int bench(const Args& args);
+int plan(const Args& args);
+int submit(const Args& args);
+int status(const Args& args);
+int merge(const Args& args);
+int run(const Args& args);
+// Analysis of a results store (analysis/, docs/analysis.md).
+int pareto(const Args& args);
+int energy(const Args& args);
+int top(const Args& args);
+int summary(const Args& args);
+int sensitivity(const Args& args);
+int report(const Args& args);
 }  // namespace clustersweep::cli

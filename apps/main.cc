@@ -15,12 +15,33 @@ namespace {
 using clustersweep::cli::Command;
 
 constexpr std::array kCommands = {
+    Command{"run", "sweep a spec's space on MPI ranks into one resumable HDF5 store",
+            clustersweep::cli::run},
     Command{"estimate", "estimate one training step (time, memory, energy) of one plan",
             clustersweep::cli::estimate},
     Command{"validate", "predict published training runs (CSV) and report the error",
             clustersweep::cli::validate},
     Command{"bench", "time the estimator on GPT-3 175B plans; prints evaluations_per_second",
             clustersweep::cli::bench},
+    Command{"plan", "validate a sweep spec; print its axes, point counts and a run-time/store forecast",
+            clustersweep::cli::plan},
+    Command{"summary", "what a store holds: feasible points, best design per accelerator, spreads",
+            clustersweep::cli::summary},
+    Command{"pareto", "the Pareto-optimal designs of a store in 2 to 4 objectives (table, CSV, SVG)",
+            clustersweep::cli::pareto},
+    Command{"top", "the n best designs of a store by one column", clustersweep::cli::top},
+    Command{"energy", "re-price a store's designs: kWh, cost, CO2e; deadline and budget questions",
+            clustersweep::cli::energy},
+    Command{"sensitivity", "how much of the variance of time to train each swept axis explains",
+            clustersweep::cli::sensitivity},
+    Command{"report", "one self-contained HTML page: summary, Pareto plots, best designs, sensitivity",
+            clustersweep::cli::report},
+    Command{"submit", "run a sweep as Slurm batch job(s) that checkpoint, requeue and resume",
+            clustersweep::cli::submit},
+    Command{"merge", "join the shard stores of a sharded sweep into one store",
+            clustersweep::cli::merge},
+    Command{"status", "progress of a sweep's store and the state of its Slurm jobs",
+            clustersweep::cli::status},
 };
 
 void print_help() {

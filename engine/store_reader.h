@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/schema.h"
+
 namespace clustersweep::engine {
 
 struct ColumnInfo {
@@ -14,6 +16,10 @@ struct ColumnInfo {
   std::string unit;    // the dataset's "units" attribute ("" for counts/labels)
   bool is_label = false;             // stored as an index into `labels`
   std::vector<std::string> labels;   // for label columns (gpu, model, recompute, reason...)
+  // Added by analysis (H4): the column's role, as engine::Column::role in schema.h: "id",
+  // "design_axis", "plan_axis" or "metric"; "" when the store does not say (analysis then infers
+  // it from the name).
+  std::string role;
 };
 
 class StoreReader {
@@ -39,6 +45,15 @@ class StoreReader {
   // pricing parameters ("pue", "usd_per_kwh", ...), "training_tokens", ...
   std::optional<std::string> string_attribute(const std::string& name) const;
   std::optional<double> number_attribute(const std::string& name) const;
+
+  // Added by the engine owner:
+  // True when the run that wrote the store finished; an unfinished keep = "all" run's store
+  // (results.h5.partial) opens too, with rows() = the rows of its leading finished chunks.
+  bool complete() const noexcept;
+  // The columns with their storage types (what merge and compaction copy).
+  const Schema& schema() const noexcept;
+  // Rows [offset, offset + count) of every column, in their stored types, into `out` (resized).
+  void read_rows(std::uint64_t offset, std::uint64_t count, RowBlock& out) const;
 
  private:
   struct Impl;

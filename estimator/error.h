@@ -9,9 +9,9 @@ namespace clustersweep {
 // Documented exit codes (docs/cli.md).
 enum ExitCode : int {
   kExitOk = 0,
-  kExitFailure = 1,      // an unexpected failure (I/O, MPI, HDF5)
-  kExitBadInput = 2,     // bad flag, spec, file or store: nothing was started or clobbered
-  kExitInterrupted = 75, // SIGINT/SIGTERM/SIGUSR1: work was flushed; rerun with --resume
+  kExitFailure = 1,       // an unexpected failure (I/O, MPI, HDF5)
+  kExitBadInput = 2,      // bad flag, spec, file or store: nothing was started or clobbered
+  kExitInterrupted = 75,  // SIGINT/SIGTERM/SIGUSR1: work was flushed; rerun with --resume
 };
 
 class Error : public std::runtime_error {

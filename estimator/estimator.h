@@ -3,6 +3,7 @@
 // Pure: plain structs in, plain structs out; no I/O, no clock, no allocation in estimate().
 // The equations and their sources are in docs/estimator.md.
 #include <cstdint>
+#include <string_view>
 
 namespace clustersweep::estimator {
 
@@ -45,15 +46,15 @@ struct Cluster {
   Accelerator gpu;
   int num_gpus = 0;
   int gpus_per_node = 0;
-  int nvlink_domain = 0;                  // GPUs sharing one NVLink/NVSwitch domain
-  double nvlink_bytes_per_s = 0;          // per GPU, one direction
-  double inter_node_bytes_per_s = 0;      // scale-out, per GPU, one direction
+  int nvlink_domain = 0;              // GPUs sharing one NVLink/NVSwitch domain
+  double nvlink_bytes_per_s = 0;      // per GPU, one direction
+  double inter_node_bytes_per_s = 0;  // scale-out, per GPU, one direction
   double nvlink_latency_s = 0;
   double inter_node_latency_s = 0;
-  double hbm_bytes = 0;                   // capacity per GPU (may differ from gpu.hbm_bytes)
-  double expansion_bytes = 0;             // memory-expansion tier per GPU (host DRAM, CXL)
-  double expansion_bytes_per_s = 0;       // per GPU, one direction
-  double node_overhead_w = 0;             // per node: CPUs, NICs, fans, beyond the GPUs
+  double hbm_bytes = 0;              // capacity per GPU (may differ from gpu.hbm_bytes)
+  double expansion_bytes = 0;        // memory-expansion tier per GPU (host DRAM, CXL)
+  double expansion_bytes_per_s = 0;  // per GPU, one direction
+  double node_overhead_w = 0;        // per node: CPUs, NICs, fans, beyond the GPUs
 };
 
 struct Plan {
@@ -72,30 +73,41 @@ struct Plan {
 // Why a point cannot run. Stable codes: they are stored in results (docs/store-format.md).
 enum class Infeasible : std::uint8_t {
   none = 0,
-  degrees_mismatch,        // tp*pp*dp*cp != num_gpus
-  tp_not_dividing_heads,   // tp must divide heads and kv_heads (or kv_heads divide tp)
+  degrees_mismatch,       // tp*pp*dp*cp != num_gpus
+  tp_not_dividing_heads,  // tp must divide heads and kv_heads (or kv_heads divide tp)
   pp_vp_not_dividing_layers,
-  batch_not_divisible,     // global_batch % (dp*micro_batch) != 0
+  batch_not_divisible,  // global_batch % (dp*micro_batch) != 0
   cp_not_dividing_seq,
-  precision_unsupported,   // the accelerator has no peak for this precision
-  out_of_memory,           // does not fit HBM (+ expansion tier)
-  invalid_plan,            // any other structural violation (zero out of range, vp>1 with pp=1...)
+  precision_unsupported,  // the accelerator has no peak for this precision
+  out_of_memory,          // does not fit HBM (+ expansion tier)
+  invalid_plan,           // any other structural violation (zero out of range, vp>1 with pp=1...)
 };
 inline constexpr int kNumInfeasible = 9;
 const char* to_string(Infeasible reason) noexcept;
 
+// Names as used in files and flags: "bf16", "swiglu", "selective", "optimizer_activations".
+const char* to_string(Precision precision) noexcept;
+const char* to_string(Mlp mlp) noexcept;
+const char* to_string(Recompute recompute) noexcept;
+const char* to_string(Offload offload) noexcept;
+// false (and `out` untouched) when `name` is not one of the names above.
+bool parse_precision(std::string_view name, Precision& out) noexcept;
+bool parse_mlp(std::string_view name, Mlp& out) noexcept;
+bool parse_recompute(std::string_view name, Recompute& out) noexcept;
+bool parse_offload(std::string_view name, Offload& out) noexcept;
+
 // Seconds of one optimizer step, by cause; total_s is the step time (not the plain sum: overlap).
 struct StepTime {
-  double compute_s = 0;         // GEMMs and attention matmuls, incl. recompute
-  double memory_bound_s = 0;    // elementwise, norms, softmax: bounded by HBM bandwidth
-  double tp_comm_s = 0;         // tensor/sequence-parallel collectives
-  double cp_comm_s = 0;         // context-parallel KV exchange (exposed part)
-  double pp_p2p_s = 0;          // pipeline point-to-point sends
-  double pp_bubble_s = 0;       // pipeline fill/drain
-  double dp_exposed_s = 0;      // data-parallel / ZeRO communication not hidden by backward
-  double optimizer_s = 0;       // optimizer step
-  double offload_s = 0;         // exposed traffic to/from the expansion tier
-  double overhead_s = 0;        // framework overheads (calibrated)
+  double compute_s = 0;       // GEMMs and attention matmuls, incl. recompute
+  double memory_bound_s = 0;  // elementwise, norms, softmax: bounded by HBM bandwidth
+  double tp_comm_s = 0;       // tensor/sequence-parallel collectives
+  double cp_comm_s = 0;       // context-parallel KV exchange (exposed part)
+  double pp_p2p_s = 0;        // pipeline point-to-point sends
+  double pp_bubble_s = 0;     // pipeline fill/drain
+  double dp_exposed_s = 0;    // data-parallel / ZeRO communication not hidden by backward
+  double optimizer_s = 0;     // optimizer step
+  double offload_s = 0;       // exposed traffic to/from the expansion tier
+  double overhead_s = 0;      // framework overheads (calibrated)
   double total_s = 0;
 };
 
@@ -106,8 +118,8 @@ struct Memory {
   double optimizer_bytes = 0;
   double activations_bytes = 0;  // of all in-flight micro-batches
   double workspace_bytes = 0;
-  double hbm_bytes = 0;          // the part that must live in HBM
-  double expansion_bytes = 0;    // the part moved to the expansion tier
+  double hbm_bytes = 0;        // the part that must live in HBM
+  double expansion_bytes = 0;  // the part moved to the expansion tier
 };
 
 struct Estimate {
@@ -122,24 +134,81 @@ struct Estimate {
 };
 
 // Efficiency parameters fitted on ../shared/validation (data/calibration.toml; a user may override
-// them with measurements of their own cluster). Every field is a plain number.
+// them with measurements of their own cluster). Every field is a plain number; calibration_fields()
+// lists them with their names in calibration.toml. The defaults below are the physically motivated
+// prior from which `clustersweep validate --fit` starts (docs/calibration.md).
 struct Calibration {
-  // Achieved fraction of peak for a GEMM: gemm_eff_max * m/(m + gemm_half_m) on the smallest
-  // GEMM dimension m, so small (tp-split, small micro-batch) GEMMs run less efficiently.
+  // Achieved fraction of peak for a GEMM: gemm_eff_max * d/(d + gemm_half_dim) on the smallest
+  // GEMM dimension d, so small (tp-split, small micro-batch) GEMMs run less efficiently.
   double gemm_eff_max = 0.8;
   double gemm_half_dim = 256;
-  double attention_eff = 0.6;        // attention score/context matmuls, fraction of peak
-  double hbm_eff = 0.8;              // achieved fraction of HBM bandwidth
-  double nvlink_eff = 0.75;          // achieved fraction of NVLink bandwidth in collectives
-  double inter_node_eff = 0.7;       // achieved fraction of scale-out bandwidth
-  double expansion_eff = 0.8;        // achieved fraction of expansion-tier bandwidth
-  double dp_overlap = 0.7;           // fraction of DP communication hidden behind backward
-  double tp_overlap = 0.0;           // fraction of TP communication hidden behind GEMMs
-  double per_layer_overhead_s = 0;   // kernel launches etc., per layer per micro-batch
-  double per_step_overhead_s = 0;    // framework overhead per optimizer step
+  double attention_eff = 0.5;       // attention score/context matmuls, fraction of peak
+  double hbm_eff = 0.8;             // achieved fraction of HBM bandwidth
+  double nvlink_eff = 0.75;         // achieved fraction of NVLink bandwidth in collectives
+  double inter_node_eff = 0.8;      // achieved fraction of scale-out bandwidth
+  double expansion_eff = 0.8;       // achieved fraction of expansion-tier bandwidth
+  double dp_overlap = 0.7;          // fraction of DP communication hidden behind backward
+  double tp_overlap = 0.3;          // fraction of TP communication hidden behind GEMMs
+  double per_layer_overhead_s = 0;  // kernel launches etc., per layer per micro-batch
+  double per_step_overhead_s = 0;   // framework overhead per optimizer step
   double default_inter_node_gbps_per_gpu = 400;  // when a run does not state it
-  double busy_power_fraction = 1.0;  // GPU power while busy, fraction of TDP
+  double busy_power_fraction = 0.8;              // GPU power while busy, fraction of TDP
+  // Added by the estimator owner (H1):
+  // Fraction of the bf16 GEMM efficiency that fp8/fp4 GEMMs reach (scaling/casting, smaller
+  // tiles saturate less): an fp8 GEMM runs at fp8 peak * gemm efficiency * this.
+  double low_precision_gemm_eff = 0.8;
+  // Elementwise/normalisation HBM traffic per token per layer in units of (hidden) elements; the
+  // default is the count of docs/estimator.md (layer norms, residuals, dropout, activation).
+  double memory_bound_scale = 1.0;
+  // 1: fused (Flash) attention: no s^2 score tensors are stored, the backward recomputes the
+  // scores (Dao et al. 2022); 0: the Megatron/Korthikanti unfused attention.
+  double flash_attention = 1;
+  // 1: causal attention kernels skip the masked half of the score matrix.
+  double causal_attention_skip = 1;
+  double workspace_bytes = 2.0e9;       // CUDA context, library workspaces, fragmentation, per GPU
+  double nvlink_latency_s = 3e-6;       // alpha of one NVLink hop (collective step)
+  double inter_node_latency_s = 10e-6;  // alpha of one scale-out hop
+  double default_expansion_gbytes_per_s = 0;  // unused unless a cluster has an expansion tier
+  // How much of the scale-out bandwidth of the k group members inside one NVLink domain a
+  // collective drives: per-rank bandwidth min(NVLink, (1 + nic_aggregation (k - 1)) x scale-out).
+  // 1 = NCCL rings/trees with one channel per NIC; 0 = every rank limited by its own NIC.
+  double nic_aggregation = 0.5;
+  // 1: dropout masks are stored (GPT-3/Megatron recipes, Korthikanti's count); 0: no dropout.
+  double dropout_masks = 0;
 };
+
+// The named fields of Calibration, in file order: name in calibration.toml, member, and the
+// bounds the fit (`clustersweep validate --fit`) may move it within (lo == hi: never fitted).
+struct CalibrationField {
+  const char* name;
+  double Calibration::*member;
+  double lo;
+  double hi;
+  const char* doc;
+};
+// All fields; stable order.
+const CalibrationField* calibration_fields_begin() noexcept;
+const CalibrationField* calibration_fields_end() noexcept;
+
+// Closed forms used by estimate() and pinned by the tests.
+// Model FLOPs of one optimizer step (forward + backward, every matmul incl. attention scores over
+// the full s x s matrix and the logit layer; Narayanan et al. SC'21 eq. 3 convention). With
+// Recompute::full the recompute forward of the transformer layers is included (96 B s l h^2 form);
+// Recompute::selective adds the attention-score forward.
+double training_flops_per_step(const Workload& workload, Recompute recompute) noexcept;
+// Parameters of one transformer layer (QKV, output projection, MLP, two norms) and in total
+// (layers + input embedding + output layer, untied).
+double params_per_layer(const Model& model) noexcept;
+double total_params(const Model& model) noexcept;
+// Activation bytes stored by one transformer layer for one micro-batch during the forward pass
+// (Korthikanti et al. 2022, Table 2, generalised to GQA and SwiGLU; 16-bit activations and 1-byte
+// dropout masks). seq_len is the local sequence (after context parallelism). Without
+// dropout_masks the two 1-byte masks are not stored (no dropout, as in Llama/MPT/Nemotron
+// recipes); with fp8_gemm_inputs the four GEMM inputs kept for the backward are 1 byte (fp8/fp4
+// training with Transformer Engine).
+double activation_bytes_per_layer(const Model& model, double seq_len, double micro_batch, int tp,
+                                  bool sequence_parallel, Recompute recompute, bool flash_attention,
+                                  bool dropout_masks = true, bool fp8_gemm_inputs = false) noexcept;
 
 // Everything that depends only on the workload and the cluster, computed once; estimate() is then
 // cheap, allocation-free and thread-safe.
@@ -158,7 +227,28 @@ class Estimator {
   // Precomputed terms (implementation detail; see estimator.cc).
   double params_per_layer_ = 0;
   double embedding_params_ = 0;
-  double peak_flops_ = 0;
+  double peak_flops_ = 0;        // GEMM peak for the workload precision
+  double attention_peak_ = 0;    // attention runs in 16-bit even in fp8/fp4 training
+  double gemm_eff_scale_ = 1;    // gemm_eff_max, times low_precision_gemm_eff for fp8/fp4
+  double act_bytes_ = 2;         // bytes per activation/communicated element
+  double weight_bytes_ = 2;      // bytes per stored weight
+  double grad_bytes_ = 2;        // bytes per gradient (and per DP-reduced element)
+  double optimizer_bytes_ = 12;  // fp32 master + Adam moments per parameter
+  double hbm_bytes_per_s_ = 0;   // achieved
+  double nvlink_bytes_per_s_ = 0;
+  double inter_node_bytes_per_s_ = 0;
+  double expansion_bytes_per_s_ = 0;
+  double nvlink_latency_s_ = 0;
+  double inter_node_latency_s_ = 0;
+  double attention_flops_factor_ = 1;  // causal skip
+  double attention_bwd_factor_ = 2;    // backward / forward attention matmul time
+  double qkv_out_ = 0;                 // QKV output width (unsplit)
+  double mlp_in_out_ = 0;              // first MLP GEMM output width (unsplit)
+  double mlp_matrices_ = 2;
+  double elementwise_h_ = 0;  // per-token elementwise traffic, hidden-sized elements
+  double elementwise_f_ = 0;  // per-token elementwise traffic, ffn-sized elements
+  double num_nodes_ = 1;
+  double model_flops_per_step_ = 0;
 };
 
 // One-shot convenience: Estimator(workload, cluster, calibration).estimate(plan).

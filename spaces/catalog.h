@@ -15,6 +15,8 @@ struct AcceleratorEntry {
   estimator::Accelerator accelerator;
   int default_gpus_per_node = 8;
   int default_nvlink_domain = 8;
+  double default_node_overhead_w = 0;  // per server/tray beyond the GPUs
+  std::string source;                  // where the numbers come from
 };
 
 struct ModelEntry {
@@ -22,6 +24,7 @@ struct ModelEntry {
   estimator::Model model;
   int seq_len = 2048;
   std::int64_t global_batch = 1536;  // the published training batch, in sequences
+  std::string source;
 };
 
 class Catalog {
@@ -50,12 +53,20 @@ class Catalog {
 };
 
 // Up to `max` candidates closest to `name` by edit distance (case-insensitive), best first.
-std::vector<std::string> closest_names(std::string_view name, const std::vector<std::string>& candidates,
+std::vector<std::string> closest_names(std::string_view name,
+                                       const std::vector<std::string>& candidates,
                                        std::size_t max = 3);
 
 // The fitted calibration (spaces/data/calibration.toml) and a user's override file.
 const estimator::Calibration& builtin_calibration();
 estimator::Calibration load_calibration(const std::string& path);
 estimator::Calibration parse_calibration(std::string_view toml, std::string_view filename);
+// As parse_calibration, but keys the text omits keep their value in `base` (a user's file may give
+// only the parameters it measured; the others keep the built-in values).
+estimator::Calibration parse_calibration(std::string_view toml, std::string_view filename,
+                                         const estimator::Calibration& base);
+// The calibration as TOML text (format_version 1), every field with its doc comment; `header` is
+// written as comment lines at the top.
+std::string format_calibration(const estimator::Calibration& calibration, std::string_view header);
 
 }  // namespace clustersweep::spaces

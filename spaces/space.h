@@ -6,7 +6,13 @@
 // design (one workload on one cluster configuration) are the contiguous id range
 // [design * plan_points(), (design + 1) * plan_points()). The engine relies on this: it builds one
 // estimator::Estimator per design and loops over that design's plans.
+//
+// Every axis is always present, in a fixed order (AxisId below: design axes, then plan axes);
+// an axis the spec does not sweep has one value. The only name that varies is the cluster-size
+// axis: "num_nodes" when the spec gives `cluster.nodes`, "num_gpus" when it gives `cluster.gpus`.
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,33 +30,113 @@ struct Axis {
   bool is_plan = false;  // plan axes are the least significant digits
   std::vector<double> numbers;
   std::vector<std::string> labels;
+  // The value 0 stands for "the catalog default of the point's accelerator or model" (an axis
+  // the spec leaves out whose default differs between its accelerators/models); Design::value
+  // holds the resolved number.
+  bool zero_means_default = false;
   std::size_t size() const noexcept { return is_label ? labels.size() : numbers.size(); }
+  // The value at `index` as text: the label, or the number ("8", "12.5"), or "default".
+  std::string value_text(std::size_t index) const;
 };
+
+// Axis positions in Space::axes(): design axes first (most significant first), then plan axes.
+enum AxisId : std::uint8_t {
+  kModel,
+  kSeqLen,
+  kGlobalBatch,
+  kPrecision,
+  kGpu,
+  kClusterSize,  // "num_nodes" or "num_gpus"
+  kGpusPerNode,
+  kNvlinkDomain,
+  kNvlinkGbytesPerS,
+  kInterNodeGbpsPerGpu,
+  kHbmGb,
+  kExpansionGb,
+  kExpansionGbytesPerS,
+  kTp,  // first plan axis
+  kPp,
+  kCp,
+  kVp,
+  kMicroBatch,
+  kZero,
+  kRecompute,
+  kSequenceParallel,
+  kOffload,
+};
+inline constexpr int kNumAxes = 22;
+inline constexpr int kNumDesignAxes = 13;
+inline constexpr int kNumPlanAxes = kNumAxes - kNumDesignAxes;
 
 // Re-pricing parameters stored with the results, never baked into them (analysis re-prices).
 struct Pricing {
   double pue = 1.2;
   double usd_per_kwh = 0.10;
   double carbon_g_per_kwh = 400;
-  double gpu_hour_usd = 0;        // if > 0, cost = GPU-hours * price
-  double capex_usd_per_gpu = 0;   // else capex amortized over amortize_years
+  double gpu_hour_usd = 0;       // if > 0, cost = GPU-hours * price
+  double capex_usd_per_gpu = 0;  // else capex amortized over amortize_years
   double amortize_years = 4;
 };
 
 enum class Keep : std::uint8_t { all, feasible, best_per_design, pareto_per_design };
 enum class Objective : std::uint8_t { step_time, time_to_train, energy, cost };
+const char* to_string(Keep keep) noexcept;            // "all", "best-per-design", ...
+const char* to_string(Objective objective) noexcept;  // "step_time", "time_to_train", ...
 
 // One design: the workload and cluster the plan loop runs on.
 struct Design {
   estimator::Workload workload;
   estimator::Cluster cluster;
+  std::uint64_t id = 0;  // the design index Space::design() filled this from
+  // Axis-value index of each design axis (Space::axes() order), for the store's axis columns.
+  std::array<std::uint32_t, kNumDesignAxes> axis_index{};
+  // The value of each design axis with catalog defaults resolved, in the axis's unit (label
+  // axes: the label index). Differs from the axis value only where Axis::zero_means_default.
+  std::array<double, kNumDesignAxes> value{};
 };
+
+// Why a point is removed before evaluation, finer than estimator::Infeasible (which is what the
+// store records); `clustersweep plan` prints counts by this reason. Stable order.
+enum class Violation : std::uint8_t {
+  none = 0,
+  precision_unsupported,       // design: the accelerator has no peak for the precision
+  cluster_shape,               // design: num_gpus vs gpus_per_node vs nvlink_domain
+  expansion_duplicate,         // design: a swept expansion bandwidth with expansion_gb = 0 repeats
+                               //   the design with the first bandwidth
+  user_constraint,             // a `constraints` expression is false
+  tp_heads,                    // tp must divide heads, and kv_heads divide tp or tp divide kv_heads
+  tp_nvlink_domain,            // tp must divide the NVLink domain (unless allow_tp_across_nodes)
+  degrees,                     // tp*pp*cp must divide num_gpus
+  pp_vp_layers,                // pp*vp must divide layers
+  vp_needs_pp,                 // vp > 1 needs pp > 1
+  cp_seq,                      // seq_len must be divisible by 2*cp (cp > 1)
+  batch,                       // global_batch must be divisible by dp*micro_batch
+  interleave_microbatches,     // vp > 1: the number of micro-batches must be divisible by pp
+  sequence_parallel_needs_tp,  // sequence_parallel needs tp > 1 and seq_len divisible by tp*cp
+  zero_needs_dp,               // zero > 0 needs dp > 1 (it is the same point as zero = 0)
+  offload_needs_expansion,     // offload needs an expansion tier (expansion_gb > 0)
+};
+inline constexpr int kNumViolations = 16;
+const char* to_string(Violation violation) noexcept;  // e.g. "tp_heads"
+const char* describe(Violation violation) noexcept;   // the rule, one line
+estimator::Infeasible to_infeasible(Violation violation) noexcept;
 
 class Space {
  public:
   // Parses and validates spec text; every error is an InputError naming
-  // `filename:line:column: key: message`. `catalog` comes from Catalog::builtin() unless overridden.
+  // `filename:line:column: key: message`. The catalog is Catalog::builtin(); the calibration is
+  // builtin_calibration() unless the spec names a `calibration` file (relative paths are relative
+  // to the directory of `filename`).
   static Space parse(std::string_view toml_text, std::string_view filename);
+  // Reads and parses a spec file; InputError "cannot read spec 'PATH': REASON" when unreadable.
+  static Space load(const std::string& path);
+
+  // Spaces are immutable and cheap to copy (they share their parsed state).
+  Space(const Space&) = default;
+  Space& operator=(const Space&) = default;
+  Space(Space&&) noexcept = default;
+  Space& operator=(Space&&) noexcept = default;
+  ~Space();
 
   const std::vector<Axis>& axes() const noexcept;
   std::uint64_t size() const noexcept;         // all points, valid or not
@@ -59,24 +145,50 @@ class Space {
 
   // Fills the axis-value indices of `point_id` (one per axis, in axes() order).
   void decode(std::uint64_t point_id, std::uint32_t* axis_index) const noexcept;
+  // The inverse of decode().
+  std::uint64_t encode(const std::uint32_t* axis_index) const noexcept;
   // The workload and cluster of design `design` (0 <= design < designs()). Returns false (and
   // leaves `why` set) when the design itself violates a structural constraint.
   bool design(std::uint64_t design, Design& out) const noexcept;
+  bool design(std::uint64_t design, Design& out, Violation& why) const noexcept;
   // The plan of plan index `plan` within a design; false with `why` when a structural constraint
-  // (docs/spec-format.md) removes it before evaluation. dp is derived here.
+  // (docs/spec-format.md) removes it before evaluation. dp is derived here. Allocation-free.
+  // `design` must be one that design() filled and accepted.
   bool plan(const Design& design, std::uint64_t plan, estimator::Plan& out,
             estimator::Infeasible& why) const noexcept;
+  bool plan(const Design& design, std::uint64_t plan, estimator::Plan& out,
+            Violation& why) const noexcept;
+  // As plan(), from the plan axes' value indices (kNumPlanAxes of them, plan-axis order, e.g.
+  // decode()'s output + kTp): no divisions, for loops that step an odometer over the plans.
+  bool plan_from_digits(const Design& design, const std::uint32_t* plan_digits,
+                        estimator::Plan& out, estimator::Infeasible& why) const noexcept;
+
+  // Structurally valid plans of one design (0 when the design itself is invalid), and of the
+  // whole space. Both are exact; valid_points() memoizes designs that share everything the
+  // structural rules read, so it costs far less than checking every point.
+  std::uint64_t valid_plans(std::uint64_t design) const;
+  std::uint64_t valid_points() const;
+  // Points removed, by reason (index = Violation; [none] = valid points). Sums to size().
+  std::array<std::uint64_t, kNumViolations> count_by_violation() const;
+
+  // "model=gpt3-175b gpu=H100-SXM5-80GB num_nodes=16 ... tp=8 pp=4 ..." for messages.
+  std::string describe_point(std::uint64_t point_id) const;
 
   double training_tokens() const noexcept;  // tokens to train, for time_to_train_s
   const Pricing& pricing() const noexcept;
   Keep keep() const noexcept;
   Objective objective() const noexcept;
   const estimator::Calibration& calibration() const noexcept;
-  const std::string& text() const noexcept;  // the full spec text, stored with the results
+  const std::string& text() const noexcept;      // the full spec text, stored with the results
+  const std::string& filename() const noexcept;  // as given to parse()/load()
+  bool allow_tp_across_nodes() const noexcept;
+  const std::vector<std::string>& constraints() const noexcept;  // the user's expressions
+
+  struct Impl;  // defined in spaces/space.cc
 
  private:
-  struct Impl;
-  // Implementation defined in spaces/space.cc.
+  explicit Space(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<const Impl> impl_;
 };
 
 }  // namespace clustersweep::spaces

@@ -1,0 +1,264 @@
+#include "analysis/dataset.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/filter.h"
+#include "estimator/error.h"
+
+namespace clustersweep::analysis {
+namespace {
+
+constexpr double kJoulesPerKwh = 3.6e6;
+constexpr double kSecondsPerYear = 365.25 * 24 * 3600;
+
+struct PricedColumn {
+  const char* name;
+  const char* unit;
+  std::vector<std::string> needs;
+};
+
+const std::vector<PricedColumn>& priced_columns() {
+  static const std::vector<PricedColumn> columns = {
+      {"energy_kwh", "kWh", {"energy_to_train_j"}},
+      {"co2e_kg", "kg", {"energy_to_train_j"}},
+      {"gpu_hours", "h", {"num_gpus", "time_to_train_s"}},
+      {"cost_usd", "USD", {"energy_to_train_j", "num_gpus", "time_to_train_s"}},
+  };
+  return columns;
+}
+
+const PricedColumn* find_priced(std::string_view name) {
+  for (const auto& p : priced_columns())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                        std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+Pricing Pricing::from(const ColumnSource& source) {
+  Pricing p;
+  const auto take = [&](const char* name, double& field) {
+    if (const auto v = source.number_attribute(name)) field = *v;
+  };
+  take("pue", p.pue);
+  take("usd_per_kwh", p.usd_per_kwh);
+  take("carbon_g_per_kwh", p.carbon_g_per_kwh);
+  take("gpu_hour_usd", p.gpu_hour_usd);
+  take("capex_usd_per_gpu", p.capex_usd_per_gpu);
+  take("amortize_years", p.amortize_years);
+  return p;
+}
+
+std::string Column::format(double value) const {
+  if (is_label) {
+    if (value >= 0 && value < static_cast<double>(labels.size()))
+      return labels[static_cast<std::size_t>(value)];
+    return fmt::format("#{}", value);
+  }
+  if (std::isnan(value)) return "nan";
+  if (value == std::floor(value) && std::fabs(value) < 1e15) return fmt::format("{:.0f}", value);
+  return fmt::format("{:.4g}", value);
+}
+
+Role classify_column(std::string_view name) {
+  static const std::vector<std::string_view> plan = {
+      "tp", "pp", "dp", "cp", "vp", "micro_batch", "zero", "recompute", "sequence_parallel",
+      "offload"};
+  // Estimator outputs (docs/store-format.md). num_gpus is not here: it is the cluster size (an
+  // axis itself when the spec sweeps gpus, else num_nodes * gpus_per_node), so it belongs to the
+  // design.
+  static const std::vector<std::string_view> metrics = {
+      "feasible", "infeasible_reason", "step_time_s", "tokens_per_s", "mfu", "time_to_train_s",
+      "mem_per_gpu_bytes", "energy_per_step_j", "energy_to_train_j", "design_id", "plan_id",
+      "hbm_used_bytes", "expansion_used_bytes", "mem_hbm_bytes", "mem_expansion_bytes",
+      "model_flops_per_step", "compute_s", "memory_bound_s", "tp_comm_s", "cp_comm_s",
+      "pp_p2p_s", "pp_bubble_s", "dp_exposed_s", "optimizer_s", "offload_s", "overhead_s",
+      "power_w", "avg_power_w"};
+  if (name == "point_id") return Role::id;
+  if (std::find(plan.begin(), plan.end(), name) != plan.end()) return Role::plan_axis;
+  if (std::find(metrics.begin(), metrics.end(), name) != metrics.end()) return Role::metric;
+  if (name.rfind("time_", 0) == 0 || name.rfind("mem_", 0) == 0 || name.rfind("energy_", 0) == 0)
+    return Role::metric;
+  return Role::design_axis;
+}
+
+Dataset::Dataset(const ColumnSource& source, Pricing pricing)
+    : source_(&source), pricing_(pricing) {
+  for (const auto& info : source.columns()) {
+    Role role = classify_column(info.name);
+    if (info.role == "id") role = Role::id;
+    else if (info.role == "design_axis") role = Role::design_axis;
+    else if (info.role == "plan_axis") role = Role::plan_axis;
+    else if (info.role == "metric") role = Role::metric;
+    // num_gpus is the cluster size: part of the design even where the store calls it a metric.
+    if (info.name == "num_gpus") role = Role::design_axis;
+    columns_.push_back(Column{info.name, info.unit, info.is_label, info.labels, role});
+  }
+  for (const auto& p : priced_columns()) {
+    const bool available = std::all_of(p.needs.begin(), p.needs.end(), [&](const std::string& n) {
+      return source.columns().end() !=
+             std::find_if(source.columns().begin(), source.columns().end(),
+                          [&](const ColumnInfo& c) { return c.name == n; });
+    });
+    if (available && !find(p.name)) columns_.push_back(Column{p.name, p.unit, false, {}, Role::priced});
+  }
+}
+
+std::vector<const Column*> Dataset::axes() const {
+  std::vector<const Column*> out;
+  for (const auto& c : columns_)
+    if (c.is_axis()) out.push_back(&c);
+  return out;
+}
+
+const Column* Dataset::find(std::string_view name) const noexcept {
+  for (const auto& c : columns_)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+const Column& Dataset::column(std::string_view name, std::string_view what) const {
+  if (const Column* c = find(name)) return *c;
+  std::vector<std::string> names;
+  for (const auto& c : columns_) names.push_back(c.name);
+  const auto close = closest_names(name, names);
+  if (!close.empty())
+    throw InputError(fmt::format("{}: unknown column '{}'; did you mean '{}'?", what, name, close[0]));
+  throw InputError(fmt::format("{}: unknown column '{}'; columns are: {}", what, name,
+                               fmt::join(names, ", ")));
+}
+
+std::vector<std::string> closest_names(std::string_view name, const std::vector<std::string>& names,
+                                       std::size_t max) {
+  std::vector<std::pair<std::size_t, std::string>> scored;
+  for (const auto& n : names) {
+    const std::size_t d = edit_distance(name, n);
+    // A prefix or substring match is a good guess however long the rest is.
+    const bool contains = n.find(name) != std::string::npos || name.find(n) != std::string_view::npos;
+    if (d <= std::max<std::size_t>(2, std::max(name.size(), n.size()) / 3) || contains)
+      scored.emplace_back(contains ? std::min(d, std::size_t{1}) : d, n);
+  }
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < scored.size() && i < max; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+// ---- Scan ------------------------------------------------------------------------------------
+
+Scan::Scan(const Dataset& data, const std::vector<std::string>& columns, ScanOptions options)
+    : data_(data), options_(options) {
+  for (const auto& name : columns) {
+    data_.column(name, "column");
+    buffer(name);
+  }
+  for (const auto& name : columns)
+    wanted_index_.push_back(static_cast<std::size_t>(
+        std::find(names_.begin(), names_.end(), name) - names_.begin()));
+  if (options_.where) {
+    for (const auto& name : options_.where->columns()) buffer(name);
+    for (const auto& name : options_.where->columns())
+      filter_index_.push_back(static_cast<std::size_t>(
+          std::find(names_.begin(), names_.end(), name) - names_.begin()));
+  }
+  if (options_.feasible_only && data_.find("feasible")) buffer("feasible");
+  wanted_.resize(columns.size());
+  next_ = options_.begin;
+  end_ = options_.end == 0 ? data_.rows() : std::min(options_.end, data_.rows());
+  if (options_.chunk_rows == 0) options_.chunk_rows = kDefaultChunkRows;
+}
+
+Scan::~Scan() = default;
+
+// Registers a column (and, for a priced one, the stored columns it needs, first).
+std::vector<double>& Scan::buffer(const std::string& name) {
+  auto it = std::find(names_.begin(), names_.end(), name);
+  if (it == names_.end()) {
+    const Column* column = data_.find(name);
+    if (const PricedColumn* p = find_priced(name); p && column && column->role == Role::priced)
+      for (const auto& need : p->needs) buffer(need);
+    names_.push_back(name);
+    buffers_.emplace_back();
+    it = names_.end() - 1;
+  }
+  return buffers_[static_cast<std::size_t>(it - names_.begin())];
+}
+
+void Scan::load(std::size_t index) {
+  const std::string& name = names_[index];
+  std::vector<double>& out = buffers_[index];
+  const PricedColumn* priced = find_priced(name);
+  if (!priced || data_.find(name)->role != Role::priced) {
+    data_.source().read(name, offset_, size_, out);
+    return;
+  }
+  const auto column = [&](const char* n) {
+    return buffers_[static_cast<std::size_t>(std::find(names_.begin(), names_.end(), n) -
+                                             names_.begin())].data();
+  };
+  const Pricing& p = data_.pricing();
+  out.resize(size_);
+  const double* energy_j = priced->needs[0] == "energy_to_train_j" ? column("energy_to_train_j") : nullptr;
+  const std::string_view n = name;
+  if (n == "energy_kwh") {
+    for (std::size_t i = 0; i < size_; ++i) out[i] = energy_j[i] * p.pue / kJoulesPerKwh;
+  } else if (n == "co2e_kg") {
+    for (std::size_t i = 0; i < size_; ++i)
+      out[i] = energy_j[i] * p.pue / kJoulesPerKwh * p.carbon_g_per_kwh / 1000;
+  } else if (n == "gpu_hours") {
+    const double* gpus = column("num_gpus");
+    const double* time_s = column("time_to_train_s");
+    for (std::size_t i = 0; i < size_; ++i) out[i] = gpus[i] * time_s[i] / 3600;
+  } else {  // cost_usd: electricity plus the accelerators (rented, or bought and amortized)
+    const double* gpus = column("num_gpus");
+    const double* time_s = column("time_to_train_s");
+    const double usd_per_gpu_s = p.gpu_hour_usd > 0 ? p.gpu_hour_usd / 3600
+                                 : p.amortize_years > 0 ? p.capex_usd_per_gpu / (p.amortize_years * kSecondsPerYear)
+                                                        : 0;
+    for (std::size_t i = 0; i < size_; ++i)
+      out[i] = energy_j[i] * p.pue / kJoulesPerKwh * p.usd_per_kwh + gpus[i] * time_s[i] * usd_per_gpu_s;
+  }
+}
+
+bool Scan::next() {
+  if (next_ >= end_) return false;
+  offset_ = next_;
+  size_ = static_cast<std::size_t>(std::min<std::uint64_t>(options_.chunk_rows, end_ - next_));
+  next_ += size_;
+  for (std::size_t i = 0; i < names_.size(); ++i) load(i);
+  for (std::size_t i = 0; i < wanted_.size(); ++i) wanted_[i] = buffers_[wanted_index_[i]].data();
+  keep_.assign(size_, 1);
+  if (options_.feasible_only && data_.find("feasible")) {
+    const double* feasible = buffer("feasible").data();
+    for (std::size_t i = 0; i < size_; ++i) keep_[i] = feasible[i] != 0;
+  }
+  if (options_.where) {
+    std::vector<const double*> columns;
+    for (std::size_t i : filter_index_) columns.push_back(buffers_[i].data());
+    options_.where->apply(columns, size_, keep_);
+  }
+  return true;
+}
+
+}  // namespace clustersweep::analysis

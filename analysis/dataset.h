@@ -1,0 +1,120 @@
+#pragma once
+// The columns analysis works with: those stored in a results store plus the priced columns derived
+// on the fly (energy_kwh, cost_usd, co2e_kg, gpu_hours), and a chunked scan over them with an
+// optional --where filter. Memory is bounded by the chunk size, never by the number of rows.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/source.h"
+
+namespace clustersweep::analysis {
+
+// Re-pricing parameters (docs/analysis.md). The store's root attributes give the spec's values;
+// command-line flags override them; missing ones keep these defaults.
+struct Pricing {
+  double pue = 1.2;                // facility energy / IT energy
+  double usd_per_kwh = 0.10;       // electricity price
+  double carbon_g_per_kwh = 400;   // grid carbon intensity, g CO2e per kWh
+  double gpu_hour_usd = 0;         // if > 0: accelerator cost = GPU-hours * this price
+  double capex_usd_per_gpu = 0;    // else: purchase price per GPU (incl. its share of the node),
+  double amortize_years = 4;       //       amortized linearly over this many years of use
+
+  // The store's values where it has them, these defaults elsewhere.
+  static Pricing from(const ColumnSource& source);
+};
+
+enum class Role : std::uint8_t {
+  id,           // point_id
+  design_axis,  // a swept cluster/workload axis: one value set = one cluster configuration
+  plan_axis,    // a swept parallel-plan axis (tp, pp, ...), plus the derived dp
+  metric,       // an estimator output stored per point
+  priced,       // derived here from stored metrics and the Pricing
+};
+
+struct Column {
+  std::string name;
+  std::string unit;
+  bool is_label = false;
+  std::vector<std::string> labels;
+  Role role = Role::metric;
+
+  bool is_axis() const noexcept { return role == Role::design_axis || role == Role::plan_axis; }
+  // A value as text: the label for label columns, a compact number otherwise.
+  std::string format(double value) const;
+};
+
+// The role of a stored column, from its name (docs/analysis.md lists the names).
+Role classify_column(std::string_view name);
+
+class Dataset {
+ public:
+  Dataset(const ColumnSource& source, Pricing pricing);
+
+  const ColumnSource& source() const noexcept { return *source_; }
+  const Pricing& pricing() const noexcept { return pricing_; }
+  std::uint64_t rows() const noexcept { return source_->rows(); }
+  const std::vector<Column>& columns() const noexcept { return columns_; }
+  std::vector<const Column*> axes() const;
+
+  const Column* find(std::string_view name) const noexcept;
+  // The column or InputError "<what>: unknown column 'X'; did you mean 'Y'?".
+  const Column& column(std::string_view name, std::string_view what) const;
+
+ private:
+  const ColumnSource* source_;
+  Pricing pricing_;
+  std::vector<Column> columns_;
+};
+
+// Up to `max` names closest to `name` by edit distance, best first (for "did you mean").
+std::vector<std::string> closest_names(std::string_view name, const std::vector<std::string>& names,
+                                       std::size_t max = 1);
+
+class Filter;
+
+inline constexpr std::size_t kDefaultChunkRows = 1 << 18;
+
+struct ScanOptions {
+  const Filter* where = nullptr;
+  bool feasible_only = false;  // also drop rows whose `feasible` column is 0
+  std::uint64_t begin = 0;     // row range [begin, end); end = 0 means all rows
+  std::uint64_t end = 0;
+  std::size_t chunk_rows = kDefaultChunkRows;
+};
+
+// Reads `columns` chunk by chunk:
+//   Scan scan(data, {"time_to_train_s", "cost_usd"}, options);
+//   while (scan.next()) for (size_t i = 0; i < scan.size(); ++i) if (scan.keep(i)) use(scan[0][i]);
+class Scan {
+ public:
+  Scan(const Dataset& data, const std::vector<std::string>& columns, ScanOptions options = {});
+  ~Scan();
+
+  bool next();
+  std::uint64_t offset() const noexcept { return offset_; }  // store row of the chunk's row 0
+  std::size_t size() const noexcept { return size_; }
+  const double* operator[](std::size_t column) const noexcept { return wanted_[column]; }
+  bool keep(std::size_t row) const noexcept { return keep_[row] != 0; }
+
+ private:
+  void load(std::size_t index);
+  std::vector<double>& buffer(const std::string& name);
+
+  const Dataset& data_;
+  ScanOptions options_;
+  std::vector<std::string> names_;             // every column materialized per chunk
+  std::vector<std::vector<double>> buffers_;   // aligned with names_
+  std::vector<std::size_t> wanted_index_;      // requested column -> index into names_
+  std::vector<const double*> wanted_;
+  std::vector<std::size_t> filter_index_;      // filter column -> index into names_
+  std::vector<std::uint8_t> keep_;
+  std::uint64_t next_ = 0;
+  std::uint64_t end_ = 0;
+  std::uint64_t offset_ = 0;
+  std::size_t size_ = 0;
+};
+
+}  // namespace clustersweep::analysis

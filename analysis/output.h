@@ -1,0 +1,40 @@
+#pragma once
+// Output helpers: aligned terminal tables, CSV files, and reading back chosen rows of a store.
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace clustersweep::analysis {
+
+class Dataset;
+
+// A table printed with aligned columns; numbers right-aligned, text left-aligned.
+struct TextTable {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  bool align_numbers_right = true;
+  void print(std::ostream& out) const;
+  std::string html() const;  // an HTML <table>
+};
+
+// The values of `columns` at the store rows `rows` (any order), column-major:
+// result[c][i] is column c at rows[i]. Reads runs of nearby rows at once.
+std::vector<std::vector<double>> fetch_rows(const Dataset& data, const std::vector<std::uint64_t>& rows,
+                                            const std::vector<std::string>& columns);
+
+// Writes a CSV (header + one line per row; labels as text, numbers with 17 significant digits)
+// to `path` through a temporary file, so an error never leaves half a file. Error naming --csv.
+void write_csv(const std::string& path, const Dataset& data, const std::vector<std::string>& columns,
+               const std::vector<std::vector<double>>& values, const std::vector<std::string>& extra_header = {},
+               const std::vector<std::vector<std::string>>& extra = {});
+
+// Writes `text` to `path` atomically (temporary + rename); Error "<what>: cannot write <path>: ...".
+void write_file(const std::string& path, const std::string& text, const std::string& what);
+
+// A compact human number: 3 significant digits with an SI-ish suffix for large counts.
+std::string human(double value);
+// A duration in the largest sensible unit: "3.2 days", "41 min", "7.5 s".
+std::string human_duration(double seconds);
+
+}  // namespace clustersweep::analysis

@@ -1,0 +1,69 @@
+#pragma once
+// Ranking and re-pricing: `clustersweep top` (the n best rows by a column) and `clustersweep
+// energy` (kWh, cost and CO2e of every design under a Pricing, and the deadline / budget
+// questions).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/dataset.h"
+#include "analysis/pareto.h"
+#include "analysis/summary.h"
+
+namespace clustersweep::analysis {
+
+// The n feasible rows with the smallest `by` (largest with by.maximize), best first; ties keep
+// store order. Memory: n rows.
+std::vector<RowRef> top_rows(const Dataset& data, const Objective& by, std::size_t n, ScanOptions options);
+
+// A table of rows: rank, point_id, the axes that differ among the rows, then `metrics`. Axes with
+// one value across all rows are printed once above the table.
+void print_rows(std::ostream& out, const Dataset& data, const std::vector<RowRef>& rows,
+                const std::vector<std::string>& metrics);
+// The same table, and the "name=value" of the axes common to all rows in `common`.
+struct TextTable;
+// `labels` (optional, one per row) replaces the rank column.
+TextTable rows_table(const Dataset& data, const std::vector<RowRef>& rows, const std::vector<std::string>& metrics,
+                     std::vector<std::string>& common, const std::vector<std::string>& labels = {});
+
+// Pricing flags; unset ones keep the store's (spec's) value, or the documented default.
+struct PricingOverrides {
+  std::optional<double> pue, usd_per_kwh, carbon_g_per_kwh, gpu_hour_usd, capex_usd_per_gpu,
+      amortize_years;
+};
+
+// The store's pricing with the overrides applied; InputError naming the flag for a bad value
+// (PUE < 1, a negative price, amortize_years <= 0, --gpu-hour-usd with --capex-usd-per-gpu).
+// `origin` (optional) receives, per field in declaration order, "--flag", "store" or "default".
+Pricing resolve_pricing(const ColumnSource& source, const PricingOverrides& overrides,
+                        std::vector<std::string>* origin = nullptr);
+
+struct Range {
+  double min = INFINITY, max = -INFINITY, sum = 0;
+  void add(double v) {
+    min = std::min(min, v);
+    max = std::max(max, v);
+    sum += v;
+  }
+};
+
+struct EnergyReport {
+  std::uint64_t feasible = 0;
+  Range time_s, energy_kwh, cost_usd, co2e_kg;
+  RowRef fastest, least_energy, cheapest, least_carbon;
+  std::optional<double> deadline_s;  // --deadline-days
+  RowRef cheapest_within_deadline;   // min cost_usd with time_to_train_s <= deadline
+  std::optional<double> budget_usd;  // --budget-usd
+  RowRef fastest_within_budget;      // min time_to_train_s with cost_usd <= budget
+};
+
+EnergyReport energy_report(const Dataset& data, ScanOptions options, std::optional<double> deadline_days,
+                           std::optional<double> budget_usd);
+void print_energy(std::ostream& out, const Dataset& data, const EnergyReport& report,
+                  const std::vector<std::string>& origin);
+
+}  // namespace clustersweep::analysis

@@ -1,0 +1,144 @@
+// clustersweep plan: validate a sweep spec, show its axes and size, forecast run time and store
+// size.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <thread>
+
+#include "apps/commands.h"
+#include "engine/schema.h"
+#include "estimator/error.h"
+#include "spaces/forecast.h"
+#include "spaces/space.h"
+
+namespace clustersweep::cli {
+
+namespace {
+
+std::string with_commas(std::uint64_t v) {
+  const std::string digits = std::to_string(v);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string human_seconds(double s) {
+  if (s < 1) return fmt::format("{:.3g} s", s);
+  if (s < 120) return fmt::format("{:.1f} s", s);
+  if (s < 7200) return fmt::format("{:.1f} min", s / 60);
+  if (s < 2 * 86400) return fmt::format("{:.1f} h", s / 3600);
+  return fmt::format("{:.1f} days", s / 86400);
+}
+
+std::string human_bytes(double b) {
+  constexpr const char* kUnits[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+  int u = 0;
+  while (b >= 1000 && u < 5) {
+    b /= 1000;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{:.0f} B", b) : fmt::format("{:.1f} {}", b, kUnits[u]);
+}
+
+// At most `max` values: the first and last few with a count of the rest between.
+std::string value_list(const spaces::Axis& axis, std::size_t max = 10) {
+  std::vector<std::string> shown;
+  const std::size_t n = axis.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (n > max && i == max / 2) {
+      shown.push_back(fmt::format("... ({} more)", n - max));
+      i = n - max / 2;
+    }
+    shown.push_back(axis.value_text(i));
+  }
+  return fmt::format("{}", fmt::join(shown, ", "));
+}
+
+}  // namespace
+
+int plan(const Args& args) {
+  po::options_description options("Options");
+  options.add_options()("spec", po::value<std::string>(),
+                        "the sweep spec (TOML, docs/spec-format.md)")(
+      "ranks,n",
+      po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
+      "forecast the run time on this many MPI ranks (default: this machine's cores)")(
+      "sample-seconds", po::value<double>()->default_value(0.5),
+      "time spent sampling the estimator for the forecast (0 = one pass)");
+  po::positional_options_description positional;
+  positional.add("spec", 1);
+  const auto vm =
+      parse(args, options, positional, "plan SPEC.toml [options]",
+            "Validates a sweep spec and prints its axes, the number of points (total and\n"
+            "structurally valid, with what removed the others), and a forecast of the run\n"
+            "time and store size from a short timed sample of the estimator. Runs nothing.\n"
+            "Exit code 2 and one line naming file:line:column and the key on a bad spec.");
+  if (!vm) return kExitOk;
+  if (!vm->count("spec")) throw InputError("missing SPEC.toml; usage: clustersweep plan SPEC.toml");
+  const unsigned ranks = (*vm)["ranks"].as<unsigned>();
+  if (ranks == 0) throw InputError("--ranks must be a positive integer, got 0");
+  const double sample_s = (*vm)["sample-seconds"].as<double>();
+  if (!(sample_s >= 0))
+    throw InputError(fmt::format("--sample-seconds must be >= 0, got {}", sample_s));
+
+  const auto space = spaces::Space::load((*vm)["spec"].as<std::string>());
+  std::cout << fmt::format("spec: {} (valid)\n\n", space.filename());
+  std::cout << fmt::format("axes ({} design, {} plan; design axes are the most significant):\n",
+                           spaces::kNumDesignAxes, spaces::kNumPlanAxes);
+  std::cout << fmt::format("  {:<24} {:<6} {:>6}  {:<9} {}\n", "axis", "kind", "count", "unit",
+                           "values");
+  for (const auto& axis : space.axes()) {
+    std::cout << fmt::format("  {:<24} {:<6} {:>6}  {:<9} {}\n", axis.name,
+                             axis.is_plan ? "plan" : "design", axis.size(),
+                             axis.unit.empty() ? "-" : axis.unit, value_list(axis));
+  }
+  std::cout << '\n';
+
+  const auto counts = space.count_by_violation();
+  const std::uint64_t valid = counts[0];
+  std::cout << fmt::format("points: {} = {} designs x {} plans\n", with_commas(space.size()),
+                           with_commas(space.designs()), with_commas(space.plan_points()));
+  std::cout << fmt::format("valid:  {} ({:.3g}%) after the structural constraints\n",
+                           with_commas(valid),
+                           100.0 * static_cast<double>(valid) / static_cast<double>(space.size()));
+  if (valid < space.size()) {
+    std::cout << "removed before evaluation:\n";
+    for (int v = 1; v < spaces::kNumViolations; ++v) {
+      if (counts[v] == 0) continue;
+      const auto violation = static_cast<spaces::Violation>(v);
+      std::cout << fmt::format("  {:>16}  {:<26} {}\n", with_commas(counts[v]),
+                               spaces::to_string(violation), spaces::describe(violation));
+    }
+  }
+  std::cout << '\n';
+
+  const auto f = spaces::forecast(space, valid, sample_s);
+  const double rows = spaces::forecast_rows(space, valid, f);
+  std::cout << fmt::format("forecast (timed sample: {} designs, {} checks, {} estimates):\n",
+                           f.sampled_designs, with_commas(f.sampled_plans),
+                           with_commas(f.sampled_estimates));
+  if (f.sampled_estimates > 0) {
+    std::cout << fmt::format(
+        "  estimator:  {:.3g} evaluations/s per core; {:.3g}% of valid points fit in memory\n",
+        f.evaluations_per_second, 100 * f.feasible_fraction);
+  } else {
+    std::cout << "  estimator:  no valid point in the sample\n";
+  }
+  std::cout << fmt::format("  run time:   {} on 1 core, {} on {} ranks (compute only)\n",
+                           human_seconds(f.core_seconds), human_seconds(f.core_seconds / ranks),
+                           ranks);
+  // The store's row exactly as the engine lays it out (docs/store-format.md).
+  const double row_bytes = static_cast<double>(engine::make_schema(space).row_bytes());
+  std::cout << fmt::format("  store:      keep = {}: {}{} rows x {:.0f} B = {}\n",
+                           spaces::to_string(space.keep()),
+                           space.keep() == spaces::Keep::pareto_per_design ? "about " : "",
+                           with_commas(static_cast<std::uint64_t>(rows + 0.5)), row_bytes,
+                           human_bytes(rows * row_bytes));
+  return kExitOk;
+}
+
+}  // namespace clustersweep::cli

@@ -1,0 +1,68 @@
+// clustersweep top: the n best rows of a store by one column.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "analysis/output.h"
+#include "analysis/rank.h"
+#include "apps/analysis_args.h"
+#include "apps/commands.h"
+#include "estimator/error.h"
+
+namespace clustersweep::cli {
+
+int top(const Args& args) {
+  StoreArgs store;
+  std::string by = "time_to_train_s", columns, csv;
+  std::size_t n = 20;
+  po::options_description options("Options");
+  po::positional_options_description positional;
+  add_store_options(options, positional, store);
+  options.add_options()
+      ("by", po::value(&by)->default_value(by), "rank by this column, smallest first; max:COL for largest first")
+      (",n", po::value(&n)->default_value(20), "how many rows")
+      ("columns", po::value(&columns),
+       "comma-separated columns to show after the axes (default: the --by column, time_to_train_s, "
+       "num_gpus, mfu, energy_kwh, cost_usd)")
+      ("csv", po::value(&csv), "also write the rows with point_id and every column to this CSV file");
+  const auto vm = parse(args, options, positional, "top results.h5 [--by COL] [-n N] [options]",
+                        "The n best feasible designs by one column (stored or priced).");
+  if (!vm) return 0;
+  read_pricing_flags(*vm, store);
+  OpenStore open(store);
+  analysis::Objective objective;
+  objective.maximize = by.rfind("max:", 0) == 0;
+  objective.column = open.data.column(objective.maximize ? by.substr(4) : by, "--by").name;
+  std::vector<std::string> shown;
+  if (columns.empty()) {
+    shown.push_back(objective.column);
+    for (const char* c : {"time_to_train_s", "num_gpus", "mfu", "energy_kwh", "cost_usd"})
+      if (open.data.find(c) && std::find(shown.begin(), shown.end(), c) == shown.end() &&
+          open.data.find(c)->role != analysis::Role::design_axis)
+        shown.push_back(c);
+  } else {
+    std::size_t start = 0;
+    while (start <= columns.size()) {
+      const std::size_t comma = std::min(columns.find(',', start), columns.size());
+      shown.push_back(open.data.column(columns.substr(start, comma - start), "--columns").name);
+      start = comma + 1;
+    }
+  }
+  const auto rows = analysis::top_rows(open.data, objective, n, open.scan());
+  std::cout << fmt::format("Top {} of {} by {}{}:\n\n", rows.size(), store.store, objective.column,
+                           objective.maximize ? " (largest first)" : "");
+  analysis::print_rows(std::cout, open.data, rows, shown);
+  if (!csv.empty()) {
+    std::vector<std::string> all;
+    if (open.data.find("point_id")) all.push_back("point_id");
+    for (const auto& c : open.data.columns())
+      if (c.name != "point_id") all.push_back(c.name);
+    std::vector<std::uint64_t> ids;
+    for (const auto& r : rows) ids.push_back(r.row);
+    analysis::write_csv(csv, open.data, all, analysis::fetch_rows(open.data, ids, all));
+    std::cout << fmt::format("\nWrote {}\n", csv);
+  }
+  return 0;
+}
+
+}  // namespace clustersweep::cli

@@ -1,0 +1,333 @@
+#include "engine/evaluate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace clustersweep::engine {
+
+namespace {
+
+constexpr double kJoulesPerKwh = 3.6e6;
+constexpr double kSecondsPerYear = 365.25 * 24 * 3600;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The metric columns in the order of make_schema(), each read off an estimate.
+enum Metric : int {
+  kStepTime,
+  kTimeToTrain,
+  kTokensPerS,
+  kMfu,
+  kModelFlops,
+  kMemPerGpu,
+  kMemHbm,
+  kMemExpansion,
+  kEnergyPerStep,
+  kEnergyToTrain,
+  kTimeCompute,
+  kTimeMemoryBound,
+  kTimeTpComm,
+  kTimeCpComm,
+  kTimePpP2p,
+  kTimePpBubble,
+  kTimeDpExposed,
+  kTimeOptimizer,
+  kTimeOffload,
+  kTimeOverhead,
+  kNumMetrics
+};
+
+constexpr const char* kMetricNames[kNumMetrics] = {
+    "step_time_s",       "time_to_train_s",    "tokens_per_s",        "mfu",
+    "model_flops_per_step", "mem_per_gpu_bytes", "mem_hbm_bytes",     "mem_expansion_bytes",
+    "energy_per_step_j", "energy_to_train_j",  "time_compute_s",      "time_memory_bound_s",
+    "time_tp_comm_s",    "time_cp_comm_s",     "time_pp_p2p_s",       "time_pp_bubble_s",
+    "time_dp_exposed_s", "time_optimizer_s",   "time_offload_s",      "time_overhead_s"};
+
+}  // namespace
+
+double cost_usd(const spaces::Pricing& p, double num_gpus, double time_to_train_s,
+                double energy_to_train_j) noexcept {
+  const double usd_per_gpu_s = p.gpu_hour_usd > 0 ? p.gpu_hour_usd / 3600
+                               : p.amortize_years > 0
+                                   ? p.capex_usd_per_gpu / (p.amortize_years * kSecondsPerYear)
+                                   : 0;
+  return energy_to_train_j * p.pue / kJoulesPerKwh * p.usd_per_kwh +
+         num_gpus * time_to_train_s * usd_per_gpu_s;
+}
+
+std::vector<std::size_t> pareto_front(const std::vector<double>& time, const std::vector<double>& energy) {
+  std::vector<std::size_t> order(time.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (time[a] != time[b]) return time[a] < time[b];
+    if (energy[a] != energy[b]) return energy[a] < energy[b];
+    return a < b;
+  });
+  // Sweep by increasing time; within a group of equal times only the lowest energy survives, and
+  // only if it beats every strictly faster point's energy.
+  std::vector<std::size_t> front;
+  double best_energy = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j < order.size() && time[order[j]] == time[order[i]]) ++j;
+    const double group_min = energy[order[i]];
+    if (group_min < best_energy) {
+      for (std::size_t k = i; k < j && energy[order[k]] == group_min; ++k) front.push_back(order[k]);
+      best_energy = group_min;
+    }
+    i = j;
+  }
+  std::sort(front.begin(), front.end());
+  return front;
+}
+
+ChunkEvaluator::ChunkEvaluator(const spaces::Space& space, const Schema& schema)
+    : space_(space),
+      schema_(schema),
+      keep_(space.keep()),
+      objective_(space.objective()),
+      plan_points_(space.plan_points()),
+      rows_(schema) {
+  point_col_ = schema.index("point_id");
+  design_col_ = schema.index("design_id");
+  dp_col_ = schema.index("dp");
+  feasible_col_ = schema.index("feasible");
+  reason_col_ = schema.index("infeasible_reason");
+  num_gpus_col_ = schema.index("num_gpus");
+  const auto& axes = space.axes();
+  for (int i = 0; i < spaces::kNumAxes; ++i) {
+    axis_col_[i] = schema.index(axes[i].name);
+    axis_is_int_[i] = schema.columns[axis_col_[i]].type == ColumnType::i32;
+  }
+  for (int m = 0; m < kNumMetrics; ++m) metric_col_[m] = schema.index(kMetricNames[m]);
+}
+
+void ChunkEvaluator::start(const Chunk& chunk) {
+  chunk_ = chunk;
+  next_ = chunk.point_begin;
+  evaluated_ = 0;
+  used_ = 0;
+  rows_.clear();
+  if (keep_ == spaces::Keep::all) rows_.resize(static_cast<std::size_t>(chunk.points()));
+  refresh_columns();
+  design_loaded_ = false;
+  best_.reset();
+  candidates_.clear();
+}
+
+bool ChunkEvaluator::advance(std::uint64_t points) {
+  const std::uint64_t stop = std::min(chunk_.point_end, next_ + points);
+  while (next_ < stop) {
+    const std::uint64_t design = next_ / plan_points_;
+    if (!design_loaded_ || design != design_) {
+      if (design_loaded_) finish_design();
+      load_design(design);
+      set_plan_digits(next_ % plan_points_);
+    }
+    // Within one design: a tight loop over its plans.
+    const std::uint64_t design_stop = std::min(stop, (design + 1) * plan_points_);
+    for (; next_ < design_stop; ++next_) {
+      evaluate_point(next_);
+      next_plan_digits();
+    }
+  }
+  evaluated_ = next_ - chunk_.point_begin;
+  if (next_ < chunk_.point_end) return false;
+  if (design_loaded_) finish_design();
+  design_loaded_ = false;
+  rows_.resize(used_);
+  return true;
+}
+
+void ChunkEvaluator::load_design(std::uint64_t design) {
+  design_ = design;
+  design_loaded_ = true;
+  spaces::Violation why = spaces::Violation::none;
+  design_ok_ = space_.design(design, design_data_, why);
+  design_reason_ = design_ok_ ? estimator::Infeasible::none : spaces::to_infeasible(why);
+  space_.decode(design * plan_points_, digits_.data());
+  estimator_.reset();
+  steps_ = 0;
+  if (design_ok_) {
+    estimator_.emplace(design_data_.workload, design_data_.cluster, space_.calibration());
+    const double tokens_per_step = static_cast<double>(design_data_.workload.global_batch) *
+                                   static_cast<double>(design_data_.workload.seq_len);
+    steps_ = tokens_per_step > 0 ? space_.training_tokens() / tokens_per_step : kNaN;
+  }
+  best_.reset();
+  candidates_.clear();
+  design_first_row_ = used_;
+}
+
+void ChunkEvaluator::set_plan_digits(std::uint64_t plan_index) {
+  const auto& axes = space_.axes();
+  for (int i = spaces::kNumAxes - 1; i >= spaces::kTp; --i) {
+    const std::uint64_t radix = axes[i].size();
+    digits_[i] = static_cast<std::uint32_t>(plan_index % radix);
+    plan_index /= radix;
+  }
+}
+
+void ChunkEvaluator::next_plan_digits() noexcept {
+  const auto& axes = space_.axes();
+  for (int i = spaces::kNumAxes - 1; i >= spaces::kTp; --i) {
+    if (++digits_[i] < axes[i].size()) return;
+    digits_[i] = 0;
+  }
+}
+
+double ChunkEvaluator::objective_of(const estimator::Estimate& e) const noexcept {
+  switch (objective_) {
+    case spaces::Objective::step_time:
+      return e.time.total_s;
+    case spaces::Objective::time_to_train:
+      return e.time.total_s * steps_;
+    case spaces::Objective::energy:
+      return e.energy_per_step_j * steps_;
+    case spaces::Objective::cost:
+      return cost_usd(space_.pricing(), design_data_.cluster.num_gpus, e.time.total_s * steps_,
+                      e.energy_per_step_j * steps_);
+  }
+  return e.time.total_s;
+}
+
+void ChunkEvaluator::evaluate_point(std::uint64_t point_id) {
+  if (!design_ok_) {
+    if (keep_ == spaces::Keep::all) append(point_id, nullptr, design_reason_, nullptr);
+    return;
+  }
+  estimator::Plan plan;
+  estimator::Infeasible why = estimator::Infeasible::none;
+  if (!space_.plan(design_data_, point_id % plan_points_, plan, why)) {
+    if (keep_ == spaces::Keep::all) append(point_id, nullptr, why, nullptr);
+    return;
+  }
+  const estimator::Estimate e = estimator_->estimate(plan);
+  switch (keep_) {
+    case spaces::Keep::all:
+      append(point_id, &plan, e.feasible ? estimator::Infeasible::none : e.reason, &e);
+      return;
+    case spaces::Keep::feasible:
+      if (e.feasible) append(point_id, &plan, estimator::Infeasible::none, &e);
+      return;
+    case spaces::Keep::best_per_design: {
+      if (!e.feasible) return;
+      const double value = objective_of(e);
+      // Strictly better only: ties keep the lowest point id.
+      if (!best_ || value < best_->objective) best_ = Candidate{point_id, plan, e, value};
+      return;
+    }
+    case spaces::Keep::pareto_per_design:
+      if (e.feasible) candidates_.push_back(Candidate{point_id, plan, e, 0});
+      return;
+  }
+}
+
+void ChunkEvaluator::finish_design() {
+  if (keep_ == spaces::Keep::best_per_design && best_) {
+    set_plan_digits(best_->point_id % plan_points_);
+    append_candidate(*best_);
+  } else if (keep_ == spaces::Keep::pareto_per_design && !candidates_.empty()) {
+    std::vector<double> time(candidates_.size()), energy(candidates_.size());
+    for (std::size_t i = 0; i < candidates_.size(); ++i) {
+      time[i] = candidates_[i].estimate.time.total_s;
+      energy[i] = candidates_[i].estimate.energy_per_step_j;
+    }
+    for (std::size_t i : pareto_front(time, energy)) {
+      set_plan_digits(candidates_[i].point_id % plan_points_);
+      append_candidate(candidates_[i]);
+    }
+  }
+  best_.reset();
+  candidates_.clear();
+  fill_design_rows();
+}
+
+void ChunkEvaluator::fill_design_rows() {
+  const std::size_t first = design_first_row_, last = used_;
+  auto fill = [&](std::size_t c, auto value) {
+    auto* p = static_cast<decltype(value)*>(column_[c]);
+    std::fill(p + first, p + last, value);
+  };
+  fill(design_col_, design_);
+  const auto& axes = space_.axes();
+  for (int i = 0; i < spaces::kTp; ++i) {
+    const std::uint32_t d = digits_[i];
+    if (axes[i].is_label) fill(axis_col_[i], static_cast<std::uint16_t>(d));
+    else if (axis_is_int_[i]) fill(axis_col_[i], static_cast<std::int32_t>(axes[i].numbers[d]));
+    else fill(axis_col_[i], axes[i].numbers[d]);
+  }
+  design_first_row_ = used_;
+}
+
+void ChunkEvaluator::append_candidate(const Candidate& c) {
+  append(c.point_id, &c.plan, estimator::Infeasible::none, &c.estimate);
+}
+
+void ChunkEvaluator::refresh_columns() {
+  column_.resize(rows_.columns());
+  for (std::size_t c = 0; c < column_.size(); ++c) column_[c] = rows_.raw(c);
+}
+
+std::size_t ChunkEvaluator::new_row() {
+  if (used_ == rows_.capacity()) {
+    rows_.resize(std::max<std::size_t>(1024, 2 * rows_.capacity()));
+    refresh_columns();
+  }
+  return used_++;
+}
+
+void ChunkEvaluator::append(std::uint64_t point_id, const estimator::Plan* plan,
+                            estimator::Infeasible reason, const estimator::Estimate* e) {
+  const std::size_t r = new_row();
+  auto at = [&](std::size_t c, auto value) { static_cast<decltype(value)*>(column_[c])[r] = value; };
+  at(point_col_, point_id);
+  // design_id and the design axes are constant over a design's rows: fill_design_rows() sets them.
+  const auto& axes = space_.axes();
+  for (int i = spaces::kTp; i < spaces::kNumAxes; ++i) {
+    const std::uint32_t d = digits_[i];
+    if (axes[i].is_label) at(axis_col_[i], static_cast<std::uint16_t>(d));
+    else if (axis_is_int_[i]) at(axis_col_[i], static_cast<std::int32_t>(axes[i].numbers[d]));
+    else at(axis_col_[i], axes[i].numbers[d]);
+  }
+  at(dp_col_, static_cast<std::int32_t>(plan ? plan->dp : 0));
+  const bool feasible = e && e->feasible;
+  at(feasible_col_, static_cast<std::uint8_t>(feasible ? 1 : 0));
+  at(reason_col_, static_cast<std::uint16_t>(reason));
+  if (num_gpus_col_ != Schema::npos && axis_col_[spaces::kClusterSize] != num_gpus_col_)
+    at(num_gpus_col_, static_cast<std::int32_t>(design_ok_ ? design_data_.cluster.num_gpus : 0));
+
+  double m[kNumMetrics];
+  std::fill(m, m + kNumMetrics, kNaN);
+  if (e) {
+    // Memory is meaningful for an out-of-memory point too; times and energy only when it runs.
+    m[kMemPerGpu] = e->memory.hbm_bytes + e->memory.expansion_bytes;
+    m[kMemHbm] = e->memory.hbm_bytes;
+    m[kMemExpansion] = e->memory.expansion_bytes;
+    m[kModelFlops] = e->model_flops_per_step;
+  }
+  if (feasible) {
+    const auto& t = e->time;
+    m[kStepTime] = t.total_s;
+    m[kTimeToTrain] = t.total_s * steps_;
+    m[kTokensPerS] = e->tokens_per_s;
+    m[kMfu] = e->mfu;
+    m[kEnergyPerStep] = e->energy_per_step_j;
+    m[kEnergyToTrain] = e->energy_per_step_j * steps_;
+    m[kTimeCompute] = t.compute_s;
+    m[kTimeMemoryBound] = t.memory_bound_s;
+    m[kTimeTpComm] = t.tp_comm_s;
+    m[kTimeCpComm] = t.cp_comm_s;
+    m[kTimePpP2p] = t.pp_p2p_s;
+    m[kTimePpBubble] = t.pp_bubble_s;
+    m[kTimeDpExposed] = t.dp_exposed_s;
+    m[kTimeOptimizer] = t.optimizer_s;
+    m[kTimeOffload] = t.offload_s;
+    m[kTimeOverhead] = t.overhead_s;
+  }
+  for (int i = 0; i < kNumMetrics; ++i) at(metric_col_[i], m[i]);
+}
+
+}  // namespace clustersweep::engine

@@ -1,0 +1,97 @@
+#pragma once
+// Evaluates the points of one chunk through the estimator and reduces them by the keep mode into
+// rows of the store's schema, in point-id order (docs/engine.md, "Keep modes"). Pure computation:
+// no MPI, no HDF5; one estimator::Estimator per design, built once and reused for its plans.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "engine/chunks.h"
+#include "engine/schema.h"
+#include "estimator/estimator.h"
+#include "spaces/space.h"
+
+namespace clustersweep::engine {
+
+// Electricity (IT energy x PUE x price) plus the accelerators (rented per GPU-hour, or bought
+// and amortized linearly); the formula analysis re-prices with (docs/store-format.md).
+double cost_usd(const spaces::Pricing& pricing, double num_gpus, double time_to_train_s,
+                double energy_to_train_j) noexcept;
+
+class ChunkEvaluator {
+ public:
+  // `schema` must be make_schema(space).
+  ChunkEvaluator(const spaces::Space& space, const Schema& schema);
+
+  void start(const Chunk& chunk);
+  // Evaluates up to `points` more points; true once the whole chunk is evaluated and reduced.
+  bool advance(std::uint64_t points);
+  // The chunk's kept rows, in point-id order (complete once advance() returned true).
+  const RowBlock& rows() const noexcept { return rows_; }
+  std::uint64_t points_evaluated() const noexcept { return evaluated_; }
+
+ private:
+  // One evaluated point, kept until its design is reduced (best / pareto modes).
+  struct Candidate {
+    std::uint64_t point_id = 0;
+    estimator::Plan plan;
+    estimator::Estimate estimate;
+    double objective = 0;
+  };
+
+  void load_design(std::uint64_t design);
+  void finish_design();
+  void set_plan_digits(std::uint64_t plan_index);
+  void next_plan_digits() noexcept;
+  void evaluate_point(std::uint64_t point_id);
+  // Appends one row; `estimate` is null for points removed before evaluation.
+  void append(std::uint64_t point_id, const estimator::Plan* plan, estimator::Infeasible reason,
+              const estimator::Estimate* estimate);
+  void append_candidate(const Candidate& c);
+  std::size_t new_row();
+  void refresh_columns();
+  void fill_design_rows();
+  double objective_of(const estimator::Estimate& e) const noexcept;
+
+  const spaces::Space& space_;
+  const Schema& schema_;
+  spaces::Keep keep_;
+  spaces::Objective objective_;
+  std::uint64_t plan_points_;
+
+  // Column indices.
+  std::size_t point_col_, design_col_, dp_col_, feasible_col_, reason_col_, num_gpus_col_;
+  std::array<std::size_t, spaces::kNumAxes> axis_col_{};
+  std::array<bool, spaces::kNumAxes> axis_is_int_{};
+  std::size_t metric_col_[20] = {};
+
+  RowBlock rows_;
+  std::vector<void*> column_;  // rows_'s arrays, refreshed when they grow
+  std::size_t used_ = 0;
+  std::size_t design_first_row_ = 0;  // the current design's first row
+
+  Chunk chunk_;
+  std::uint64_t next_ = 0;
+  std::uint64_t evaluated_ = 0;
+
+  // The current design.
+  std::uint64_t design_ = 0;
+  bool design_loaded_ = false;
+  bool design_ok_ = false;
+  estimator::Infeasible design_reason_ = estimator::Infeasible::none;
+  spaces::Design design_data_;
+  std::optional<estimator::Estimator> estimator_;
+  double steps_ = 0;  // optimizer steps to train
+  std::array<std::uint32_t, spaces::kNumAxes> digits_{};
+
+  std::optional<Candidate> best_;
+  std::vector<Candidate> candidates_;
+};
+
+// The Pareto-optimal candidates (minimizing step time and energy per step) of one design, as
+// indices into `time`/`energy`, ascending. A point is dropped only when another is no worse in both
+// and better in one; exact ties are all kept.
+std::vector<std::size_t> pareto_front(const std::vector<double>& time, const std::vector<double>& energy);
+
+}  // namespace clustersweep::engine

@@ -1,0 +1,347 @@
+#include "engine/h5.h"
+
+#include <fmt/format.h>
+
+#include <mutex>
+
+#include "estimator/error.h"
+
+namespace clustersweep::engine::h5 {
+
+void init() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    H5open();
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  });
+}
+
+namespace {
+
+herr_t innermost(unsigned n, const H5E_error2_t* error, void* out) {
+  // Walking upward, entry 0 is where HDF5 detected the failure: the most specific message.
+  if (n == 0 && error->desc) *static_cast<std::string*>(out) = error->desc;
+  return 0;
+}
+
+}  // namespace
+
+std::string error_stack() {
+  std::string message;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &message);
+  H5Eclear2(H5E_DEFAULT);
+  return message.empty() ? "unknown HDF5 error" : message;
+}
+
+std::int64_t check(std::int64_t status, const std::string& context, const char* what) {
+  if (status >= 0) return status;
+  throw Error(fmt::format("{}: {}: {}", context, what, error_stack()));
+}
+
+Id& Id::operator=(Id&& other) noexcept {
+  if (this != &other) {
+    reset();
+    id_ = other.id_;
+    closer_ = other.closer_;
+    other.id_ = H5I_INVALID_HID;
+  }
+  return *this;
+}
+
+bool Id::reset() noexcept {
+  if (id_ < 0) return true;
+  const herr_t status = closer_(id_);
+  id_ = H5I_INVALID_HID;
+  if (status < 0) H5Eclear2(H5E_DEFAULT);
+  return status >= 0;
+}
+
+Id property_list(hid_t cls, const std::string& context) {
+  init();
+  return Id(check(H5Pcreate(cls), context, "cannot create a property list"), H5Pclose);
+}
+
+Id datatype(hid_t id, const std::string& context) {
+  return Id(check(id, context, "cannot create a datatype"), H5Tclose);
+}
+
+Id dataspace_1d(std::uint64_t size, const std::string& context) {
+  const hsize_t dims[1] = {size};
+  return Id(check(H5Screate_simple(1, dims, nullptr), context, "cannot create a dataspace"), H5Sclose);
+}
+
+Id scalar_dataspace(const std::string& context) {
+  return Id(check(H5Screate(H5S_SCALAR), context, "cannot create a dataspace"), H5Sclose);
+}
+
+Id string_type(const std::string& context) {
+  Id type = datatype(H5Tcopy(H5T_C_S1), context);
+  check(H5Tset_size(type.get(), H5T_VARIABLE), context, "cannot make a string type");
+  check(H5Tset_cset(type.get(), H5T_CSET_UTF8), context, "cannot make a string type");
+  return type;
+}
+
+Id enum_type(const std::vector<std::string>& labels, const std::string& context) {
+  Id type = datatype(H5Tenum_create(H5T_NATIVE_UINT16), context);
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const std::uint16_t value = static_cast<std::uint16_t>(i);
+    check(H5Tenum_insert(type.get(), labels[i].c_str(), &value), context,
+          "cannot add a label to an enum type");
+  }
+  return type;
+}
+
+Id bool_type(const std::string& context) {
+  Id type = datatype(H5Tenum_create(H5T_NATIVE_INT8), context);
+  const std::int8_t no = 0, yes = 1;
+  check(H5Tenum_insert(type.get(), "FALSE", &no), context, "cannot make the bool type");
+  check(H5Tenum_insert(type.get(), "TRUE", &yes), context, "cannot make the bool type");
+  return type;
+}
+
+File File::create(const std::string& path) {
+  init();
+  const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  return File(Id(check(id, path, "cannot create the file"), H5Fclose), path);
+}
+
+File File::open(const std::string& path, bool writable) {
+  init();
+  const hid_t id = H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT);
+  return File(Id(check(id, path, "cannot open the file"), H5Fclose), path);
+}
+
+File File::open_parallel(const std::string& path, const mpi::Comm& comm, bool writable) {
+  init();
+  Id fapl = property_list(H5P_FILE_ACCESS, path);
+  check(H5Pset_fapl_mpio(fapl.get(), comm.get(), MPI_INFO_NULL), path, "cannot set up MPI-IO");
+  const hid_t id = H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl.get());
+  return File(Id(check(id, path, "cannot open the file"), H5Fclose), path);
+}
+
+void File::close() {
+  if (!id_.valid()) return;
+  // Released first: a failed close is reported once, never retried by the destructor.
+  if (H5Fclose(id_.release()) < 0)
+    throw Error(fmt::format("{}: cannot close the file: {}", path_, error_stack()));
+}
+
+Id open_dataset(hid_t parent, const std::string& name, const std::string& context) {
+  return Id(check(H5Dopen2(parent, name.c_str(), H5P_DEFAULT), context,
+                  fmt::format("cannot open dataset '{}'", name).c_str()),
+            H5Dclose);
+}
+
+Id create_group(hid_t parent, const std::string& name, const std::string& context) {
+  return Id(check(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), context,
+                  fmt::format("cannot create group '{}'", name).c_str()),
+            H5Gclose);
+}
+
+bool exists(hid_t parent, const std::string& name) {
+  const htri_t found = H5Lexists(parent, name.c_str(), H5P_DEFAULT);
+  if (found < 0) H5Eclear2(H5E_DEFAULT);
+  return found > 0;
+}
+
+Id create_dataset(hid_t parent, const std::string& name, hid_t type, std::uint64_t rows,
+                  const std::string& context) {
+  const std::string what = fmt::format("cannot create dataset '{}'", name);
+  Id dcpl = property_list(H5P_DATASET_CREATE, context);
+  check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), context, what.c_str());
+  check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), context, what.c_str());
+  check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), context, what.c_str());
+  Id space = dataspace_1d(rows, context);
+  return Id(check(H5Dcreate2(parent, name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(),
+                             H5P_DEFAULT),
+                  context, what.c_str()),
+            H5Dclose);
+}
+
+namespace {
+
+// The file and memory dataspaces of rows [offset, offset + count).
+std::pair<Id, Id> selection(hid_t dataset, std::uint64_t offset, std::uint64_t count,
+                            const std::string& context) {
+  Id file_space(check(H5Dget_space(dataset), context, "cannot get a dataspace"), H5Sclose);
+  const hsize_t start[1] = {offset};
+  const hsize_t size[1] = {count};
+  check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, size, nullptr),
+        context, "cannot select rows");
+  return {std::move(file_space), dataspace_1d(count, context)};
+}
+
+}  // namespace
+
+void write(hid_t dataset, hid_t mem_type, std::uint64_t offset, std::uint64_t count,
+           const void* data, const std::string& context) {
+  if (count == 0) return;
+  auto [file_space, mem_space] = selection(dataset, offset, count, context);
+  check(H5Dwrite(dataset, mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, data), context,
+        "cannot write");
+}
+
+void read(hid_t dataset, hid_t mem_type, std::uint64_t offset, std::uint64_t count, void* data,
+          const std::string& context) {
+  if (count == 0) return;
+  auto [file_space, mem_space] = selection(dataset, offset, count, context);
+  check(H5Dread(dataset, mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, data), context,
+        "cannot read");
+}
+
+std::uint64_t extent(hid_t dataset, const std::string& context) {
+  Id space(check(H5Dget_space(dataset), context, "cannot get a dataspace"), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank != 1) throw Error(fmt::format("{}: expected a 1-D dataset", context));
+  hsize_t dims[1] = {0};
+  check(H5Sget_simple_extent_dims(space.get(), dims, nullptr), context, "cannot get the extent");
+  return dims[0];
+}
+
+bool has_attribute(hid_t object, const std::string& name) {
+  const htri_t found = H5Aexists(object, name.c_str());
+  if (found < 0) H5Eclear2(H5E_DEFAULT);
+  return found > 0;
+}
+
+namespace {
+
+Id open_attribute(hid_t object, const std::string& name) {
+  const hid_t id = H5Aopen(object, name.c_str(), H5P_DEFAULT);
+  if (id < 0) H5Eclear2(H5E_DEFAULT);
+  return Id(id, H5Aclose);
+}
+
+// Writes `data` into attribute `name` of `file_type` and `space`, in place when one with the same
+// type and size exists (so a finished run's bookkeeping allocates no file space).
+void put_attribute(hid_t object, const std::string& name, hid_t file_type, hid_t mem_type,
+                   hid_t space, const void* data, const std::string& context) {
+  const std::string what = fmt::format("cannot write attribute '{}'", name);
+  if (has_attribute(object, name)) {
+    Id attribute = open_attribute(object, name);
+    Id type(H5Aget_type(attribute.get()), H5Tclose);
+    Id old_space(H5Aget_space(attribute.get()), H5Sclose);
+    if (type.valid() && old_space.valid() && H5Tequal(type.get(), file_type) > 0 &&
+        H5Sextent_equal(old_space.get(), space) > 0) {
+      check(H5Awrite(attribute.get(), mem_type, data), context, what.c_str());
+      return;
+    }
+    attribute.reset();
+    check(H5Adelete(object, name.c_str()), context, what.c_str());
+  }
+  Id attribute(check(H5Acreate2(object, name.c_str(), file_type, space, H5P_DEFAULT, H5P_DEFAULT),
+                     context, what.c_str()),
+               H5Aclose);
+  check(H5Awrite(attribute.get(), mem_type, data), context, what.c_str());
+}
+
+}  // namespace
+
+void write_attribute(hid_t object, const std::string& name, const std::string& value,
+                     const std::string& context) {
+  Id type = string_type(context);
+  Id space = scalar_dataspace(context);
+  const char* text = value.c_str();
+  put_attribute(object, name, type.get(), type.get(), space.get(), &text, context);
+}
+
+void write_attribute(hid_t object, const std::string& name, const std::vector<std::string>& values,
+                     const std::string& context) {
+  Id type = string_type(context);
+  Id space = dataspace_1d(values.size(), context);
+  std::vector<const char*> texts;
+  for (const auto& v : values) texts.push_back(v.c_str());
+  put_attribute(object, name, type.get(), type.get(), space.get(), texts.data(), context);
+}
+
+void write_attribute(hid_t object, const std::string& name, double value, const std::string& context) {
+  Id space = scalar_dataspace(context);
+  put_attribute(object, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, space.get(), &value, context);
+}
+
+void write_attribute(hid_t object, const std::string& name, std::int64_t value,
+                     const std::string& context) {
+  Id space = scalar_dataspace(context);
+  put_attribute(object, name, H5T_STD_I64LE, H5T_NATIVE_INT64, space.get(), &value, context);
+}
+
+void write_attribute(hid_t object, const std::string& name, std::uint64_t value,
+                     const std::string& context) {
+  Id space = scalar_dataspace(context);
+  put_attribute(object, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, space.get(), &value, context);
+}
+
+namespace {
+
+// Reads every element of a string attribute (variable- or fixed-length) as text.
+std::optional<std::vector<std::string>> read_strings(hid_t object, const std::string& name) {
+  if (!has_attribute(object, name)) return std::nullopt;
+  Id attribute = open_attribute(object, name);
+  if (!attribute.valid()) return std::nullopt;
+  Id type(H5Aget_type(attribute.get()), H5Tclose);
+  Id space(H5Aget_space(attribute.get()), H5Sclose);
+  if (!type.valid() || !space.valid() || H5Tget_class(type.get()) != H5T_STRING) return std::nullopt;
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  if (n < 0) return std::nullopt;
+  std::vector<std::string> out;
+  if (H5Tis_variable_str(type.get()) > 0) {
+    Id mem = datatype(H5Tcopy(H5T_C_S1), name);
+    H5Tset_size(mem.get(), H5T_VARIABLE);
+    H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
+    std::vector<char*> texts(static_cast<std::size_t>(n), nullptr);
+    if (H5Aread(attribute.get(), mem.get(), texts.data()) < 0) {
+      H5Eclear2(H5E_DEFAULT);
+      return std::nullopt;
+    }
+    for (char* t : texts) {
+      out.emplace_back(t ? t : "");
+      if (t) H5free_memory(t);
+    }
+    return out;
+  }
+  const std::size_t size = H5Tget_size(type.get());
+  std::vector<char> buffer(size * static_cast<std::size_t>(n) + 1, '\0');
+  if (H5Aread(attribute.get(), type.get(), buffer.data()) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return std::nullopt;
+  }
+  for (hssize_t i = 0; i < n; ++i) {
+    const char* begin = buffer.data() + static_cast<std::size_t>(i) * size;
+    std::size_t length = 0;
+    while (length < size && begin[length] != '\0') ++length;
+    out.emplace_back(begin, length);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> read_string_attribute(hid_t object, const std::string& name) {
+  auto values = read_strings(object, name);
+  if (!values || values->size() != 1) return std::nullopt;
+  return std::move(values->front());
+}
+
+std::optional<std::vector<std::string>> read_strings_attribute(hid_t object, const std::string& name) {
+  return read_strings(object, name);
+}
+
+std::optional<double> read_number_attribute(hid_t object, const std::string& name) {
+  if (!has_attribute(object, name)) return std::nullopt;
+  Id attribute = open_attribute(object, name);
+  if (!attribute.valid()) return std::nullopt;
+  Id type(H5Aget_type(attribute.get()), H5Tclose);
+  Id space(H5Aget_space(attribute.get()), H5Sclose);
+  if (!type.valid() || !space.valid()) return std::nullopt;
+  const H5T_class_t cls = H5Tget_class(type.get());
+  if ((cls != H5T_INTEGER && cls != H5T_FLOAT) || H5Sget_simple_extent_npoints(space.get()) != 1)
+    return std::nullopt;
+  double value = 0;
+  if (H5Aread(attribute.get(), H5T_NATIVE_DOUBLE, &value) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return std::nullopt;
+  }
+  return value;
+}
+
+}  // namespace clustersweep::engine::h5

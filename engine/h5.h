@@ -1,0 +1,117 @@
+#pragma once
+// A thin RAII layer over the HDF5 C API (HighFive style): one move-only owner per hid_t whose
+// destructor closes it without throwing; checked calls throw clustersweep::Error naming the file
+// and the innermost message of HDF5's error stack. HDF5's own stack printing is switched off.
+#include <hdf5.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/mpi.h"
+
+namespace clustersweep::engine::h5 {
+
+// Silences HDF5's automatic error printing; idempotent, called by everything below.
+void init();
+
+// The innermost description on the current HDF5 error stack (then clears it), e.g.
+// "unable to open file: name = 'x.h5', errno = 2, error message = 'No such file or directory'".
+std::string error_stack();
+
+// Throws Error("<context>: <what>: <HDF5 message>") when status < 0; returns status otherwise.
+std::int64_t check(std::int64_t status, const std::string& context, const char* what);
+
+// Owns one hid_t; closes it with the function that matches its kind (file, dataset, ...).
+class Id {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Id() noexcept = default;
+  Id(hid_t id, Closer closer) noexcept : id_(id), closer_(closer) {}
+  ~Id() { reset(); }
+  Id(Id&& other) noexcept : id_(other.id_), closer_(other.closer_) { other.id_ = H5I_INVALID_HID; }
+  Id& operator=(Id&& other) noexcept;
+  Id(const Id&) = delete;
+  Id& operator=(const Id&) = delete;
+
+  hid_t get() const noexcept { return id_; }
+  bool valid() const noexcept { return id_ >= 0; }
+  // Closes now; false when HDF5 reported a failure (the destructor ignores it).
+  bool reset() noexcept;
+  // Gives up ownership: the caller closes the id.
+  hid_t release() noexcept {
+    const hid_t id = id_;
+    id_ = H5I_INVALID_HID;
+    return id;
+  }
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+  Closer closer_ = nullptr;
+};
+
+Id property_list(hid_t cls, const std::string& context);
+Id datatype(hid_t id, const std::string& context);    // takes ownership of a datatype id
+Id dataspace_1d(std::uint64_t size, const std::string& context);
+Id scalar_dataspace(const std::string& context);
+
+// A UTF-8 variable-length string type, and a 1-D enum type (uint16 values 0..n-1 named by
+// `labels`), and the enum h5py reads as numpy bool (int8 FALSE=0, TRUE=1).
+Id string_type(const std::string& context);
+Id enum_type(const std::vector<std::string>& labels, const std::string& context);
+Id bool_type(const std::string& context);
+
+class File {
+ public:
+  File() = default;
+  // Serial (sec2) access. create() truncates an existing file.
+  static File create(const std::string& path);
+  static File open(const std::string& path, bool writable);
+  // Collective MPI-IO access over `comm` (independent raw-data transfers).
+  static File open_parallel(const std::string& path, const mpi::Comm& comm, bool writable);
+
+  hid_t get() const noexcept { return id_.get(); }
+  const std::string& path() const noexcept { return path_; }
+  bool is_open() const noexcept { return id_.valid(); }
+  void close();  // throws when HDF5 cannot close (flush) the file
+
+ private:
+  File(Id id, std::string path) : id_(std::move(id)), path_(std::move(path)) {}
+  Id id_;
+  std::string path_;
+};
+
+Id open_dataset(hid_t parent, const std::string& name, const std::string& context);
+Id create_group(hid_t parent, const std::string& name, const std::string& context);
+bool exists(hid_t parent, const std::string& name);
+
+// A 1-D contiguous dataset of `rows` elements of `type`, allocated now and never filled, so the
+// file's metadata is final at creation and later writes only touch raw data.
+Id create_dataset(hid_t parent, const std::string& name, hid_t type, std::uint64_t rows,
+                  const std::string& context);
+// Rows [offset, offset + count) of a 1-D dataset from/to memory of `mem_type`.
+void write(hid_t dataset, hid_t mem_type, std::uint64_t offset, std::uint64_t count,
+           const void* data, const std::string& context);
+void read(hid_t dataset, hid_t mem_type, std::uint64_t offset, std::uint64_t count, void* data,
+          const std::string& context);
+std::uint64_t extent(hid_t dataset, const std::string& context);
+
+// Attributes on a file (its root group) or a dataset. write_* creates or overwrites; numbers
+// overwrite in place when the attribute exists with the same type (no new file space).
+void write_attribute(hid_t object, const std::string& name, const std::string& value,
+                     const std::string& context);
+void write_attribute(hid_t object, const std::string& name, const std::vector<std::string>& values,
+                     const std::string& context);
+void write_attribute(hid_t object, const std::string& name, double value, const std::string& context);
+void write_attribute(hid_t object, const std::string& name, std::int64_t value,
+                     const std::string& context);
+void write_attribute(hid_t object, const std::string& name, std::uint64_t value,
+                     const std::string& context);
+bool has_attribute(hid_t object, const std::string& name);
+// nullopt when absent or of another kind (a number attribute read as text, ...).
+std::optional<std::string> read_string_attribute(hid_t object, const std::string& name);
+std::optional<std::vector<std::string>> read_strings_attribute(hid_t object, const std::string& name);
+std::optional<double> read_number_attribute(hid_t object, const std::string& name);
+
+}  // namespace clustersweep::engine::h5

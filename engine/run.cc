@@ -1,0 +1,628 @@
+#include "engine/run.h"
+
+#include <fmt/format.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <ostream>
+
+#include "clustersweep/version.h"
+#include "engine/chunks.h"
+#include "engine/evaluate.h"
+#include "engine/h5.h"
+#include "engine/mpi.h"
+#include "engine/progress.h"
+#include "engine/scheduler.h"
+#include "engine/signals.h"
+#include "engine/store_format.h"
+#include "engine/store_reader.h"
+#include "engine/store_writer.h"
+#include "engine/summary.h"
+#include "estimator/error.h"
+#include "spaces/space.h"
+
+namespace clustersweep::engine {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kFailureText = 7201;
+
+// Thrown on ranks other than 0 once a failure is known everywhere; rank 0 reports it.
+struct Quiet {
+  int code;
+};
+
+// Runs `step` on every rank. When it throws on any rank, every rank learns it: rank 0 rethrows the
+// lowest failing rank's error (message and exit code), the other ranks throw Quiet.
+template <class Step>
+void together(const mpi::Comm& comm, Step&& step) {
+  std::int64_t code = 0;
+  std::string message;
+  try {
+    step();
+  } catch (const Error& e) {
+    code = e.exit_code();
+    message = e.what();
+  } catch (const std::exception& e) {
+    code = kExitFailure;
+    message = e.what();
+  }
+  if (comm.max(std::int64_t{code != 0}) == 0) return;
+  const std::int64_t first = -comm.max(code != 0 ? -std::int64_t{comm.rank()} : -std::int64_t{comm.size()});
+  const std::int64_t failing_code = comm.broadcast(code, static_cast<int>(first));
+  if (comm.rank() == 0) {
+    if (first != 0) message = comm.receive_text(static_cast<int>(first), kFailureText);
+    throw Error(message, static_cast<int>(failing_code));
+  }
+  if (comm.rank() == first) comm.send_text(message, 0, kFailureText);
+  throw Quiet{static_cast<int>(failing_code)};
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+const char* signal_name(int number) {
+  switch (number) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGUSR1:
+      return "SIGUSR1";
+    default:
+      return "a signal";
+  }
+}
+
+bool exists(const std::string& path) {
+  std::error_code ec;
+  return fs::exists(path, ec);
+}
+
+void remove_file(const std::string& path) {
+  std::error_code ec;
+  fs::remove(path, ec);
+  if (ec) throw Error(fmt::format("cannot delete '{}': {}", path, ec.message()));
+}
+
+void rename_file(const std::string& from, const std::string& to) {
+  std::error_code ec;
+  fs::rename(from, to, ec);
+  if (ec) throw Error(fmt::format("cannot rename '{}' to '{}': {}", from, to, ec.message()));
+}
+
+// The directory the store goes to must exist and be writable: a clear error before any work.
+void check_directory(const std::string& store) {
+  fs::path dir = fs::path(store).parent_path();
+  if (dir.empty()) dir = ".";
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw InputError(fmt::format("--output '{}': the directory '{}' does not exist", store, dir.string()));
+  if (access(dir.c_str(), W_OK) != 0)
+    throw InputError(fmt::format("--output '{}': cannot write to the directory '{}': {}", store,
+                                 dir.string(), std::strerror(errno)));
+}
+
+void check_free_space(const std::string& store, std::uint64_t bytes) {
+  fs::path dir = fs::path(store).parent_path();
+  if (dir.empty()) dir = ".";
+  struct statvfs info{};
+  if (statvfs(dir.c_str(), &info) != 0) return;
+  const double free_bytes = static_cast<double>(info.f_bavail) * static_cast<double>(info.f_frsize);
+  if (static_cast<double>(bytes) > free_bytes)
+    throw Error(fmt::format("--output '{}': the store needs {:.2f} GB but only {:.2f} GB are free on '{}'",
+                            store, static_cast<double>(bytes) / 1e9, free_bytes / 1e9, dir.string()));
+}
+
+std::uint64_t auto_chunk_points(std::uint64_t points, int ranks) {
+  // About 128 chunks per rank keep the tail (the last chunks, when some ranks are done) short;
+  // chunks of 1k..128k points keep the per-chunk cost (a message, one write per column) small and
+  // the buffers within tens of MB.
+  const std::uint64_t per_rank = points / (static_cast<std::uint64_t>(ranks) * 128);
+  return std::clamp<std::uint64_t>(per_rank, 1024, 131072);
+}
+
+// What rank 0 decided before any work, shared with every rank.
+struct Decision {
+  enum Action : std::uint64_t { work = 0, already_complete = 1 };
+  std::uint64_t action = work;
+  std::uint64_t resumed = 0;
+  std::uint64_t designs_per_chunk = 1;
+  std::uint64_t splits_per_design = 1;
+  std::uint64_t chunk_points = 0;
+
+  void broadcast(const mpi::Comm& comm) {
+    std::vector<std::uint64_t> v = {action, resumed, designs_per_chunk, splits_per_design, chunk_points};
+    comm.broadcast(v);
+    action = v[0];
+    resumed = v[1];
+    designs_per_chunk = v[2];
+    splits_per_design = v[3];
+    chunk_points = v[4];
+  }
+};
+
+std::uint64_t number(hid_t file, const char* name) {
+  return static_cast<std::uint64_t>(h5::read_number_attribute(file, name).value_or(0));
+}
+
+// Refuses to resume `path` unless it was written for this spec and shard.
+void check_same_job(hid_t file, const std::string& path, const jobs::Job& job, const std::string& hash) {
+  const std::string stored = h5::read_string_attribute(file, "spec_hash").value_or("(none)");
+  if (stored != hash)
+    throw InputError(fmt::format(
+        "--resume: '{}' was written for a different spec (spec hash {} from '{}'; '{}' has hash {}); "
+        "use --force to start over, or another --output",
+        path, stored, h5::read_string_attribute(file, "spec_file").value_or("?"), job.spec_path, hash));
+  const auto index = number(file, "shard_index");
+  const auto count = number(file, "shard_count");
+  if (index != job.options.shard.index || count != job.options.shard.count)
+    throw InputError(fmt::format("--resume: '{}' was written for --shard {}/{}, not {}", path, index, count,
+                                 job.options.shard.text()));
+}
+
+StoreHeader make_header(const spaces::Space& space, const jobs::Job& job, const ChunkLayout& layout,
+                        std::uint64_t chunk_points, const jobs::Provenance& provenance, int ranks) {
+  StoreHeader h;
+  h.schema = make_schema(space);
+  h.axes = space.axes();
+  h.spec = space.text();
+  h.spec_file = job.spec_path;
+  h.spec_hash = jobs::spec_hash(space.text());
+  h.keep = spaces::to_string(space.keep());
+  h.objective = spaces::to_string(space.objective());
+  h.space_points = space.size();
+  h.space_designs = space.designs();
+  h.plan_points = space.plan_points();
+  h.design_begin = layout.design_begin();
+  h.design_end = layout.design_end();
+  h.shard_index = job.options.shard.index;
+  h.shard_count = job.options.shard.count;
+  h.pricing = space.pricing();
+  h.training_tokens = space.training_tokens();
+  h.chunk_points = chunk_points;
+  h.designs_per_chunk = layout.designs_per_chunk();
+  h.splits_per_design = layout.splits_per_design();
+  h.chunks = layout.chunks();
+  h.staging = space.keep() != spaces::Keep::all;
+  h.rows = layout.slots();
+  h.tool_version = provenance.tool_version;
+  h.git_revision = provenance.git_revision;
+  h.created_utc = provenance.created_utc;
+  h.host = provenance.host;
+  h.user = provenance.user;
+  h.command = provenance.command;
+  h.mpi_size = ranks;
+  return h;
+}
+
+// Creates a store under a temporary name and renames it into place, so `path` is either absent or
+// a complete, valid file even if the process dies while creating it.
+void create_atomically(const std::string& path, const StoreHeader& header) {
+  const std::string temporary = path + ".new";
+  create_store(temporary, header);
+  rename_file(temporary, path);
+}
+
+// Evaluates chunks and writes their rows into the run's store.
+class StoreChunkWorker : public ChunkWorker {
+ public:
+  StoreChunkWorker(const spaces::Space& space, const Schema& schema, const ChunkLayout& layout,
+                   StoreWriter& writer)
+      : evaluator_(space, schema), layout_(layout), writer_(writer) {}
+
+  void start(std::uint64_t chunk) override {
+    chunk_ = chunk;
+    evaluator_.start(layout_.chunk(chunk));
+  }
+  bool advance(std::uint64_t points) override { return evaluator_.advance(points); }
+  std::uint64_t commit() override {
+    const RowBlock& rows = evaluator_.rows();
+    if (rows.rows() > layout_.slot_capacity(chunk_))
+      throw Error(fmt::format("internal error: chunk {} has {} rows for a slot of {}", chunk_, rows.rows(),
+                              layout_.slot_capacity(chunk_)));
+    try {
+      writer_.write(layout_.slot_offset(chunk_), rows, 0, rows.rows());
+      writer_.mark_done(chunk_, rows.rows());
+    } catch (const Error& e) {
+      throw Error(fmt::format("cannot write chunk {}: {}; the store stays resumable: fix the cause "
+                              "(free disk space?), then rerun with --resume",
+                              chunk_, e.what()));
+    }
+    return rows.rows();
+  }
+
+ private:
+  ChunkEvaluator evaluator_;
+  const ChunkLayout& layout_;
+  StoreWriter& writer_;
+  std::uint64_t chunk_ = 0;
+};
+
+// Reads a staging file's slots (serial HDF5; any number of readers).
+class StagingReader {
+ public:
+  explicit StagingReader(const std::string& path) : file_(format::open_store(path, false)) {
+    schema_ = format::read_schema(file_.get(), path);
+    for (const auto& c : schema_.columns) {
+      datasets_.push_back(h5::open_dataset(file_.get(), c.name, path));
+      types_.push_back(format::memory_type(c, path));
+    }
+  }
+  // Appends rows [offset, offset + count) to `block`.
+  void append(std::uint64_t offset, std::uint64_t count, RowBlock& block) {
+    const std::size_t at = block.rows();
+    block.resize(at + count);
+    for (std::size_t c = 0; c < datasets_.size(); ++c) {
+      auto* base = static_cast<unsigned char*>(block.raw(c));
+      const std::size_t element = H5Tget_size(types_[c].get());
+      h5::read(datasets_[c].get(), types_[c].get(), offset, count, base + at * element, file_.path());
+    }
+  }
+  const Schema& schema() const { return schema_; }
+
+ private:
+  h5::File file_;
+  Schema schema_;
+  std::vector<h5::Id> datasets_;
+  std::vector<h5::Id> types_;
+};
+
+class Run {
+ public:
+  Run(const jobs::Job& job, const std::vector<std::string>& command_line, std::ostream& out,
+      const mpi::Comm& comm)
+      : job_(job), command_line_(command_line), out_(out), comm_(comm),
+        partial_(jobs::partial_path(job.store_path)), assembly_(jobs::assembly_path(job.store_path)) {}
+
+  int execute() {
+    start_ = std::chrono::steady_clock::now();
+    std::string text;
+    together(comm_, [&] {
+      if (comm_.rank() == 0) {
+        job_.validate();
+        text = jobs::read_spec(job_.spec_path);
+      }
+    });
+    comm_.broadcast(text);
+    std::optional<spaces::Space> space;
+    together(comm_, [&] { space.emplace(spaces::Space::parse(text, job_.spec_path)); });
+    space_ = &*space;
+    const std::uint64_t designs = space_->designs();
+    const std::uint64_t begin = shard_design_begin(designs, job_.options.shard.index, job_.options.shard.count);
+    const std::uint64_t end = shard_design_begin(designs, job_.options.shard.index + 1, job_.options.shard.count);
+
+    Decision decision;
+    together(comm_, [&] {
+      if (comm_.rank() == 0) decision = decide(begin, end);
+    });
+    decision.broadcast(comm_);
+    layout_ = ChunkLayout::stored(begin, end, space_->plan_points(), space_->keep(),
+                                  decision.designs_per_chunk, decision.splits_per_design);
+    resumed_ = decision.resumed != 0;
+    if (decision.action == Decision::already_complete) {
+      if (comm_.rank() == 0) report_complete(true);
+      return kExitOk;
+    }
+
+    const ScheduleResult result = evaluate();
+    if (result.status == ScheduleResult::failed) {
+      if (comm_.rank() == 0) throw Error(result.error);
+      return kExitFailure;
+    }
+    if (result.status == ScheduleResult::interrupted) {
+      if (comm_.rank() == 0) {
+        const Progress p = read_progress(partial_);
+        const auto done = static_cast<std::uint64_t>(std::count(p.done.begin(), p.done.end(), 1));
+        throw Interrupted(fmt::format(
+            "interrupted by {}: {} of {} chunks are done and kept in '{}'; rerun with --resume to finish",
+            signal_name(SignalGuard::signal()), done, p.done.size(), partial_));
+      }
+      return kExitInterrupted;
+    }
+    if (space_->keep() == spaces::Keep::all) {
+      together(comm_, [&] {
+        if (comm_.rank() == 0) {
+          finalize_store(partial_, stats());
+          rename_file(partial_, job_.store_path);
+        }
+      });
+    } else if (!compact()) {
+      return kExitInterrupted;
+    }
+    if (comm_.rank() == 0) report_complete(false);
+    return kExitOk;
+  }
+
+ private:
+  // Rank 0: what to do with the files that exist; creates the store of a fresh run.
+  Decision decide(std::uint64_t begin, std::uint64_t end) {
+    const std::string& store = job_.store_path;
+    const std::string hash = jobs::spec_hash(space_->text());
+    check_directory(store);
+    Decision d;
+    if (job_.options.force) {
+      for (const auto& path : {store, partial_, partial_ + ".new", assembly_, assembly_ + ".new"})
+        if (exists(path)) remove_file(path);
+    } else if (exists(store)) {
+      if (!job_.options.resume)
+        throw InputError(fmt::format(
+            "'{}' exists; use --resume to continue (or confirm) it, or --force to overwrite it", store));
+      h5::File file = format::open_store(store, false);
+      check_same_job(file.get(), store, job_, hash);
+      if (number(file.get(), "complete") == 0)
+        throw InputError(fmt::format("'{}' is not marked complete, and a run never leaves an unfinished "
+                                     "store under its final name; use --force to start over",
+                                     store));
+      file.close();
+      for (const auto& path : {partial_, assembly_})
+        if (exists(path)) remove_file(path);
+      d.action = Decision::already_complete;
+      return d;
+    } else if (exists(partial_)) {
+      if (!job_.options.resume)
+        throw InputError(fmt::format("'{}' holds an unfinished run of '{}'; use --resume to continue it, "
+                                     "or --force to start over",
+                                     partial_, store));
+      h5::File file = format::open_store(partial_, false);
+      check_same_job(file.get(), partial_, job_, hash);
+      const std::string revision = h5::read_string_attribute(file.get(), "git_revision").value_or("");
+      if (revision != kGitRevision)
+        std::cerr << fmt::format("clustersweep run: warning: '{}' was started by clustersweep git {}, this is "
+                                 "git {}; if the estimator changed, old and new rows differ\n",
+                                 partial_, revision, kGitRevision);
+      d.resumed = 1;
+      d.designs_per_chunk = number(file.get(), "designs_per_chunk");
+      d.splits_per_design = number(file.get(), "splits_per_design");
+      d.chunk_points = number(file.get(), "chunk_points");
+      const ChunkLayout layout = ChunkLayout::stored(begin, end, space_->plan_points(), space_->keep(),
+                                                     d.designs_per_chunk, d.splits_per_design);
+      if (number(file.get(), "chunks") != layout.chunks() || number(file.get(), "design_begin") != begin ||
+          number(file.get(), "design_end") != end)
+        throw InputError(fmt::format("--resume: '{}' has a chunk layout this clustersweep cannot continue; "
+                                     "use --force to start over",
+                                     partial_));
+      return d;
+    }
+    // A fresh run.
+    for (const auto& path : {partial_ + ".new", assembly_})
+      if (exists(path)) remove_file(path);
+    const std::uint64_t points = (end - begin) * space_->plan_points();
+    d.chunk_points = job_.options.chunk_points ? job_.options.chunk_points : auto_chunk_points(points, comm_.size());
+    const ChunkLayout layout = ChunkLayout::make(begin, end, space_->plan_points(), space_->keep(), d.chunk_points);
+    d.designs_per_chunk = layout.designs_per_chunk();
+    d.splits_per_design = layout.splits_per_design();
+    const StoreHeader header = make_header(*space_, job_, layout, d.chunk_points,
+                                           jobs::Provenance::current(command_line_), comm_.size());
+    if (space_->keep() == spaces::Keep::all) check_free_space(store, header.rows * header.schema.row_bytes());
+    create_atomically(partial_, header);
+    return d;
+  }
+
+  // Every rank: evaluates the chunks still to do into the staging/partial store.
+  ScheduleResult evaluate() {
+    std::vector<std::uint64_t> todo;
+    std::uint64_t done_points = 0;
+    together(comm_, [&] {
+      if (comm_.rank() != 0) return;
+      const Progress p = read_progress(partial_);
+      for (std::uint64_t k = 0; k < p.done.size(); ++k) {
+        if (p.done[k]) done_points += layout_.chunk(k).points();
+        else todo.push_back(k);
+      }
+    });
+    const Schema schema = make_schema(*space_);
+    StoreWriter writer;
+    together(comm_, [&] { writer = StoreWriter::open(partial_, comm_); });
+
+    ProgressMeter meter(layout_.point_end() - layout_.point_begin(), done_points, job_.options.progress,
+                        job_.options.progress_interval_s);
+    ScheduleOptions options;
+    options.interrupted = [&] {
+      if (comm_.rank() == 0) meter.tick();
+      return SignalGuard::raised();
+    };
+    options.on_done = [&](std::uint64_t chunk, std::uint64_t) {
+      const std::uint64_t points = layout_.chunk(chunk).points();
+      points_evaluated_ += points;
+      meter.add(points);
+    };
+    StoreChunkWorker worker(*space_, schema, layout_, writer);
+    const auto started = std::chrono::steady_clock::now();
+    ScheduleResult result = schedule(comm_, todo, worker, options);
+    evaluate_time_s_ = seconds_since(started);
+    busy_ = comm_.gather(result.wall_s > 0 ? 1 - result.idle_s / result.wall_s : 1);
+    if (comm_.rank() == 0) meter.finish();
+    together(comm_, [&] { writer.close(); });
+    return result;
+  }
+
+  // Filtered modes: copies the kept rows from their staging slots, in chunk order, into the final
+  // store (built under a temporary name, renamed into place). False when interrupted.
+  bool compact() {
+    const auto started = std::chrono::steady_clock::now();
+    std::vector<std::uint64_t> rows;
+    together(comm_, [&] {
+      if (comm_.rank() != 0) return;
+      rows = read_progress(partial_).rows;
+      std::uint64_t total = 0;
+      for (auto r : rows) total += r;
+      h5::File staging = format::open_store(partial_, false);
+      StoreHeader header = make_header(*space_, job_, layout_, number(staging.get(), "chunk_points"),
+                                       jobs::Provenance::current(command_line_), comm_.size());
+      for (const char* name : {"created_utc", "host", "user", "command"}) {
+        const std::string value = h5::read_string_attribute(staging.get(), name).value_or("");
+        if (std::string(name) == "created_utc") header.created_utc = value;
+        else if (std::string(name) == "host") header.host = value;
+        else if (std::string(name) == "user") header.user = value;
+        else header.command = value;
+      }
+      staging.close();
+      header.rows = total;
+      header.staging = false;
+      create_atomically(assembly_, header);
+    });
+    comm_.broadcast(rows);
+    std::vector<std::uint64_t> offset(rows.size() + 1, 0);
+    for (std::size_t k = 0; k < rows.size(); ++k) offset[k + 1] = offset[k] + rows[k];
+    const std::uint64_t total = offset.back();
+    // This rank's chunks: a contiguous share of about total / ranks rows.
+    auto share = [&](int rank) {
+      if (rank == comm_.size()) return rows.size();
+      const std::uint64_t target = total / static_cast<std::uint64_t>(comm_.size()) * static_cast<std::uint64_t>(rank);
+      return static_cast<std::size_t>(std::lower_bound(offset.begin(), offset.end() - 1, target) - offset.begin());
+    };
+    const std::size_t first = share(comm_.rank());
+    const std::size_t last = share(comm_.rank() + 1);
+
+    StoreWriter writer;
+    together(comm_, [&] { writer = StoreWriter::open(assembly_, comm_); });
+    bool stopped = false;
+    together(comm_, [&] {
+      StagingReader staging(partial_);
+      RowBlock block(staging.schema());
+      std::uint64_t block_offset = first < rows.size() ? offset[first] : total;
+      auto flush = [&] {
+        writer.write(block_offset, block, 0, block.rows());
+        block_offset += block.rows();
+        block.clear();
+      };
+      for (std::size_t k = first; k < last && !stopped; ++k) {
+        if (rows[k]) staging.append(layout_.slot_offset(k), rows[k], block);
+        if (block.rows() >= (1u << 16)) flush();
+        stopped = SignalGuard::raised();
+      }
+      if (!stopped) flush();
+      if (comm_.rank() == 0 && !stopped)
+        writer.write_progress(0, std::vector<std::uint8_t>(rows.size(), 1), rows);
+    });
+    together(comm_, [&] { writer.close(); });
+    if (comm_.max(std::int64_t{stopped}) != 0) {
+      if (comm_.rank() == 0) {
+        remove_file(assembly_);
+        throw Interrupted(fmt::format("interrupted by {} while ordering the kept rows; every chunk is done "
+                                      "and kept in '{}'; rerun with --resume to finish",
+                                      signal_name(SignalGuard::signal()), partial_));
+      }
+      return false;
+    }
+    compact_time_s_ = seconds_since(started);
+    together(comm_, [&] {
+      if (comm_.rank() != 0) return;
+      finalize_store(assembly_, stats());
+      rename_file(assembly_, job_.store_path);
+      remove_file(partial_);
+    });
+    return true;
+  }
+
+  RunStats stats() const {
+    RunStats s;
+    s.mpi_size = comm_.size();
+    s.wall_time_s = seconds_since(start_);
+    s.points_evaluated = points_evaluated_;
+    s.points_per_s = evaluate_time_s_ > 0 ? static_cast<double>(points_evaluated_) / evaluate_time_s_ : 0;
+    s.compact_time_s = compact_time_s_;
+    s.resumed = resumed_;
+    return s;
+  }
+
+  // Rank 0: the final report and the best designs.
+  void report_complete(bool already) {
+    const StoreReader store(job_.store_path);
+    const std::uint64_t points = layout_.point_end() - layout_.point_begin();
+    if (already) {
+      out_ << fmt::format("'{}' is already complete ({} rows); nothing to do\n", job_.store_path, store.rows());
+    } else {
+      out_ << fmt::format("wrote '{}': {} rows (keep = {}) from {} points; {} points evaluated in {:.2f} s on {} "
+                          "rank{} ({:.0f} points/s){}\n",
+                          job_.store_path, store.rows(), spaces::to_string(space_->keep()), points,
+                          points_evaluated_, evaluate_time_s_, comm_.size(), comm_.size() == 1 ? "" : "s",
+                          evaluate_time_s_ > 0 ? static_cast<double>(points_evaluated_) / evaluate_time_s_ : 0,
+                          resumed_ ? " (resumed)" : "");
+      if (comm_.size() > 1 && points_evaluated_ > 0) {
+        std::string busy;
+        for (double b : busy_) busy += fmt::format(" {:.1f}%", 100 * b);
+        out_ << fmt::format("ranks busy (evaluating or writing, not waiting for work):{}\n", busy);
+      }
+    }
+    if (!job_.options.summary) return;
+    const std::uint64_t feasible = count_feasible(store);
+    out_ << fmt::format("feasible rows: {} of {}\n", feasible, store.rows());
+    print_best_designs(store, *space_, 5, out_);
+  }
+
+  const jobs::Job& job_;
+  const std::vector<std::string>& command_line_;
+  std::ostream& out_;
+  const mpi::Comm& comm_;
+  const std::string partial_;
+  const std::string assembly_;
+  const spaces::Space* space_ = nullptr;
+  ChunkLayout layout_;
+  bool resumed_ = false;
+  std::chrono::steady_clock::time_point start_;
+  std::uint64_t points_evaluated_ = 0;
+  double evaluate_time_s_ = 0;
+  double compact_time_s_ = 0;
+  std::vector<double> busy_;  // rank 0: each rank's busy fraction of the evaluation
+};
+
+}  // namespace
+
+int run(const jobs::Job& job, const std::vector<std::string>& command_line, std::ostream& out) {
+  // Installed first, so a signal at any moment (even during MPI start-up) stops the run cleanly.
+  SignalGuard signals;
+  mpi::Env env;
+  const mpi::Comm comm;
+  try {
+    return Run(job, command_line, out, comm).execute();
+  } catch (const Quiet& q) {
+    return q.code;
+  }
+}
+
+StoreState store_state(const std::string& store_path) {
+  StoreState s;
+  const std::string partial = jobs::partial_path(store_path);
+  if (exists(store_path)) {
+    s.path = store_path;
+  } else if (exists(partial)) {
+    s.path = partial;
+  } else {
+    s.path = store_path;
+    return s;
+  }
+  h5::File file = format::open_store(s.path, false);
+  s.spec_hash = h5::read_string_attribute(file.get(), "spec_hash").value_or("");
+  const bool complete = number(file.get(), "complete") != 0;
+  spaces::Keep keep = spaces::Keep::all;
+  parse_keep(h5::read_string_attribute(file.get(), "keep").value_or("all"), keep);
+  const ChunkLayout layout =
+      ChunkLayout::stored(number(file.get(), "design_begin"), number(file.get(), "design_end"),
+                          number(file.get(), "plan_points"), keep, number(file.get(), "designs_per_chunk"),
+                          number(file.get(), "splits_per_design"));
+  file.close();
+  const Progress p = read_progress(s.path);
+  s.kind = complete ? StoreState::complete : StoreState::unfinished;
+  s.chunks = p.done.size();
+  s.points = layout.point_end() - layout.point_begin();
+  for (std::uint64_t k = 0; k < p.done.size(); ++k) {
+    if (!p.done[k]) continue;
+    ++s.chunks_done;
+    if (k < layout.chunks()) s.points_done += layout.chunk(k).points();
+  }
+  return s;
+}
+
+}  // namespace clustersweep::engine

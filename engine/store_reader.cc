@@ -1,0 +1,140 @@
+#include "engine/store_reader.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "engine/chunks.h"
+#include "engine/h5.h"
+#include "engine/store_format.h"
+#include "engine/store_writer.h"
+#include "estimator/error.h"
+
+namespace clustersweep::engine {
+
+struct StoreReader::Impl {
+  h5::File file;  // declared first: closes after the datasets
+  Schema schema;
+  std::vector<ColumnInfo> columns;
+  std::vector<h5::Id> datasets;
+  std::vector<h5::Id> mem_types;
+  std::uint64_t rows = 0;
+  bool complete = false;
+
+  explicit Impl(const std::string& path) : file(format::open_store(path, /*writable=*/false)) {
+    const hid_t root = file.get();
+    if (h5::read_number_attribute(root, "staging").value_or(0) != 0)
+      throw InputError(fmt::format(
+          "'{}' is the staging file of an unfinished run; finish it with 'clustersweep run SPEC -o "
+          "STORE --resume'",
+          path));
+    schema = format::read_schema(root, path);
+    for (const auto& c : schema.columns) {
+      columns.push_back(ColumnInfo{c.name, c.unit, c.type == ColumnType::label, c.labels, c.role});
+      datasets.push_back(h5::open_dataset(root, c.name, path));
+      mem_types.push_back(format::memory_type(c, path));
+    }
+    const std::uint64_t extent = datasets.empty() ? 0 : h5::extent(datasets.front().get(), path);
+    complete = h5::read_number_attribute(root, "complete").value_or(0) != 0;
+    rows = complete ? extent : committed_rows(path, extent);
+  }
+
+  // The rows of an unfinished keep = "all" store that are final: those of its leading done chunks.
+  std::uint64_t committed_rows(const std::string& path, std::uint64_t extent) const {
+    const hid_t root = file.get();
+    spaces::Keep keep = spaces::Keep::all;
+    if (!parse_keep(h5::read_string_attribute(root, "keep").value_or(""), keep)) return 0;
+    auto number = [&](const char* name) {
+      return static_cast<std::uint64_t>(h5::read_number_attribute(root, name).value_or(0));
+    };
+    const ChunkLayout layout =
+        ChunkLayout::stored(number("design_begin"), number("design_end"), number("plan_points"), keep,
+                            number("designs_per_chunk"), number("splits_per_design"));
+    h5::Id done_set = h5::open_dataset(root, "progress/chunk_done", path);
+    const std::uint64_t chunks = h5::extent(done_set.get(), path);
+    if (chunks != layout.chunks()) return 0;
+    std::vector<std::uint8_t> done(chunks);
+    h5::read(done_set.get(), H5T_NATIVE_UINT8, 0, chunks, done.data(), path);
+    const auto first_open = std::find(done.begin(), done.end(), 0);
+    if (first_open == done.end()) return extent;
+    return std::min(extent, layout.slot_offset(static_cast<std::uint64_t>(first_open - done.begin())));
+  }
+
+  std::size_t index(const std::string& name) const {
+    const std::size_t i = schema.index(name);
+    if (i != Schema::npos) return i;
+    std::string names;
+    for (const auto& c : columns) names += (names.empty() ? "" : ", ") + c.name;
+    throw InputError(fmt::format("unknown column '{}'; columns are: {}", name, names));
+  }
+
+  void check_range(std::uint64_t offset, std::uint64_t count) const {
+    if (offset > rows || count > rows - offset)
+      throw Error(fmt::format("{}: rows [{}, {}) are outside the store's {} rows", file.path(), offset,
+                              offset + count, rows));
+  }
+};
+
+StoreReader::StoreReader(const std::string& path) : impl_(std::make_unique<Impl>(path)) {}
+StoreReader::~StoreReader() = default;
+StoreReader::StoreReader(StoreReader&&) noexcept = default;
+StoreReader& StoreReader::operator=(StoreReader&&) noexcept = default;
+
+const std::string& StoreReader::path() const noexcept { return impl_->file.path(); }
+std::uint64_t StoreReader::rows() const noexcept { return impl_->rows; }
+const std::vector<ColumnInfo>& StoreReader::columns() const noexcept { return impl_->columns; }
+bool StoreReader::complete() const noexcept { return impl_->complete; }
+const Schema& StoreReader::schema() const noexcept { return impl_->schema; }
+
+const ColumnInfo* StoreReader::find_column(const std::string& name) const noexcept {
+  for (const auto& c : impl_->columns)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+void StoreReader::read(const std::string& column, std::uint64_t offset, std::uint64_t count,
+                       std::vector<double>& out) const {
+  const Impl& m = *impl_;
+  const std::size_t c = m.index(column);
+  m.check_range(offset, count);
+  out.resize(count);
+  const hid_t dataset = m.datasets[c].get();
+  switch (m.schema.columns[c].type) {
+    case ColumnType::u64:
+    case ColumnType::i32:
+    case ColumnType::f64:
+      h5::read(dataset, H5T_NATIVE_DOUBLE, offset, count, out.data(), m.file.path());
+      return;
+    case ColumnType::boolean: {
+      std::vector<std::uint8_t> codes(count);
+      h5::read(dataset, m.mem_types[c].get(), offset, count, codes.data(), m.file.path());
+      std::copy(codes.begin(), codes.end(), out.begin());
+      return;
+    }
+    case ColumnType::label: {
+      std::vector<std::uint16_t> codes(count);
+      h5::read(dataset, m.mem_types[c].get(), offset, count, codes.data(), m.file.path());
+      std::copy(codes.begin(), codes.end(), out.begin());
+      return;
+    }
+  }
+}
+
+void StoreReader::read_rows(std::uint64_t offset, std::uint64_t count, RowBlock& out) const {
+  const Impl& m = *impl_;
+  m.check_range(offset, count);
+  out = RowBlock(m.schema);
+  out.resize(count);
+  for (std::size_t c = 0; c < m.datasets.size(); ++c)
+    h5::read(m.datasets[c].get(), m.mem_types[c].get(), offset, count, out.raw(c), m.file.path());
+}
+
+std::optional<std::string> StoreReader::string_attribute(const std::string& name) const {
+  return h5::read_string_attribute(impl_->file.get(), name);
+}
+
+std::optional<double> StoreReader::number_attribute(const std::string& name) const {
+  return h5::read_number_attribute(impl_->file.get(), name);
+}
+
+}  // namespace clustersweep::engine

@@ -1,0 +1,250 @@
+#include "engine/store_writer.h"
+
+#include <fmt/format.h>
+
+#include "engine/h5.h"
+#include "engine/store_format.h"
+#include "estimator/error.h"
+
+namespace clustersweep::engine {
+
+namespace {
+
+// A small dataset written at once with default (late, filled) allocation: axis tables and the
+// progress marks' initial zeros.
+void write_table(hid_t parent, const std::string& name, hid_t file_type, hid_t mem_type,
+                 std::uint64_t size, const void* data, const std::string& context) {
+  h5::Id space = h5::dataspace_1d(size, context);
+  h5::Id dataset(h5::check(H5Dcreate2(parent, name.c_str(), file_type, space.get(), H5P_DEFAULT,
+                                      H5P_DEFAULT, H5P_DEFAULT),
+                           context, fmt::format("cannot create dataset '{}'", name).c_str()),
+                 H5Dclose);
+  if (size)
+    h5::check(H5Dwrite(dataset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), context,
+              fmt::format("cannot write dataset '{}'", name).c_str());
+}
+
+void write_axes(hid_t root, const std::vector<spaces::Axis>& axes, const std::string& context) {
+  h5::Id group = h5::create_group(root, "axes", context);
+  for (const auto& axis : axes) {
+    if (axis.is_label) {
+      h5::Id type = h5::string_type(context);
+      std::vector<const char*> texts;
+      for (const auto& l : axis.labels) texts.push_back(l.c_str());
+      write_table(group.get(), axis.name, type.get(), type.get(), texts.size(), texts.data(), context);
+    } else {
+      write_table(group.get(), axis.name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, axis.numbers.size(),
+                  axis.numbers.data(), context);
+    }
+    h5::Id table = h5::open_dataset(group.get(), axis.name, context);
+    h5::write_attribute(table.get(), "units", axis.unit, context);
+    h5::write_attribute(table.get(), "role", std::string(axis.is_plan ? "plan_axis" : "design_axis"),
+                        context);
+  }
+}
+
+void write_root_attributes(hid_t root, const StoreHeader& h, const std::string& context) {
+  auto text = [&](const char* name, const std::string& value) {
+    h5::write_attribute(root, name, value, context);
+  };
+  auto count = [&](const char* name, std::uint64_t value) {
+    h5::write_attribute(root, name, value, context);
+  };
+  auto integer = [&](const char* name, std::int64_t value) {
+    h5::write_attribute(root, name, value, context);
+  };
+  auto number = [&](const char* name, double value) { h5::write_attribute(root, name, value, context); };
+  text("format", kStoreFormat);
+  integer("format_version", kStoreFormatVersion);
+  text("tool_version", h.tool_version);
+  text("git_revision", h.git_revision);
+  text("spec", h.spec);
+  text("spec_file", h.spec_file);
+  text("spec_hash", h.spec_hash);
+  text("keep", h.keep);
+  text("objective", h.objective);
+  count("rows", h.rows);
+  count("space_points", h.space_points);
+  count("space_designs", h.space_designs);
+  count("plan_points", h.plan_points);
+  count("design_begin", h.design_begin);
+  count("design_end", h.design_end);
+  count("point_begin", h.design_begin * h.plan_points);
+  count("point_end", h.design_end * h.plan_points);
+  integer("shard_index", h.shard_index);
+  integer("shard_count", h.shard_count);
+  number("training_tokens", h.training_tokens);
+  number("pue", h.pricing.pue);
+  number("usd_per_kwh", h.pricing.usd_per_kwh);
+  number("carbon_g_per_kwh", h.pricing.carbon_g_per_kwh);
+  number("gpu_hour_usd", h.pricing.gpu_hour_usd);
+  number("capex_usd_per_gpu", h.pricing.capex_usd_per_gpu);
+  number("amortize_years", h.pricing.amortize_years);
+  count("chunk_points", h.chunk_points);
+  count("designs_per_chunk", h.designs_per_chunk);
+  count("splits_per_design", h.splits_per_design);
+  count("chunks", h.chunks);
+  integer("staging", h.staging ? 1 : 0);
+  text("created_utc", h.created_utc);
+  text("host", h.host);
+  text("user", h.user);
+  text("command", h.command);
+  // Overwritten in place by finalize_store(): same types now as then.
+  integer("complete", 0);
+  integer("mpi_size", h.mpi_size);
+  number("wall_time_s", 0.0);
+  number("points_per_s", 0.0);
+  count("points_evaluated", std::uint64_t{0});
+  number("compact_time_s", 0.0);
+  integer("resumed", 0);
+  std::vector<std::string> names;
+  for (const auto& c : h.schema.columns) names.push_back(c.name);
+  h5::write_attribute(root, "columns", names, context);
+}
+
+}  // namespace
+
+void create_store(const std::string& path, const StoreHeader& header) {
+  h5::File file = h5::File::create(path);
+  const hid_t root = file.get();
+  write_root_attributes(root, header, path);
+  for (const auto& column : header.schema.columns) {
+    h5::Id type = format::file_type(column, path);
+    h5::Id dataset = h5::create_dataset(root, column.name, type.get(), header.rows, path);
+    h5::write_attribute(dataset.get(), "units", column.unit, path);
+    h5::write_attribute(dataset.get(), "role", column.role, path);
+  }
+  write_axes(root, header.axes, path);
+  h5::Id progress = h5::create_group(root, "progress", path);
+  const std::vector<std::uint8_t> done(header.chunks, 0);
+  const std::vector<std::uint64_t> rows(header.chunks, 0);
+  write_table(progress.get(), "chunk_done", H5T_STD_U8LE, H5T_NATIVE_UINT8, done.size(), done.data(), path);
+  write_table(progress.get(), "chunk_rows", H5T_STD_U64LE, H5T_NATIVE_UINT64, rows.size(), rows.data(),
+              path);
+  progress.reset();
+  file.close();
+}
+
+void finalize_store(const std::string& path, const RunStats& stats) {
+  h5::File file = format::open_store(path, /*writable=*/true);
+  const hid_t root = file.get();
+  h5::write_attribute(root, "mpi_size", stats.mpi_size, path);
+  h5::write_attribute(root, "wall_time_s", stats.wall_time_s, path);
+  h5::write_attribute(root, "points_per_s", stats.points_per_s, path);
+  h5::write_attribute(root, "points_evaluated", stats.points_evaluated, path);
+  h5::write_attribute(root, "compact_time_s", stats.compact_time_s, path);
+  h5::write_attribute(root, "resumed", std::int64_t{stats.resumed ? 1 : 0}, path);
+  h5::write_attribute(root, "complete", std::int64_t{1}, path);
+  file.close();
+}
+
+struct StoreWriter::Impl {
+  // Declared first, destroyed last: the datasets close before the file.
+  h5::File file;
+  Schema schema;
+  std::uint64_t rows = 0;
+  std::vector<h5::Id> datasets;
+  std::vector<h5::Id> mem_types;
+  h5::Id chunk_done;
+  h5::Id chunk_rows;
+  std::uint64_t chunks = 0;
+
+  explicit Impl(h5::File f) : file(std::move(f)) {
+    const std::string& path = file.path();
+    format::check_store(file.get(), path);
+    schema = format::read_schema(file.get(), path);
+    for (const auto& c : schema.columns) {
+      datasets.push_back(h5::open_dataset(file.get(), c.name, path));
+      mem_types.push_back(format::memory_type(c, path));
+    }
+    rows = datasets.empty() ? 0 : h5::extent(datasets.front().get(), path);
+    chunk_done = h5::open_dataset(file.get(), "progress/chunk_done", path);
+    chunk_rows = h5::open_dataset(file.get(), "progress/chunk_rows", path);
+    chunks = h5::extent(chunk_done.get(), path);
+  }
+
+  void close() {
+    chunk_rows.reset();
+    chunk_done.reset();
+    datasets.clear();
+    file.close();
+  }
+};
+
+StoreWriter::StoreWriter() = default;
+StoreWriter::~StoreWriter() = default;
+StoreWriter::StoreWriter(StoreWriter&&) noexcept = default;
+StoreWriter& StoreWriter::operator=(StoreWriter&&) noexcept = default;
+
+StoreWriter StoreWriter::open(const std::string& path) {
+  StoreWriter w;
+  w.impl_ = std::make_unique<Impl>(format::open_store(path, /*writable=*/true));
+  return w;
+}
+
+StoreWriter StoreWriter::open(const std::string& path, const mpi::Comm& comm) {
+  StoreWriter w;
+  w.impl_ = std::make_unique<Impl>(h5::File::open_parallel(path, comm, /*writable=*/true));
+  return w;
+}
+
+const std::string& StoreWriter::path() const noexcept { return impl_->file.path(); }
+const Schema& StoreWriter::schema() const noexcept { return impl_->schema; }
+std::uint64_t StoreWriter::rows() const noexcept { return impl_->rows; }
+
+void StoreWriter::write(std::uint64_t offset, const RowBlock& block, std::size_t first,
+                        std::size_t count) {
+  Impl& m = *impl_;
+  if (block.columns() != m.schema.columns.size())
+    throw Error(fmt::format("{}: a block of {} columns for a store of {}", m.file.path(),
+                            block.columns(), m.schema.columns.size()));
+  if (first + count > block.rows() || offset + count > m.rows)
+    throw Error(fmt::format("{}: rows [{}, {}) are outside the store's {} rows", m.file.path(),
+                            offset, offset + count, m.rows));
+  for (std::size_t c = 0; c < m.datasets.size(); ++c) {
+    if (block.type(c) != m.schema.columns[c].type)
+      throw Error(fmt::format("{}: column '{}' has another type in the block", m.file.path(),
+                              m.schema.columns[c].name));
+    const auto* base = static_cast<const unsigned char*>(block.raw(c));
+    const std::size_t element = H5Tget_size(m.mem_types[c].get());
+    h5::write(m.datasets[c].get(), m.mem_types[c].get(), offset, count, base + first * element,
+              m.file.path());
+  }
+}
+
+void StoreWriter::mark_done(std::uint64_t chunk, std::uint64_t rows) {
+  Impl& m = *impl_;
+  if (chunk >= m.chunks)
+    throw Error(fmt::format("{}: chunk {} is outside the store's {} chunks", m.file.path(), chunk, m.chunks));
+  const std::uint8_t done = 1;
+  h5::write(m.chunk_rows.get(), H5T_NATIVE_UINT64, chunk, 1, &rows, m.file.path());
+  h5::write(m.chunk_done.get(), H5T_NATIVE_UINT8, chunk, 1, &done, m.file.path());
+}
+
+void StoreWriter::write_progress(std::uint64_t first, const std::vector<std::uint8_t>& done,
+                                 const std::vector<std::uint64_t>& rows) {
+  Impl& m = *impl_;
+  if (done.size() != rows.size() || first + done.size() > m.chunks)
+    throw Error(fmt::format("{}: progress marks outside the store's {} chunks", m.file.path(), m.chunks));
+  h5::write(m.chunk_rows.get(), H5T_NATIVE_UINT64, first, rows.size(), rows.data(), m.file.path());
+  h5::write(m.chunk_done.get(), H5T_NATIVE_UINT8, first, done.size(), done.data(), m.file.path());
+}
+
+void StoreWriter::close() {
+  if (impl_) impl_->close();
+}
+
+Progress read_progress(const std::string& path) {
+  h5::File file = format::open_store(path, /*writable=*/false);
+  h5::Id done = h5::open_dataset(file.get(), "progress/chunk_done", path);
+  h5::Id rows = h5::open_dataset(file.get(), "progress/chunk_rows", path);
+  Progress p;
+  const std::uint64_t chunks = h5::extent(done.get(), path);
+  p.done.resize(chunks);
+  p.rows.resize(chunks);
+  h5::read(done.get(), H5T_NATIVE_UINT8, 0, chunks, p.done.data(), path);
+  h5::read(rows.get(), H5T_NATIVE_UINT64, 0, chunks, p.rows.data(), path);
+  return p;
+}
+
+}  // namespace clustersweep::engine

@@ -1,0 +1,602 @@
+// The step-time, memory and energy model of docs/estimator.md. Every equation there has its source;
+// comments here say why a term is shaped the way it is.
+#include "estimator/estimator.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <iterator>
+
+namespace clustersweep::estimator {
+namespace {
+
+bool is_low_precision(Precision p) { return p == Precision::fp8 || p == Precision::fp4; }
+bool is_fp32(Precision p) { return p == Precision::fp32 || p == Precision::tf32; }
+
+// ceil(log2(n)) for n >= 1: the depth of a binary tree over n ranks.
+double tree_depth(int n) {
+  return n <= 1 ? 0.0 : static_cast<double>(std::bit_width(static_cast<unsigned>(n - 1)));
+}
+
+// Alpha-beta collectives (Thakur, Rabenseifner & Gropp 2005). `bytes` is the full buffer; each
+// returns the faster of ring and (double binary) tree, as NCCL picks per message size.
+double all_reduce_s(double bytes, int n, double bytes_per_s, double alpha_s) {
+  if (n <= 1) return 0;
+  const double ring = 2.0 * (n - 1) / n * bytes / bytes_per_s + 2.0 * (n - 1) * alpha_s;
+  const double tree = 2.0 * bytes / bytes_per_s + 2.0 * tree_depth(n) * alpha_s;
+  return std::min(ring, tree);
+}
+// All-gather or reduce-scatter of a buffer of `bytes` in total (ring).
+double all_gather_s(double bytes, int n, double bytes_per_s, double alpha_s) {
+  if (n <= 1) return 0;
+  return (n - 1.0) / n * bytes / bytes_per_s + (n - 1.0) * alpha_s;
+}
+
+// Time parts of one transformer layer (or the logit layer) for one micro-batch, forward +
+// backward (+ recompute), on one GPU.
+struct Parts {
+  double compute = 0;
+  double memory = 0;
+  double tp = 0;
+  double cp = 0;
+  double overhead = 0;
+  double sum() const { return compute + memory + tp + cp + overhead; }
+};
+Parts operator*(double k, const Parts& p) {
+  return {k * p.compute, k * p.memory, k * p.tp, k * p.cp, k * p.overhead};
+}
+Parts operator+(const Parts& a, const Parts& b) {
+  return {a.compute + b.compute, a.memory + b.memory, a.tp + b.tp, a.cp + b.cp,
+          a.overhead + b.overhead};
+}
+
+constexpr CalibrationField kFields[] = {
+    {"gemm_eff_max", &Calibration::gemm_eff_max, 0.3, 1.0,
+     "fraction of dense peak a large GEMM reaches"},
+    {"gemm_half_dim", &Calibration::gemm_half_dim, 16, 2048,
+     "smallest GEMM dimension at which a GEMM reaches half of gemm_eff_max"},
+    {"attention_eff", &Calibration::attention_eff, 0.15, 1.0,
+     "fraction of 16-bit peak the attention score/context matmuls reach"},
+    {"hbm_eff", &Calibration::hbm_eff, 0.3, 1.0, "achieved fraction of HBM bandwidth"},
+    {"nvlink_eff", &Calibration::nvlink_eff, 0.3, 1.0,
+     "achieved fraction of NVLink bandwidth in collectives"},
+    {"inter_node_eff", &Calibration::inter_node_eff, 0.2, 1.0,
+     "achieved fraction of scale-out bandwidth in collectives"},
+    {"expansion_eff", &Calibration::expansion_eff, 0, 0,
+     "achieved fraction of expansion-tier bandwidth; not fitted (no published run uses the tier), "
+     "set like hbm_eff's prior"},
+    {"dp_overlap", &Calibration::dp_overlap, 0.0, 1.0,
+     "fraction of a micro-batch's time that can hide data-parallel communication"},
+    {"tp_overlap", &Calibration::tp_overlap, 0.0, 0.9,
+     "fraction of tensor-parallel communication hidden behind GEMMs"},
+    {"per_layer_overhead_s", &Calibration::per_layer_overhead_s, 0.0, 0.01,
+     "kernel launch and framework time per layer per micro-batch (fwd+bwd)"},
+    {"per_step_overhead_s", &Calibration::per_step_overhead_s, 0.0, 2.0,
+     "framework time per optimizer step"},
+    {"default_inter_node_gbps_per_gpu", &Calibration::default_inter_node_gbps_per_gpu, 0, 0,
+     "scale-out Gbit/s per GPU assumed when a run does not state it: one 400 Gbit/s NDR NIC per "
+     "GPU, the DGX H100/B200 and GB200 NVL72 reference designs"},
+    {"busy_power_fraction", &Calibration::busy_power_fraction, 0, 0,
+     "GPU power while computing, fraction of TDP; not fitted (no power data), about what training "
+     "draws per published DGX power traces"},
+    {"low_precision_gemm_eff", &Calibration::low_precision_gemm_eff, 0.3, 1.0,
+     "fp8/fp4 GEMM efficiency relative to 16-bit GEMM efficiency"},
+    {"memory_bound_scale", &Calibration::memory_bound_scale, 0.25, 4.0,
+     "multiplier on the counted elementwise HBM traffic"},
+    {"flash_attention", &Calibration::flash_attention, 0, 0,
+     "1 = fused attention (no s^2 tensors stored; FlashAttention, Dao et al. 2022, used by every "
+     "current framework), 0 = unfused"},
+    {"causal_attention_skip", &Calibration::causal_attention_skip, 0, 0,
+     "1 = causal kernels skip the masked half of the score matrix (FlashAttention-2, cuDNN)"},
+    {"workspace_bytes", &Calibration::workspace_bytes, 0, 0,
+     "bytes per GPU for the CUDA context, cuBLAS/NCCL workspaces and allocator fragmentation "
+     "(typical 1-3 GB)"},
+    {"nvlink_latency_s", &Calibration::nvlink_latency_s, 0, 0,
+     "seconds, alpha of one NVLink collective step when the cluster gives none (NCCL small-message "
+     "latency, a few us)"},
+    {"inter_node_latency_s", &Calibration::inter_node_latency_s, 0, 0,
+     "seconds, alpha of one scale-out collective step when the cluster gives none (InfiniBand/RoCE "
+     "NCCL hop, ~10 us)"},
+    {"default_expansion_gbytes_per_s", &Calibration::default_expansion_gbytes_per_s, 0, 0,
+     "expansion-tier GB/s per GPU assumed when a cluster gives a capacity but no bandwidth (0: "
+     "such a tier cannot be used)"},
+    {"nic_aggregation", &Calibration::nic_aggregation, 0.0, 1.0,
+     "share of the NICs of a group's members inside one NVLink domain a collective drives"},
+    {"dropout_masks", &Calibration::dropout_masks, 0, 0,
+     "1 = 1-byte dropout masks are stored (GPT-3-era recipes, Korthikanti's count), 0 = no dropout "
+     "(Llama, MPT, Nemotron recipes)"},
+};
+
+}  // namespace
+
+const CalibrationField* calibration_fields_begin() noexcept { return std::begin(kFields); }
+const CalibrationField* calibration_fields_end() noexcept { return std::end(kFields); }
+
+const char* to_string(Infeasible reason) noexcept {
+  switch (reason) {
+    case Infeasible::none:
+      return "none";
+    case Infeasible::degrees_mismatch:
+      return "degrees_mismatch";
+    case Infeasible::tp_not_dividing_heads:
+      return "tp_not_dividing_heads";
+    case Infeasible::pp_vp_not_dividing_layers:
+      return "pp_vp_not_dividing_layers";
+    case Infeasible::batch_not_divisible:
+      return "batch_not_divisible";
+    case Infeasible::cp_not_dividing_seq:
+      return "cp_not_dividing_seq";
+    case Infeasible::precision_unsupported:
+      return "precision_unsupported";
+    case Infeasible::out_of_memory:
+      return "out_of_memory";
+    case Infeasible::invalid_plan:
+      return "invalid_plan";
+  }
+  return "unknown";
+}
+
+const char* to_string(Precision p) noexcept {
+  constexpr const char* names[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"};
+  return names[static_cast<int>(p)];
+}
+const char* to_string(Mlp mlp) noexcept { return mlp == Mlp::swiglu ? "swiglu" : "gelu"; }
+const char* to_string(Recompute r) noexcept {
+  constexpr const char* names[] = {"none", "selective", "full"};
+  return names[static_cast<int>(r)];
+}
+const char* to_string(Offload o) noexcept {
+  constexpr const char* names[] = {"none", "optimizer", "optimizer_activations", "all"};
+  return names[static_cast<int>(o)];
+}
+
+namespace {
+template <class Enum, int N>
+bool parse_name(std::string_view name, Enum& out) noexcept {
+  for (int i = 0; i < N; ++i) {
+    if (name == to_string(static_cast<Enum>(i))) {
+      out = static_cast<Enum>(i);
+      return true;
+    }
+  }
+  return false;
+}
+}  // namespace
+
+bool parse_precision(std::string_view name, Precision& out) noexcept {
+  return parse_name<Precision, kNumPrecisions>(name, out);
+}
+bool parse_mlp(std::string_view name, Mlp& out) noexcept { return parse_name<Mlp, 2>(name, out); }
+bool parse_recompute(std::string_view name, Recompute& out) noexcept {
+  return parse_name<Recompute, 3>(name, out);
+}
+bool parse_offload(std::string_view name, Offload& out) noexcept {
+  return parse_name<Offload, 4>(name, out);
+}
+
+namespace {
+double qkv_width(const Model& m) {
+  return m.hidden + 2.0 * m.hidden * m.kv_heads / std::max(m.heads, 1);
+}
+double mlp_matrices(const Model& m) { return m.mlp == Mlp::swiglu ? 3.0 : 2.0; }
+// Forward FLOPs per token of one layer: GEMMs (2 per multiply-add) + attention scores and context
+// over the full s x s matrix.
+double layer_forward_flops_per_token(const Model& m, double seq_len) {
+  const double h = m.hidden;
+  const double gemm = 2.0 * (h * qkv_width(m) + h * h + mlp_matrices(m) * h * m.ffn_hidden);
+  return gemm + 4.0 * seq_len * h;
+}
+}  // namespace
+
+double params_per_layer(const Model& m) noexcept {
+  const double h = m.hidden;
+  return h * qkv_width(m) + h * h + mlp_matrices(m) * h * m.ffn_hidden + 2.0 * h;
+}
+
+double total_params(const Model& m) noexcept {
+  return m.layers * params_per_layer(m) + 2.0 * m.vocab * m.hidden + m.hidden;
+}
+
+double training_flops_per_step(const Workload& w, Recompute recompute) noexcept {
+  const Model& m = w.model;
+  const double s = w.seq_len;
+  const double layer_fwd = layer_forward_flops_per_token(m, s);
+  const double logit_fwd = 2.0 * m.hidden * m.vocab;
+  double per_token = 3.0 * (m.layers * layer_fwd + logit_fwd);
+  if (recompute == Recompute::full) per_token += m.layers * layer_fwd;
+  if (recompute == Recompute::selective) per_token += m.layers * 4.0 * s * m.hidden;
+  return per_token * s * static_cast<double>(w.global_batch);
+}
+
+double activation_bytes_per_layer(const Model& m, double s, double b, int tp,
+                                  bool sequence_parallel, Recompute recompute, bool flash_attention,
+                                  bool dropout_masks, bool fp8_gemm_inputs) noexcept {
+  const double h = m.hidden;
+  const double t = std::max(tp, 1);
+  const double sbh = s * b * h;
+  const double replicated_div = sequence_parallel ? t : 1.0;
+  if (recompute == Recompute::full) return 2.0 * sbh / replicated_div;  // the layer input only
+  // Korthikanti et al. 2022 sec. 4.1, per sbh with 16-bit values and 1-byte dropout masks:
+  // replicated across TP ranks: 2 layer-norm inputs (4), QKV input (2), MLP input (2), two
+  // dropout masks (2); split by TP: Q (2), K and V (4 kv/a), projection input (2), MLP
+  // activations (gelu: its input and output, 4 f/h; SwiGLU: gate+up output and product, 6 f/h).
+  const double gemm_input = fp8_gemm_inputs ? 1.0 : 2.0;  // QKV, projection, fc1, fc2 inputs
+  const double f_ratio = static_cast<double>(m.ffn_hidden) / h;
+  const double replicated = 4.0 + 2.0 * gemm_input + (dropout_masks ? 2.0 : 0.0);
+  const double kv_ratio = static_cast<double>(m.kv_heads) / std::max(m.heads, 1);
+  const double mlp = (m.mlp == Mlp::swiglu ? 4.0 : 2.0) * f_ratio + gemm_input * f_ratio;
+  const double split = 2.0 + 4.0 * kv_ratio + gemm_input + mlp;
+  double per_sbh = replicated / replicated_div + split / t;
+  // Scores, softmax output, its dropout mask and output: 5 a s / h, unless the attention core is
+  // recomputed (selective) or never materialised (fused attention).
+  if (recompute == Recompute::none && !flash_attention) per_sbh += 5.0 * m.heads * s / h / t;
+  return per_sbh * sbh;
+}
+
+Estimator::Estimator(const Workload& workload, const Cluster& cluster,
+                     const Calibration& calibration)
+    : workload_(workload), cluster_(cluster), calibration_(calibration) {
+  const Model& m = workload_.model;
+  const Precision p = workload_.precision;
+  params_per_layer_ = params_per_layer(m);
+  embedding_params_ = static_cast<double>(m.vocab) * m.hidden;
+  peak_flops_ = cluster_.gpu.peak_flops[static_cast<int>(p)];
+  // Fused attention runs in 16-bit even when the GEMMs run in fp8/fp4 (Transformer Engine's
+  // default); fp32 training runs it at the training precision.
+  attention_peak_ = is_low_precision(p) ? cluster_.gpu.peak_flops[static_cast<int>(Precision::bf16)]
+                                        : peak_flops_;
+  if (attention_peak_ <= 0) attention_peak_ = peak_flops_;
+  gemm_eff_scale_ =
+      calibration_.gemm_eff_max * (is_low_precision(p) ? calibration_.low_precision_gemm_eff : 1.0);
+  act_bytes_ = is_fp32(p) ? 4 : 2;
+  weight_bytes_ = is_fp32(p) ? 4 : 2;
+  grad_bytes_ = is_fp32(p) ? 4 : 2;
+  // fp32 master weights + Adam m and v; fp32 training needs no separate master copy.
+  optimizer_bytes_ = is_fp32(p) ? 8 : 12;
+  hbm_bytes_per_s_ = cluster_.gpu.hbm_bytes_per_s * calibration_.hbm_eff;
+  nvlink_bytes_per_s_ = cluster_.nvlink_bytes_per_s * calibration_.nvlink_eff;
+  inter_node_bytes_per_s_ = cluster_.inter_node_bytes_per_s * calibration_.inter_node_eff;
+  // The slowest link a group spans: a group leaving the NVLink domain is bound by scale-out.
+  inter_node_bytes_per_s_ = std::min(inter_node_bytes_per_s_, nvlink_bytes_per_s_);
+  double expansion = cluster_.expansion_bytes_per_s;
+  if (expansion <= 0 && cluster_.expansion_bytes > 0)
+    expansion = calibration_.default_expansion_gbytes_per_s * 1e9;
+  expansion_bytes_per_s_ = expansion * calibration_.expansion_eff;
+  nvlink_latency_s_ =
+      cluster_.nvlink_latency_s > 0 ? cluster_.nvlink_latency_s : calibration_.nvlink_latency_s;
+  inter_node_latency_s_ = cluster_.inter_node_latency_s > 0 ? cluster_.inter_node_latency_s
+                                                            : calibration_.inter_node_latency_s;
+  attention_flops_factor_ = calibration_.causal_attention_skip > 0 ? 0.5 : 1.0;
+  // Fused attention's backward recomputes the scores: 5 matmuls vs 2 forward (Dao et al. 2022).
+  attention_bwd_factor_ = calibration_.flash_attention > 0 ? 2.5 : 2.0;
+  qkv_out_ = qkv_width(m);
+  mlp_matrices_ = mlp_matrices(m);
+  mlp_in_out_ = (m.mlp == Mlp::swiglu ? 2.0 : 1.0) * m.ffn_hidden;
+  // Forward elementwise traffic per token in elements (docs/estimator.md): two layer norms (read
+  // + write: 4 h), two bias-dropout-residual adds (read 2, write 1, 1-byte mask: 7 h), and the
+  // activation function (gelu: read + write f; SwiGLU: read 2 f, write f).
+  elementwise_h_ = 11.0;
+  elementwise_f_ = m.mlp == Mlp::swiglu ? 3.0 : 2.0;
+  if (is_low_precision(p)) {
+    // Casting the GEMM inputs to 8/4 bit: read 16-bit, write 8-bit (1.5 elements) for the QKV
+    // and fc1 inputs (h each) and the fc2 input (f).
+    elementwise_h_ += 3.0;
+    elementwise_f_ += 1.5;
+  }
+  elementwise_h_ *= calibration_.memory_bound_scale;
+  elementwise_f_ *= calibration_.memory_bound_scale;
+  const int gpn = std::max(cluster_.gpus_per_node, 1);
+  num_nodes_ = std::ceil(static_cast<double>(cluster_.num_gpus) / gpn);
+  model_flops_per_step_ = training_flops_per_step(workload_, Recompute::none);
+}
+
+Estimate Estimator::estimate(const Plan& plan) const noexcept {
+  Estimate e;
+  const Model& m = workload_.model;
+  auto infeasible = [&e](Infeasible reason) {
+    e.feasible = false;
+    e.reason = reason;
+    return e;
+  };
+  if (plan.tp < 1 || plan.pp < 1 || plan.dp < 1 || plan.cp < 1 || plan.vp < 1 ||
+      plan.micro_batch < 1 || plan.zero < 0 || plan.zero > 3 || (plan.vp > 1 && plan.pp == 1) ||
+      m.layers < 1 || m.hidden < 1 || m.heads < 1 || workload_.seq_len < 1)
+    return infeasible(Infeasible::invalid_plan);
+  if (static_cast<std::int64_t>(plan.tp) * plan.pp * plan.dp * plan.cp != cluster_.num_gpus)
+    return infeasible(Infeasible::degrees_mismatch);
+  if (m.heads % plan.tp != 0 || (m.kv_heads % plan.tp != 0 && plan.tp % m.kv_heads != 0))
+    return infeasible(Infeasible::tp_not_dividing_heads);
+  // Layers per pipeline chunk; Megatron-Core may count the embedding and the loss as one layer
+  // each (account_for_embedding/loss_in_pipeline_split), as the Llama 3.1 405B recipes do.
+  const int chunks = plan.pp * plan.vp;
+  int embedding_slots = 0;
+  if (m.layers % chunks != 0) {
+    if (plan.pp > 1 && (m.layers + 2) % chunks == 0)
+      embedding_slots = 1;
+    else
+      return infeasible(Infeasible::pp_vp_not_dividing_layers);
+  }
+  // Load-balanced causal context parallelism splits the sequence into 2*cp chunks.
+  if (plan.cp > 1 && workload_.seq_len % (2 * plan.cp) != 0)
+    return infeasible(Infeasible::cp_not_dividing_seq);
+  const std::int64_t replica_batch = static_cast<std::int64_t>(plan.dp) * plan.micro_batch;
+  if (workload_.global_batch < 1 || workload_.global_batch % replica_batch != 0)
+    return infeasible(Infeasible::batch_not_divisible);
+  if (peak_flops_ <= 0) return infeasible(Infeasible::precision_unsupported);
+  if (plan.offload != Offload::none && expansion_bytes_per_s_ <= 0)
+    return infeasible(Infeasible::invalid_plan);
+
+  const double h = m.hidden;
+  const double f = m.ffn_hidden;
+  const double v = m.vocab;
+  const double t = plan.tp;
+  const bool sp = plan.sequence_parallel && plan.tp > 1;
+  const double sp_div = sp ? t : 1.0;
+  const double seq = workload_.seq_len;
+  const double s_local = seq / plan.cp;
+  const double tokens = plan.micro_batch * s_local;
+  const double micro_batches = static_cast<double>(workload_.global_batch / replica_batch);
+  const int domain = std::max(cluster_.nvlink_domain, 1);
+
+  // A group of n ranks at stride `stride` (Megatron's rank order: tp fastest, then cp, dp, pp)
+  // stays inside one NVLink domain iff stride * n <= domain. A group that leaves it is bound by
+  // scale-out, but its k members inside one domain drive k NICs at once: NCCL's rings and trees
+  // cross each domain boundary once per channel, one channel per NIC, so the group's bandwidth per
+  // rank is min(NVLink, k x scale-out per GPU).
+  const Calibration& c = calibration_;
+  auto link = [&](int stride, int n, double& bytes_per_s, double& alpha) {
+    if (static_cast<std::int64_t>(stride) * n <= domain) {
+      bytes_per_s = nvlink_bytes_per_s_;
+      alpha = nvlink_latency_s_;
+    } else {
+      const double per_domain = std::clamp(static_cast<double>(domain / std::max(stride, 1)), 1.0,
+                                           static_cast<double>(n));
+      const double nics = 1.0 + c.nic_aggregation * (per_domain - 1.0);
+      bytes_per_s = std::min(nvlink_bytes_per_s_, nics * inter_node_bytes_per_s_);
+      alpha = inter_node_latency_s_;
+    }
+  };
+
+  // GEMM time: efficiency grows with the smallest GEMM dimension (wave quantisation and
+  // memory-bound small tiles).
+  const double half = c.gemm_half_dim;
+  auto gemm_s = [&](double k, double n) {
+    const double d = std::min(tokens, std::min(k, n));
+    const double eff = gemm_eff_scale_ * d / (d + half);
+    return 2.0 * tokens * k * n / (peak_flops_ * eff);
+  };
+
+  // ---- one transformer layer, one micro-batch, forward -------------------------------------
+  const double gemm_fwd =
+      gemm_s(h, qkv_out_ / t) + gemm_s(h / t, h) + gemm_s(h, mlp_in_out_ / t) + gemm_s(f / t, h);
+  const double attention_fwd = 4.0 * plan.micro_batch * s_local * seq * h / t *
+                               attention_flops_factor_ / (attention_peak_ * c.attention_eff);
+  double elementwise_bytes =
+      act_bytes_ * tokens * (elementwise_h_ * h / sp_div + elementwise_f_ * f / t);
+  double attention_elementwise_bytes = 0;
+  if (c.flash_attention <= 0)  // scale+mask+softmax and dropout over the score matrix
+    attention_elementwise_bytes =
+        4.0 * act_bytes_ * plan.micro_batch * (m.heads / t) * s_local * seq * c.memory_bound_scale;
+  const double memory_fwd = (elementwise_bytes + attention_elementwise_bytes) / hbm_bytes_per_s_;
+
+  double tp_bw = 0, tp_alpha = 0;
+  link(1, plan.tp, tp_bw, tp_alpha);
+  // Two all-reduces per layer forward and two backward (Shoeybi et al. 2019); sequence
+  // parallelism replaces each by an all-gather + reduce-scatter of the same volume.
+  const double tp_one =
+      (1.0 - c.tp_overlap) * all_reduce_s(tokens * h * act_bytes_, plan.tp, tp_bw, tp_alpha);
+
+  double cp_fwd = 0, cp_bwd = 0;
+  if (plan.cp > 1) {
+    double cp_bw = 0, cp_alpha = 0;
+    link(plan.tp, plan.cp, cp_bw, cp_alpha);
+    // Ring attention: cp-1 exchanges of this rank's K and V chunk forward; K,V and their
+    // gradients backward. Overlapped with the attention of the previous chunk.
+    const double kv_bytes = 2.0 * tokens * h * m.kv_heads / m.heads / t * act_bytes_;
+    const double step = (plan.cp - 1.0) * (kv_bytes / cp_bw + cp_alpha);
+    cp_fwd = std::max(0.0, step - attention_fwd);
+    cp_bwd = std::max(0.0, 2.0 * step - attention_bwd_factor_ * attention_fwd);
+  }
+
+  Parts layer;
+  layer.compute = 3.0 * gemm_fwd + (1.0 + attention_bwd_factor_) * attention_fwd;
+  layer.memory = 3.0 * memory_fwd;
+  layer.tp = 4.0 * tp_one;
+  layer.cp = cp_fwd + cp_bwd;
+  layer.overhead = c.per_layer_overhead_s;
+  if (plan.recompute == Recompute::full) {
+    layer.compute += gemm_fwd + attention_fwd;
+    layer.memory += memory_fwd;
+    layer.tp += 2.0 * tp_one;
+    layer.cp += cp_fwd;
+  } else if (plan.recompute == Recompute::selective && c.flash_attention <= 0) {
+    // Recompute the attention core (fused attention recomputes it anyway).
+    layer.compute += attention_fwd;
+    layer.memory += attention_elementwise_bytes / hbm_bytes_per_s_;
+  }
+
+  // ---- logit layer and loss (last stage), one micro-batch ------------------------------------
+  Parts logit;
+  logit.compute = 3.0 * gemm_s(h, v / t);
+  // Cross entropy in fp32 over the vocabulary shard: ~12 bytes per logit forward and backward.
+  logit.memory = 24.0 * tokens * v / t / hbm_bytes_per_s_;
+  logit.tp = sp ? tp_one : 0.0;  // gather the sequence-parallel input, reduce-scatter its grad
+
+  // ---- the critical pipeline stage ---------------------------------------------------------
+  const double slots = static_cast<double>(m.layers + 2 * embedding_slots) / plan.pp;
+  const double last_stage_layers = slots - embedding_slots;
+  Parts stage = last_stage_layers * layer + logit;
+  if (plan.pp > 1 && (plan.pp > 2 || embedding_slots == 0)) {
+    const Parts middle = slots * layer;
+    if (middle.sum() > stage.sum()) stage = middle;
+  }
+  const double stage_mb_s = stage.sum();
+
+  double p2p_mb_s = 0;
+  if (plan.pp > 1) {
+    double pp_bw = 0, pp_alpha = 0;
+    link(plan.tp * plan.cp * plan.dp, plan.pp, pp_bw, pp_alpha);
+    const double bytes = tokens * h * act_bytes_ / sp_div;
+    p2p_mb_s = 2.0 * plan.vp * (bytes / pp_bw + pp_alpha);
+  }
+  const double bubble_mb = plan.pp > 1 ? (plan.pp - 1.0) / plan.vp : 0.0;
+
+  // ---- parameters per GPU ------------------------------------------------------------------
+  double stage_params = last_stage_layers * params_per_layer_ + embedding_params_;
+  if (plan.pp == 1)
+    stage_params += embedding_params_;  // input embedding and output layer
+  else if (plan.pp > 2 || embedding_slots == 0)
+    stage_params = std::max(stage_params, slots * params_per_layer_);
+  const double gpu_params = stage_params / t;
+
+  // Gradients are reduced over the dp*cp ranks that hold the same weights (stride tp).
+  const int dp_group = plan.dp * plan.cp;
+  const double grad_total = gpu_params * grad_bytes_;
+  const double param_total = gpu_params * weight_bytes_;
+
+  // ---- memory per GPU ----------------------------------------------------------------------
+  const bool flash = c.flash_attention > 0;
+  Memory& mem = e.memory;
+  mem.weights_bytes = param_total / (plan.zero >= 3 ? dp_group : 1);
+  mem.gradients_bytes = grad_total / (plan.zero >= 2 ? dp_group : 1);
+  mem.optimizer_bytes = gpu_params * optimizer_bytes_ / (plan.zero >= 1 ? dp_group : 1);
+  const double act_scale = act_bytes_ / 2.0;
+  const bool dropout = c.dropout_masks > 0;
+  const bool fp8_inputs = is_low_precision(workload_.precision);
+  const double act_layer =
+      act_scale * activation_bytes_per_layer(m, s_local, plan.micro_batch, plan.tp, sp,
+                                             plan.recompute, flash, dropout, fp8_inputs);
+  // Micro-batch chunks in flight on the first stage: 1F1B warm-up (pp) and, interleaved,
+  // Megatron's 2(pp-1) + (vp-1)pp + 1 chunk forwards (Narayanan et al. 2021).
+  const double first_stage_layers = plan.pp > 1 ? slots - embedding_slots : m.layers;
+  const double chunk_layers = first_stage_layers / plan.vp;
+  double chunks_in_flight = plan.vp;
+  if (plan.pp > 1) {
+    chunks_in_flight =
+        plan.vp == 1 ? plan.pp : 2.0 * (plan.pp - 1) + (plan.vp - 1.0) * plan.pp + 1.0;
+    chunks_in_flight = std::min(chunks_in_flight, micro_batches * plan.vp);
+  }
+  mem.activations_bytes = act_layer * chunk_layers * chunks_in_flight;
+  if (plan.recompute == Recompute::full)  // the layer being recomputed holds its full activations
+    mem.activations_bytes +=
+        act_scale * activation_bytes_per_layer(m, s_local, plan.micro_batch, plan.tp, sp,
+                                               Recompute::none, flash, dropout, fp8_inputs);
+  // Logits and their gradient (16-bit; the fused cross entropy works in place) on the last stage,
+  // gathered parameters of two layers (ZeRO-3 prefetch), and a fixed workspace.
+  mem.workspace_bytes = c.workspace_bytes + 2.0 * act_bytes_ * tokens * v / t;
+  if (plan.zero >= 3) mem.workspace_bytes += 2.0 * params_per_layer_ / t * weight_bytes_;
+  const double total_bytes = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes +
+                             mem.activations_bytes + mem.workspace_bytes;
+  switch (plan.offload) {
+    case Offload::none:
+      mem.expansion_bytes = 0;
+      break;
+    case Offload::optimizer:
+      mem.expansion_bytes = mem.optimizer_bytes;
+      break;
+    case Offload::optimizer_activations:
+      mem.expansion_bytes = mem.optimizer_bytes + mem.activations_bytes;
+      break;
+    case Offload::all:
+      mem.expansion_bytes = mem.optimizer_bytes + mem.activations_bytes + mem.weights_bytes;
+      break;
+  }
+  mem.hbm_bytes = total_bytes - mem.expansion_bytes;
+
+  // ---- optimizer and expansion-tier traffic -------------------------------------------------
+  const double local_params = gpu_params / (plan.zero >= 1 ? dp_group : 1);
+  // Adam: read master, m, v, gradient; write master, m, v, 16-bit weight (28 bytes mixed).
+  const double optimizer_s =
+      local_params * (2.0 * optimizer_bytes_ + grad_bytes_ + weight_bytes_) / hbm_bytes_per_s_;
+  double offload_step_s = 0;  // exposed optimizer-state streaming
+  double offload_mb_s = 0;    // tier traffic per micro-batch, overlapped with its compute
+  if (plan.offload != Offload::none) {
+    // COMET: state in the expansion tier streams through the GPU at the tier's bandwidth.
+    const double opt_traffic = local_params *
+                               (2.0 * optimizer_bytes_ + grad_bytes_ + weight_bytes_) /
+                               expansion_bytes_per_s_;
+    offload_step_s = std::max(0.0, opt_traffic - optimizer_s);
+    if (plan.offload == Offload::optimizer_activations || plan.offload == Offload::all)
+      offload_mb_s += 2.0 * act_layer * first_stage_layers / expansion_bytes_per_s_;
+    if (plan.offload == Offload::all)
+      offload_mb_s += 2.0 * mem.weights_bytes / expansion_bytes_per_s_;
+  }
+  // A micro-batch takes as long as the slower of its compute and its tier traffic.
+  const double effective_mb_s = std::max(stage_mb_s, offload_mb_s);
+
+  // ---- data-parallel / ZeRO communication --------------------------------------------------
+  double dp_bw = 0, dp_alpha = 0;
+  link(plan.tp, dp_group, dp_bw, dp_alpha);
+  const double window = c.dp_overlap * effective_mb_s;
+  double dp_exposed = 0;
+  if (dp_group > 1) {
+    switch (plan.zero) {
+      case 0:  // one all-reduce after the last micro-batch's backward
+      case 1:  // reduce-scatter + all-gather (Rajbhandari et al. 2020): same volume
+        dp_exposed = std::max(0.0, all_reduce_s(grad_total, dp_group, dp_bw, dp_alpha) - window);
+        break;
+      case 2: {  // gradients sharded: reduce-scatter every micro-batch, gather params once;
+                 // the gather shares the last micro-batch's window with its reduce-scatter
+        const double rs = all_gather_s(grad_total, dp_group, dp_bw, dp_alpha);
+        const double ag = all_gather_s(param_total, dp_group, dp_bw, dp_alpha);
+        dp_exposed =
+            (micro_batches - 1.0) * std::max(0.0, rs - window) + std::max(0.0, rs + ag - window);
+        break;
+      }
+      default: {  // parameters sharded: gather forward and backward, reduce-scatter, per
+                  // micro-batch
+        const double per_mb = 2.0 * all_gather_s(param_total, dp_group, dp_bw, dp_alpha) +
+                              all_gather_s(grad_total, dp_group, dp_bw, dp_alpha);
+        dp_exposed = micro_batches * std::max(0.0, per_mb - window);
+        break;
+      }
+    }
+  }
+
+  // ---- assemble ------------------------------------------------------------------------------
+  const double pipeline_mb = micro_batches;
+  StepTime& st = e.time;
+  st.compute_s = pipeline_mb * stage.compute;
+  st.memory_bound_s = pipeline_mb * stage.memory;
+  st.tp_comm_s = pipeline_mb * stage.tp;
+  st.cp_comm_s = pipeline_mb * stage.cp;
+  st.pp_p2p_s = pipeline_mb * p2p_mb_s;
+  st.pp_bubble_s = bubble_mb * (effective_mb_s + p2p_mb_s);
+  st.dp_exposed_s = dp_exposed;
+  st.optimizer_s = optimizer_s;
+  st.offload_s = offload_step_s + pipeline_mb * (effective_mb_s - stage_mb_s);
+  st.overhead_s = pipeline_mb * stage.overhead + c.per_step_overhead_s;
+  st.total_s = st.compute_s + st.memory_bound_s + st.tp_comm_s + st.cp_comm_s + st.pp_p2p_s +
+               st.pp_bubble_s + st.dp_exposed_s + st.optimizer_s + st.offload_s + st.overhead_s;
+
+  e.model_flops_per_step = model_flops_per_step_;
+  const double tokens_per_step = static_cast<double>(workload_.global_batch) * seq;
+  e.tokens_per_s = tokens_per_step / st.total_s;
+  e.mfu = e.model_flops_per_step / (st.total_s * cluster_.num_gpus * peak_flops_);
+
+  // Energy: busy kernels at busy_power_fraction * TDP, the rest of the step at idle power.
+  const double busy_s = std::min(st.total_s, st.compute_s + st.memory_bound_s + st.optimizer_s);
+  const double gpu_j = busy_s * cluster_.gpu.tdp_w * c.busy_power_fraction +
+                       (st.total_s - busy_s) * cluster_.gpu.idle_w;
+  e.energy_per_step_j =
+      cluster_.num_gpus * gpu_j + num_nodes_ * cluster_.node_overhead_w * st.total_s;
+
+  // A group that must leave its NVLink domain over a zero-bandwidth network (or any other zero
+  // bandwidth the step needs) cannot run.
+  if (!std::isfinite(st.total_s)) {
+    e = Estimate{};
+    return infeasible(Infeasible::invalid_plan);
+  }
+  const bool fits =
+      mem.hbm_bytes <= cluster_.hbm_bytes && mem.expansion_bytes <= cluster_.expansion_bytes;
+  e.feasible = fits;
+  e.reason = fits ? Infeasible::none : Infeasible::out_of_memory;
+  return e;
+}
+
+Estimate estimate(const Workload& workload, const Cluster& cluster, const Plan& plan,
+                  const Calibration& calibration) {
+  return Estimator(workload, cluster, calibration).estimate(plan);
+}
+
+}  // namespace clustersweep::estimator

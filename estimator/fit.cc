@@ -1,0 +1,116 @@
+#include "estimator/fit.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace clustersweep::estimator {
+
+double fit_objective(const std::vector<Sample>& samples, const Calibration& calibration) {
+  double sum = 0, weights = 0;
+  for (const Sample& s : samples) {
+    const Estimate e = Estimator(s.workload, s.cluster, calibration).estimate(s.plan);
+    const double predicted = e.time.total_s;
+    const double error = predicted > 0 && std::isfinite(predicted)
+                             ? std::fabs(std::log(predicted / s.measured_step_s))
+                             : 10.0;
+    sum += s.weight * error;
+    weights += s.weight;
+  }
+  return weights > 0 ? sum / weights : 0.0;
+}
+
+FitResult fit_calibration(const std::vector<Sample>& samples, const Calibration& start,
+                          const FitOptions& options) {
+  FitResult result;
+  Calibration best = start;
+  int evaluations = 1;
+
+  std::vector<const CalibrationField*> fields;
+  for (auto* f = calibration_fields_begin(); f != calibration_fields_end(); ++f) {
+    if (!(f->lo < f->hi)) continue;
+    if (!options.only.empty() &&
+        std::find(options.only.begin(), options.only.end(), f->name) == options.only.end())
+      continue;
+    fields.push_back(f);
+  }
+
+  auto penalty = [&](const Calibration& c) {
+    double sum = 0;
+    for (const CalibrationField* f : fields) {
+      const double d = (c.*(f->member) - start.*(f->member)) / (f->hi - f->lo);
+      sum += d * d;
+    }
+    return options.prior_weight * sum;
+  };
+  auto value_at = [&](const CalibrationField* f, double x) {
+    Calibration c = best;
+    c.*(f->member) = x;
+    ++evaluations;
+    return fit_objective(samples, c) + penalty(c);
+  };
+  double best_value = fit_objective(samples, best);
+  result.objective_before = best_value;
+  best_value += penalty(best);
+
+  double fraction = 0.5;  // half-width of the bracket as a fraction of the parameter's range
+  for (int sweep = 0; sweep < options.sweeps; ++sweep) {
+    for (const CalibrationField* f : fields) {
+      const double current = std::clamp(best.*(f->member), f->lo, f->hi);
+      const double half_width = fraction * (f->hi - f->lo);
+      double lo = std::max(f->lo, current - half_width);
+      double hi = std::min(f->hi, current + half_width);
+      // Grid: robust to the kinks max() puts into the objective.
+      const int n = std::max(options.grid_points, 3);
+      double arg = current;
+      double arg_value = best_value;
+      for (int i = 0; i < n; ++i) {
+        const double x = lo + (hi - lo) * i / (n - 1);
+        const double y = value_at(f, x);
+        if (y < arg_value) {
+          arg = x;
+          arg_value = y;
+        }
+      }
+      // Golden-section refinement around the best grid point.
+      const double step = (hi - lo) / (n - 1);
+      double a = std::max(lo, arg - step), b = std::min(hi, arg + step);
+      const double g = (std::sqrt(5.0) - 1.0) / 2.0;
+      double x1 = b - g * (b - a), x2 = a + g * (b - a);
+      double y1 = value_at(f, x1), y2 = value_at(f, x2);
+      for (int i = 0; i < 16; ++i) {
+        if (y1 < y2) {
+          b = x2;
+          x2 = x1;
+          y2 = y1;
+          x1 = b - g * (b - a);
+          y1 = value_at(f, x1);
+        } else {
+          a = x1;
+          x1 = x2;
+          y1 = y2;
+          x2 = a + g * (b - a);
+          y2 = value_at(f, x2);
+        }
+      }
+      if (y1 < arg_value) {
+        arg = x1;
+        arg_value = y1;
+      }
+      if (y2 < arg_value) {
+        arg = x2;
+        arg_value = y2;
+      }
+      if (arg_value < best_value) {
+        best.*(f->member) = arg;
+        best_value = arg_value;
+      }
+    }
+    fraction *= 0.6;
+  }
+  result.calibration = best;
+  result.objective_after = fit_objective(samples, best);
+  result.evaluations = evaluations;
+  return result;
+}
+
+}  // namespace clustersweep::estimator

@@ -1,0 +1,134 @@
+#include "slurm/options.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "estimator/error.h"
+
+namespace clustersweep::slurm {
+namespace {
+
+// Parses all of `text` as an unsigned number; false if anything else is in it.
+bool parse_number(std::string_view text, std::uint64_t& value) {
+  if (text.empty()) return false;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace
+
+std::uint64_t parse_time_limit(std::string_view text) {
+  const auto bad = [&] {
+    return InputError(fmt::format(
+        "--time: expected HH:MM:SS or D-HH:MM:SS (for example 02:30:00 or 1-12:00:00), got '{}'",
+        text));
+  };
+  std::uint64_t days = 0;
+  std::string_view clock = text;
+  const auto dash = text.find('-');
+  const bool has_days = dash != std::string_view::npos;
+  if (has_days) {
+    if (!parse_number(text.substr(0, dash), days)) throw bad();
+    clock = text.substr(dash + 1);
+  }
+  std::uint64_t parts[3];
+  for (int i = 0; i < 3; ++i) {
+    const auto colon = clock.find(':');
+    if ((i < 2) == (colon == std::string_view::npos)) throw bad();
+    const auto part = clock.substr(0, colon);
+    // Hours may have more digits when no day count is given; minutes and seconds have at most two.
+    if (part.size() > 2 && (i > 0 || has_days)) throw bad();
+    if (!parse_number(part, parts[i])) throw bad();
+    if (i < 2) clock.remove_prefix(colon + 1);
+  }
+  const auto [hours, minutes, seconds] = parts;
+  if (minutes >= 60 || seconds >= 60 || (days > 0 && hours >= 24))
+    throw InputError(fmt::format(
+        "--time: minutes and seconds must be below 60 (and hours below 24 after a day count), "
+        "got '{}'",
+        text));
+  const std::uint64_t total = ((days * 24 + hours) * 60 + minutes) * 60 + seconds;
+  if (total == 0) throw InputError(fmt::format("--time: the time limit must not be zero, got '{}'", text));
+  return total;
+}
+
+std::string format_time_limit(std::uint64_t seconds) {
+  const std::uint64_t days = seconds / 86400;
+  const std::uint64_t rest = seconds % 86400;
+  const auto clock = fmt::format("{:02}:{:02}:{:02}", rest / 3600, rest / 60 % 60, rest % 60);
+  return days > 0 ? fmt::format("{}-{}", days, clock) : clock;
+}
+
+std::uint32_t parse_positive(std::string_view flag, std::string_view text, std::uint32_t max) {
+  std::uint64_t value = 0;
+  if (!parse_number(text, value) || value == 0 || value > max)
+    throw InputError(fmt::format("{}: expected a whole number from 1 to {}, got '{}'", flag, max, text));
+  return static_cast<std::uint32_t>(value);
+}
+
+ArrayShape parse_array(std::string_view text) {
+  const auto percent = text.find('%');
+  std::uint64_t tasks = 0, at_once = 0;
+  const bool ok = parse_number(text.substr(0, percent), tasks) && tasks >= 1 &&
+                  (percent == std::string_view::npos ||
+                   (parse_number(text.substr(percent + 1), at_once) && at_once >= 1));
+  if (!ok || tasks > 100000 || at_once > 100000)
+    throw InputError(fmt::format(
+        "--array: expected K or K%T, K shards of which at most T run at once (for example 16%4), "
+        "got '{}'",
+        text));
+  return {static_cast<std::uint32_t>(tasks), static_cast<std::uint32_t>(at_once)};
+}
+
+std::vector<std::string> split_words(std::string_view flag, std::string_view command) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  char quote = 0;
+  for (std::size_t i = 0; i < command.size(); ++i) {
+    const char c = command[i];
+    if (quote == '\'') {
+      if (c == '\'') quote = 0;
+      else word += c;
+    } else if (quote == '"') {
+      if (c == '"') quote = 0;
+      else if (c == '\\' && i + 1 < command.size() && std::string_view("\"\\$`").find(command[i + 1]) != std::string_view::npos)
+        word += command[++i];
+      else word += c;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (c == '\\' && i + 1 < command.size()) {
+      word += command[++i];
+      in_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (quote != 0)
+    throw InputError(fmt::format("{}: unterminated {} quote in '{}'", flag, quote == '"' ? "double" : "single", command));
+  if (in_word) words.push_back(std::move(word));
+  if (words.empty()) throw InputError(fmt::format("{}: expected a command, got '{}'", flag, command));
+  return words;
+}
+
+std::string shell_quote(std::string_view word) {
+  const bool safe = !word.empty() && word.find_first_not_of(
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,/:@%") ==
+      std::string_view::npos;
+  if (safe) return std::string(word);
+  std::string quoted = "'";
+  for (const char c : word) {
+    if (c == '\'') quoted += "'\\''";
+    else quoted += c;
+  }
+  return quoted + "'";
+}
+
+}  // namespace clustersweep::slurm

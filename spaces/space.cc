@@ -1,0 +1,1487 @@
+#include "spaces/space.h"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "estimator/error.h"
+#include "spaces/catalog.h"
+#include "spaces/expression.h"
+
+namespace clustersweep::spaces {
+
+namespace {
+
+constexpr double kDefaultTrainingTokens = 300e9;  // GPT-3's published training tokens
+constexpr std::size_t kMaxAxisValues = 1'000'000;
+
+constexpr const char* kPrecisionNames[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"};
+constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
+constexpr const char* kOffloadNames[] = {"none", "optimizer", "optimizer_activations", "all"};
+constexpr const char* kKeepNames[] = {"all", "feasible", "best-per-design", "pareto-per-design"};
+constexpr const char* kObjectiveNames[] = {"step_time", "time_to_train", "energy", "cost"};
+
+// Constraint variables beyond the axes: the cluster size the axes do not hold, and dp.
+constexpr int kVarOtherSize = kNumAxes;
+constexpr int kVarDp = kNumAxes + 1;
+constexpr int kNumVars = kNumAxes + 2;
+
+std::string format_number(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 1e15)
+    return fmt::format("{}", static_cast<std::int64_t>(v));
+  return fmt::format("{}", v);
+}
+
+template <std::size_t N>
+std::string quoted_list(const char* const (&names)[N]) {
+  std::string out;
+  for (std::size_t i = 0; i < N; ++i) out += fmt::format("{}\"{}\"", i ? ", " : "", names[i]);
+  return out;
+}
+
+template <std::size_t N>
+int find_name(const char* const (&names)[N], std::string_view name) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (name == names[i]) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// Where spec errors point, and how they read: "file:line:column: key: message".
+class Reporter {
+ public:
+  explicit Reporter(std::string filename) : filename_(std::move(filename)) {}
+
+  std::string where(const toml::source_region& at) const {
+    return fmt::format("{}:{}:{}", filename_, at.begin.line, at.begin.column);
+  }
+  [[noreturn]] void fail(const toml::source_region& at, std::string_view key,
+                         const std::string& message) const {
+    throw InputError(fmt::format("{}: {}: {}", where(at), key, message));
+  }
+  [[noreturn]] void fail(const toml::node& node, std::string_view key,
+                         const std::string& message) const {
+    fail(node.source(), key, message);
+  }
+  const std::string& filename() const { return filename_; }
+
+ private:
+  std::string filename_;
+};
+
+std::string describe_node(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::string:
+      return fmt::format("string \"{}\"", node.as_string()->get());
+    case toml::node_type::integer:
+      return fmt::format("integer {}", node.as_integer()->get());
+    case toml::node_type::floating_point:
+      return fmt::format("number {}", node.as_floating_point()->get());
+    case toml::node_type::boolean:
+      return node.as_boolean()->get() ? "true" : "false";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::table:
+      return "a table";
+    default:
+      return "a date/time";
+  }
+}
+
+std::string join_key(std::string_view prefix, std::string_view key) {
+  return prefix.empty() ? std::string(key) : fmt::format("{}.{}", prefix, key);
+}
+
+// Unknown keys are errors, with the closest valid key suggested.
+void check_keys(const Reporter& r, const toml::table& table, std::string_view prefix,
+                const std::vector<std::string>& allowed) {
+  for (auto&& [key, node] : table) {
+    const std::string name(key.str());
+    if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) continue;
+    const std::string full = join_key(prefix, name);
+    if (!prefix.empty() &&
+        (name == "constraints" || name == "calibration" || name == "description")) {
+      r.fail(key.source(), full,
+             fmt::format("unknown key; '{}' is a top-level key: put it before the first [table]",
+                         name));
+    }
+    const auto close = closest_names(name, allowed, 1);
+    if (!close.empty())
+      r.fail(key.source(), full, fmt::format("unknown key; did you mean '{}'?", close.front()));
+    r.fail(key.source(), full,
+           fmt::format("unknown key; valid keys are: {}", fmt::join(allowed, ", ")));
+  }
+}
+
+const toml::table* subtable(const Reporter& r, const toml::table& parent, std::string_view key,
+                            std::string_view full) {
+  const toml::node* node = parent.get(key);
+  if (!node) return nullptr;
+  if (!node->is_table())
+    r.fail(*node, full, fmt::format("must be a table, got {}", describe_node(*node)));
+  return node->as_table();
+}
+
+enum class Kind { positive_int, nonnegative_int, positive_real, nonnegative_real };
+
+bool is_int_kind(Kind k) { return k == Kind::positive_int || k == Kind::nonnegative_int; }
+bool is_positive_kind(Kind k) { return k == Kind::positive_int || k == Kind::positive_real; }
+
+const char* kind_text(Kind k) {
+  switch (k) {
+    case Kind::positive_int:
+      return "a positive integer";
+    case Kind::nonnegative_int:
+      return "a non-negative integer";
+    case Kind::positive_real:
+      return "a positive number";
+    case Kind::nonnegative_real:
+      return "a non-negative number";
+  }
+  return "";
+}
+
+std::optional<double> scalar_number(const toml::node& node) {
+  if (const auto* i = node.as_integer()) return static_cast<double>(i->get());
+  if (const auto* f = node.as_floating_point()) return f->get();
+  return std::nullopt;
+}
+
+double checked_number(const Reporter& r, const toml::node& node, const std::string& key,
+                      Kind kind) {
+  const auto v = scalar_number(node);
+  if (!v)
+    r.fail(node, key, fmt::format("must be {}, got {}", kind_text(kind), describe_node(node)));
+  const bool bad = !std::isfinite(*v) || (is_int_kind(kind) && *v != std::floor(*v)) ||
+                   (is_positive_kind(kind) ? *v <= 0 : *v < 0) || (is_int_kind(kind) && *v > 2e9);
+  if (bad) r.fail(node, key, fmt::format("must be {}, got {}", kind_text(kind), format_number(*v)));
+  return *v;
+}
+
+// The forms a numeric axis takes: a number, a list, {start, stop, step}, {start, stop, factor},
+// "pow2:A..B", or (plan axes only) "all", returned as an empty vector.
+std::vector<double> axis_numbers(const Reporter& r, const toml::node& node, const std::string& key,
+                                 Kind kind, bool allow_all) {
+  const std::string forms =
+      fmt::format("{}, a list, {{start, stop, step}}, {{start, stop, factor}} or \"pow2:A..B\"{}",
+                  kind_text(kind), allow_all ? " or \"all\"" : "");
+  std::vector<double> values;
+  if (scalar_number(node)) {
+    values.push_back(checked_number(r, node, key, kind));
+  } else if (const auto* array = node.as_array()) {
+    if (array->empty()) r.fail(node, key, fmt::format("empty list; give {}", forms));
+    for (std::size_t i = 0; i < array->size(); ++i) {
+      const toml::node& element = *array->get(i);
+      const std::string element_key = fmt::format("{}[{}]", key, i);
+      if (!scalar_number(element)) {
+        r.fail(element, element_key,
+               fmt::format("must be {}, got {}", kind_text(kind), describe_node(element)));
+      }
+      const double v = checked_number(r, element, element_key, kind);
+      if (std::find(values.begin(), values.end(), v) != values.end()) {
+        r.fail(element, element_key, fmt::format("duplicate value {}", format_number(v)));
+      }
+      values.push_back(v);
+    }
+  } else if (const auto* range = node.as_table()) {
+    check_keys(r, *range, key, {"start", "stop", "step", "factor"});
+    const toml::node* start_node = range->get("start");
+    const toml::node* stop_node = range->get("stop");
+    const toml::node* step_node = range->get("step");
+    const toml::node* factor_node = range->get("factor");
+    if (!start_node || !stop_node) {
+      r.fail(node, key, fmt::format("a range needs 'start' and 'stop', and 'step' or 'factor'"));
+    }
+    if ((step_node != nullptr) == (factor_node != nullptr)) {
+      r.fail(node, key, "a range needs exactly one of 'step' (linear) or 'factor' (geometric)");
+    }
+    const double start = checked_number(r, *start_node, key + ".start", kind);
+    const double stop = checked_number(r, *stop_node, key + ".stop", kind);
+    if (stop < start) {
+      r.fail(
+          *stop_node, key + ".stop",
+          fmt::format("must be >= start ({}), got {}", format_number(start), format_number(stop)));
+    }
+    if (step_node) {
+      const double step =
+          checked_number(r, *step_node, key + ".step",
+                         is_int_kind(kind) ? Kind::positive_int : Kind::positive_real);
+      const double count = std::floor((stop - start) / step + 1e-9) + 1;
+      if (count > static_cast<double>(kMaxAxisValues)) {
+        r.fail(node, key,
+               fmt::format("the range has {} values; at most {} are allowed", format_number(count),
+                           kMaxAxisValues));
+      }
+      for (double i = 0; i < count; ++i) {
+        // Round off the drift of repeated decimal steps (0.1 + 0.2 -> 0.3).
+        values.push_back(std::stod(fmt::format("{:.12g}", start + i * step)));
+      }
+    } else {
+      const auto factor = scalar_number(*factor_node);
+      if (!factor || !(*factor > 1) || !std::isfinite(*factor)) {
+        r.fail(*factor_node, key + ".factor",
+               fmt::format("must be a number > 1, got {}",
+                           factor ? format_number(*factor) : describe_node(*factor_node)));
+      }
+      for (double v = start; v <= stop * (1 + 1e-12); v *= *factor) {
+        const double value = is_int_kind(kind) ? std::round(v) : v;
+        if (is_int_kind(kind) && std::fabs(value - v) > 1e-9 * v) {
+          r.fail(node, key,
+                 fmt::format("the geometric range reaches {}, which is not an integer",
+                             format_number(v)));
+        }
+        values.push_back(value);
+      }
+    }
+  } else if (const auto* text = node.as_string()) {
+    const std::string s = text->get();
+    if (s == "all" && allow_all) return {};
+    unsigned long long lo = 0;
+    unsigned long long hi = 0;
+    char tail = 0;
+    if (std::sscanf(s.c_str(), "pow2:%llu..%llu%c", &lo, &hi, &tail) != 2 || lo == 0 || hi < lo ||
+        hi > (1ull << 40)) {
+      r.fail(node, key, fmt::format("must be {}, got {}", forms, describe_node(node)));
+    }
+    for (unsigned long long v = 1; v <= hi; v *= 2) {
+      if (v >= lo) values.push_back(static_cast<double>(v));
+    }
+    if (values.empty()) r.fail(node, key, fmt::format("\"{}\" holds no power of two", s));
+  } else {
+    r.fail(node, key, fmt::format("must be {}, got {}", forms, describe_node(node)));
+  }
+  return values;
+}
+
+// A label axis: one string or a list of strings from `valid` (or "all" when allow_all).
+template <std::size_t N>
+std::vector<int> axis_labels(const Reporter& r, const toml::node& node, const std::string& key,
+                             const char* const (&valid)[N], bool allow_all) {
+  const std::string valid_text = quoted_list(valid) + (allow_all ? " or \"all\"" : "");
+  auto one = [&](const toml::node& element, const std::string& element_key) {
+    const auto* s = element.as_string();
+    if (!s)
+      r.fail(element, element_key,
+             fmt::format("must be one of {}, got {}", valid_text, describe_node(element)));
+    const int index = find_name(valid, s->get());
+    if (index < 0)
+      r.fail(element, element_key,
+             fmt::format("must be one of {}, got \"{}\"", valid_text, s->get()));
+    return index;
+  };
+  std::vector<int> out;
+  if (const auto* s = node.as_string(); s && s->get() == "all" && allow_all) {
+    for (std::size_t i = 0; i < N; ++i) out.push_back(static_cast<int>(i));
+  } else if (const auto* array = node.as_array()) {
+    if (array->empty())
+      r.fail(node, key, fmt::format("empty list; give one or more of {}", valid_text));
+    for (std::size_t i = 0; i < array->size(); ++i) {
+      const std::string element_key = fmt::format("{}[{}]", key, i);
+      const int index = one(*array->get(i), element_key);
+      if (std::find(out.begin(), out.end(), index) != out.end()) {
+        r.fail(*array->get(i), element_key, fmt::format("duplicate value \"{}\"", valid[index]));
+      }
+      out.push_back(index);
+    }
+  } else {
+    out.push_back(one(node, key));
+  }
+  return out;
+}
+
+// Strings naming catalog entries (models, accelerators): one string or a list, unique.
+std::vector<std::pair<std::string, const toml::node*>> name_list(const Reporter& r,
+                                                                 const toml::node& node,
+                                                                 const std::string& key) {
+  std::vector<std::pair<std::string, const toml::node*>> out;
+  auto one = [&](const toml::node& element, const std::string& element_key) {
+    const auto* s = element.as_string();
+    if (!s)
+      r.fail(element, element_key,
+             fmt::format("must be a name or a list of names, got {}", describe_node(element)));
+    for (const auto& [name, at] : out) {
+      if (name == s->get())
+        r.fail(element, element_key, fmt::format("duplicate value \"{}\"", name));
+    }
+    out.emplace_back(s->get(), &element);
+  };
+  if (const auto* array = node.as_array()) {
+    if (array->empty()) r.fail(node, key, "empty list; give one or more names");
+    for (std::size_t i = 0; i < array->size(); ++i)
+      one(*array->get(i), fmt::format("{}[{}]", key, i));
+  } else {
+    one(node, key);
+  }
+  return out;
+}
+
+double number_key(const Reporter& r, const toml::table& table, std::string_view prefix,
+                  std::string_view name, Kind kind, double fallback) {
+  const toml::node* node = table.get(name);
+  if (!node) return fallback;
+  return checked_number(r, *node, join_key(prefix, name), kind);
+}
+
+bool bool_key(const Reporter& r, const toml::table& table, std::string_view prefix,
+              std::string_view name, bool fallback) {
+  const toml::node* node = table.get(name);
+  if (!node) return fallback;
+  const auto* b = node->as_boolean();
+  if (!b)
+    r.fail(*node, join_key(prefix, name),
+           fmt::format("must be true or false, got {}", describe_node(*node)));
+  return b->get();
+}
+
+struct ModelChoice {
+  std::string key;
+  estimator::Model model;
+  int seq_len = 0;  // 0: not given (inline model without a default)
+  std::int64_t global_batch = 0;
+  const toml::node* where = nullptr;  // during parsing only: the spec's value naming the model
+};
+
+struct GpuChoice {
+  std::string key;
+  estimator::Accelerator accelerator;
+  int gpus_per_node = 8;
+  int nvlink_domain = 8;
+  double node_overhead_w = 0;
+};
+
+// The sorted union of the divisors of `values` (positive integers).
+std::vector<double> divisors_of(const std::vector<double>& values) {
+  std::vector<double> out;
+  for (double v : values) {
+    const auto n = static_cast<std::int64_t>(v);
+    for (std::int64_t d = 1; d * d <= n; ++d) {
+      if (n % d != 0) continue;
+      out.push_back(static_cast<double>(d));
+      out.push_back(static_cast<double>(n / d));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+bool kv_heads_compatible(int tp, int kv_heads) { return kv_heads % tp == 0 || tp % kv_heads == 0; }
+
+}  // namespace
+
+struct Space::Impl {
+  std::string text;
+  std::string filename;
+  std::vector<Axis> axes;
+  std::array<std::uint64_t, kNumAxes> radix{};
+  std::array<std::uint64_t, kNumAxes> stride{};
+  std::uint64_t size = 0;
+  std::uint64_t designs = 0;
+  std::uint64_t plan_points = 0;
+  bool plan_fits_32 = true;
+  bool size_is_nodes = true;
+
+  std::vector<ModelChoice> models;
+  std::vector<GpuChoice> gpus;
+  std::vector<estimator::Precision> precisions;
+  // Plan axis values as the estimator's types.
+  std::vector<int> tp, pp, cp, vp, micro_batch, zero;
+  std::vector<estimator::Recompute> recompute;
+  std::vector<std::uint8_t> sequence_parallel;
+  std::vector<estimator::Offload> offload;
+
+  double nvlink_latency_s = 0;
+  double inter_node_latency_s = 0;
+  double node_overhead_w = -1;  // < 0: the accelerator's catalog value
+  bool allow_tp_across_nodes = false;
+
+  std::vector<std::string> constraint_texts;
+  std::vector<Expression> design_constraints;
+  std::vector<Expression> plan_constraints;
+  std::vector<int> plan_constraint_design_vars;  // design variables the plan constraints read
+
+  double training_tokens = kDefaultTrainingTokens;
+  Pricing pricing;
+  Keep keep = Keep::all;
+  Objective objective = Objective::step_time;
+  estimator::Calibration calibration;
+
+  bool fill_design(std::uint64_t design, Design& out, Violation& why) const noexcept;
+  bool check_plan(const Design& design, const std::uint32_t* digit, estimator::Plan& out,
+                  Violation& why) const noexcept;
+  void resolve_values(Design& design) const noexcept;
+  void design_variables(const Design& design, double* vars) const noexcept;
+  // Everything the structural plan rules read of a design: designs with equal keys have the
+  // same valid plans.
+  std::vector<double> plan_rules_key(const Design& design) const;
+  void count_plans(const Design& design, std::array<std::uint64_t, kNumViolations>& counts) const;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Parsing
+
+namespace {
+
+class Parser {
+ public:
+  Parser(std::string_view text, std::string_view filename, Space::Impl& impl)
+      : r_(std::string(filename)), text_(text), im_(impl) {}
+
+  void run() {
+    try {
+      root_ = toml::parse(text_, r_.filename());
+    } catch (const toml::parse_error& e) {
+      throw InputError(fmt::format("{}: {}", r_.where(e.source()), e.description()));
+    }
+    check_keys(r_, root_, "",
+               {"description", "calibration", "constraints", "workload", "models", "cluster",
+                "plan", "pricing", "output"});
+    if (const toml::node* d = root_.get("description"); d && !d->is_string()) {
+      r_.fail(*d, "description", fmt::format("must be a string, got {}", describe_node(*d)));
+    }
+    im_.axes.resize(kNumAxes);
+    parse_calibration();
+    parse_models();
+    parse_workload();
+    parse_cluster();
+    parse_plan();
+    parse_pricing();
+    parse_output();
+    layout();
+    parse_constraints();
+    for (auto& m : im_.models) m.where = nullptr;  // points into the parsed document
+  }
+
+ private:
+  const toml::table& required_table(std::string_view name, std::string_view what) {
+    const toml::table* t = subtable(r_, root_, name, name);
+    if (!t) {
+      throw InputError(
+          fmt::format("{}:1:1: {}: missing table [{}]; {}", r_.filename(), name, name, what));
+    }
+    return *t;
+  }
+
+  Axis& axis(AxisId id, std::string name, std::string unit, bool is_label) {
+    Axis& a = im_.axes[id];
+    a.name = std::move(name);
+    a.unit = std::move(unit);
+    a.is_label = is_label;
+    a.is_plan = id >= kTp;
+    return a;
+  }
+
+  void parse_models() {
+    const toml::table* models = subtable(r_, root_, "models", "models");
+    if (!models) return;
+    for (auto&& [key, node] : *models) {
+      const std::string name(key.str());
+      const std::string prefix = "models." + name;
+      if (!node.is_table())
+        r_.fail(node, prefix,
+                fmt::format("must be a table of the architecture, got {}", describe_node(node)));
+      const toml::table& t = *node.as_table();
+      check_keys(r_, t, prefix,
+                 {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "mlp", "vocab", "seq_len",
+                  "global_batch"});
+      if (Catalog::builtin().find_model(name)) {
+        r_.fail(key.source(), prefix,
+                fmt::format("shadows the catalog model '{}'; give the inline model another name",
+                            name));
+      }
+      auto required = [&](std::string_view field) {
+        const toml::node* n = t.get(field);
+        if (!n)
+          r_.fail(key.source(), prefix, fmt::format("missing '{}' (a positive integer)", field));
+        return static_cast<int>(
+            checked_number(r_, *n, join_key(prefix, field), Kind::positive_int));
+      };
+      ModelChoice m;
+      m.key = name;
+      m.where = &node;
+      m.model.layers = required("layers");
+      m.model.hidden = required("hidden");
+      m.model.heads = required("heads");
+      m.model.vocab = required("vocab");
+      m.model.kv_heads = static_cast<int>(
+          number_key(r_, t, prefix, "kv_heads", Kind::positive_int, m.model.heads));
+      if (const toml::node* mlp = t.get("mlp")) {
+        const auto* s = mlp->as_string();
+        if (!s || (s->get() != "gelu" && s->get() != "swiglu")) {
+          r_.fail(*mlp, prefix + ".mlp",
+                  fmt::format("must be \"gelu\" or \"swiglu\", got {}", describe_node(*mlp)));
+        }
+        m.model.mlp = s->get() == "gelu" ? estimator::Mlp::gelu : estimator::Mlp::swiglu;
+      }
+      if (m.model.mlp == estimator::Mlp::swiglu && !t.get("ffn_hidden")) {
+        r_.fail(key.source(), prefix, "missing 'ffn_hidden' (required with mlp = \"swiglu\")");
+      }
+      m.model.ffn_hidden = static_cast<int>(
+          number_key(r_, t, prefix, "ffn_hidden", Kind::positive_int, 4.0 * m.model.hidden));
+      if (m.model.hidden % m.model.heads != 0) {
+        r_.fail(
+            *t.get("hidden"), prefix + ".hidden",
+            fmt::format("must be divisible by heads ({}), got {}", m.model.heads, m.model.hidden));
+      }
+      if (m.model.heads % m.model.kv_heads != 0) {
+        r_.fail(*t.get("kv_heads"), prefix + ".kv_heads",
+                fmt::format("must divide heads ({}), got {}", m.model.heads, m.model.kv_heads));
+      }
+      m.seq_len = static_cast<int>(number_key(r_, t, prefix, "seq_len", Kind::positive_int, 0));
+      m.global_batch = static_cast<std::int64_t>(
+          number_key(r_, t, prefix, "global_batch", Kind::positive_int, 0));
+      inline_models_.push_back(std::move(m));
+    }
+  }
+
+  void parse_workload() {
+    const toml::table& t =
+        required_table("workload", "give at least: model = \"<catalog key or [models.NAME]>\"");
+    check_keys(r_, t, "workload",
+               {"model", "seq_len", "global_batch", "precision", "training_tokens"});
+    const toml::node* model_node = t.get("model");
+    if (!model_node) {
+      r_.fail(t.source(), "workload",
+              "missing 'model' (a catalog model such as \"gpt3-175b\", a [models.NAME] table, or a "
+              "list)");
+    }
+    Axis& models = axis(kModel, "model", "", true);
+    for (const auto& [name, at] : name_list(r_, *model_node, "workload.model")) {
+      const auto inline_model = std::find_if(inline_models_.begin(), inline_models_.end(),
+                                             [&](const ModelChoice& m) { return m.key == name; });
+      ModelChoice m;
+      if (inline_model != inline_models_.end()) {
+        m = *inline_model;
+      } else {
+        const ModelEntry& e = Catalog::builtin().model(
+            name, fmt::format("{}: workload.model", r_.where(at->source())));
+        m.key = e.key;
+        m.model = e.model;
+        m.seq_len = e.seq_len;
+        m.global_batch = e.global_batch;
+      }
+      m.where = at;
+      models.labels.push_back(m.key);
+      im_.models.push_back(std::move(m));
+    }
+    // seq_len and global_batch: the spec's values, or each model's default (0 marks "the model's
+    // default" when the models disagree).
+    auto model_defaults = [&](AxisId id, const char* key, auto field) {
+      Axis& a = axis(id, key, id == kSeqLen ? "tokens" : "sequences", false);
+      if (const toml::node* n = t.get(key)) {
+        a.numbers = axis_numbers(r_, *n, std::string("workload.") + key, Kind::positive_int, false);
+        return;
+      }
+      std::vector<double> defaults;
+      for (const auto& m : im_.models) {
+        const double v = static_cast<double>(m.*field);
+        if (v == 0) {
+          r_.fail(
+              *m.where, "workload.model",
+              fmt::format("inline model '{}' has no default {}; set workload.{} or models.{}.{}",
+                          m.key, key, key, m.key, key));
+        }
+        if (std::find(defaults.begin(), defaults.end(), v) == defaults.end()) defaults.push_back(v);
+      }
+      a.numbers = {defaults.size() == 1 ? defaults.front() : 0.0};
+      a.zero_means_default = defaults.size() > 1;
+    };
+    model_defaults(kSeqLen, "seq_len", &ModelChoice::seq_len);
+    model_defaults(kGlobalBatch, "global_batch", &ModelChoice::global_batch);
+
+    Axis& precision = axis(kPrecision, "precision", "", true);
+    std::vector<int> precisions = {static_cast<int>(estimator::Precision::bf16)};
+    if (const toml::node* n = t.get("precision"))
+      precisions = axis_labels(r_, *n, "workload.precision", kPrecisionNames, false);
+    for (int p : precisions) {
+      precision.labels.push_back(kPrecisionNames[p]);
+      im_.precisions.push_back(static_cast<estimator::Precision>(p));
+    }
+    im_.training_tokens = number_key(r_, t, "workload", "training_tokens", Kind::positive_real,
+                                     kDefaultTrainingTokens);
+  }
+
+  void parse_cluster() {
+    const toml::table& t =
+        required_table("cluster", "give at least: gpu = \"<accelerator>\" and nodes = <count>");
+    check_keys(r_, t, "cluster",
+               {"gpu", "nodes", "gpus", "gpus_per_node", "nvlink_domain", "nvlink_gbytes_per_s",
+                "inter_node_gbps_per_gpu", "hbm_gb", "expansion_gb", "expansion_gbytes_per_s",
+                "nvlink_latency_us", "inter_node_latency_us", "node_overhead_w"});
+    const toml::node* gpu_node = t.get("gpu");
+    if (!gpu_node) {
+      r_.fail(t.source(), "cluster",
+              "missing 'gpu' (an accelerator such as \"H100-SXM5-80GB\", or a list)");
+    }
+    Axis& gpus = axis(kGpu, "gpu", "", true);
+    for (const auto& [name, at] : name_list(r_, *gpu_node, "cluster.gpu")) {
+      const AcceleratorEntry& e = Catalog::builtin().accelerator(
+          name, fmt::format("{}: cluster.gpu", r_.where(at->source())));
+      gpus.labels.push_back(e.key);
+      im_.gpus.push_back({e.key, e.accelerator, e.default_gpus_per_node, e.default_nvlink_domain,
+                          e.default_node_overhead_w});
+    }
+
+    const toml::node* nodes = t.get("nodes");
+    const toml::node* count = t.get("gpus");
+    if (nodes && count) r_.fail(*count, "cluster.gpus", "give either 'nodes' or 'gpus', not both");
+    if (!nodes && !count) {
+      r_.fail(t.source(), "cluster",
+              "missing 'nodes' (or 'gpus'): the cluster size to sweep, e.g. nodes = [16, 32, 64]");
+    }
+    im_.size_is_nodes = nodes != nullptr;
+    axis(kClusterSize, nodes ? "num_nodes" : "num_gpus", "", false).numbers =
+        axis_numbers(r_, nodes ? *nodes : *count, nodes ? "cluster.nodes" : "cluster.gpus",
+                     Kind::positive_int, false);
+
+    // Axes whose default comes from the accelerator: one concrete value when there is one
+    // accelerator, else 0 = "the accelerator's default" (docs/spec-format.md).
+    auto gpu_default = [&](AxisId id, const char* key, const char* unit, Kind kind,
+                           auto default_of) {
+      Axis& a = axis(id, key, unit, false);
+      if (const toml::node* n = t.get(key)) {
+        a.numbers = axis_numbers(r_, *n, std::string("cluster.") + key, kind, false);
+        return;
+      }
+      std::vector<double> defaults;
+      for (const auto& g : im_.gpus) {
+        const double v = default_of(g);
+        if (std::find(defaults.begin(), defaults.end(), v) == defaults.end()) defaults.push_back(v);
+      }
+      a.numbers = {defaults.size() == 1 ? defaults.front() : 0.0};
+      a.zero_means_default = defaults.size() > 1;
+    };
+    gpu_default(kGpusPerNode, "gpus_per_node", "", Kind::positive_int,
+                [](const GpuChoice& g) { return double(g.gpus_per_node); });
+    if (im_.size_is_nodes) {
+      double max_gpn = 0;
+      for (double v : im_.axes[kGpusPerNode].numbers) max_gpn = std::max(max_gpn, v);
+      for (const auto& g : im_.gpus) max_gpn = std::max(max_gpn, double(g.gpus_per_node));
+      for (double n : im_.axes[kClusterSize].numbers) {
+        if (n * max_gpn > 2147483647.0) {
+          r_.fail(*nodes, "cluster.nodes",
+                  fmt::format("{} nodes of {} GPUs exceed 2^31 GPUs", format_number(n),
+                              format_number(max_gpn)));
+        }
+      }
+    }
+    // The NVLink domain: node-local NVLink (the catalog's domain equals its node) follows
+    // gpus_per_node; a rack-scale domain (NVL72) keeps its size.
+    Axis& domain = axis(kNvlinkDomain, "nvlink_domain", "", false);
+    if (const toml::node* n = t.get("nvlink_domain")) {
+      domain.numbers = axis_numbers(r_, *n, "cluster.nvlink_domain", Kind::positive_int, false);
+    } else {
+      std::vector<double> resolved;
+      for (const auto& g : im_.gpus) {
+        for (double v : im_.axes[kGpusPerNode].numbers) {
+          const double gpn = v != 0 ? v : g.gpus_per_node;
+          const double d = g.nvlink_domain == g.gpus_per_node ? gpn : g.nvlink_domain;
+          if (std::find(resolved.begin(), resolved.end(), d) == resolved.end())
+            resolved.push_back(d);
+        }
+      }
+      domain.numbers = {resolved.size() == 1 ? resolved.front() : 0.0};
+      domain.zero_means_default = resolved.size() > 1;
+    }
+    gpu_default(kNvlinkGbytesPerS, "nvlink_gbytes_per_s", "GB/s", Kind::positive_real,
+                [](const GpuChoice& g) { return g.accelerator.nvlink_bytes_per_s / 1e9; });
+    Axis& inter = axis(kInterNodeGbpsPerGpu, "inter_node_gbps_per_gpu", "Gbit/s", false);
+    if (const toml::node* n = t.get("inter_node_gbps_per_gpu")) {
+      inter.numbers =
+          axis_numbers(r_, *n, "cluster.inter_node_gbps_per_gpu", Kind::positive_real, false);
+    } else {
+      inter.numbers = {im_.calibration.default_inter_node_gbps_per_gpu};
+    }
+    gpu_default(kHbmGb, "hbm_gb", "GB", Kind::positive_real,
+                [](const GpuChoice& g) { return g.accelerator.hbm_bytes / 1e9; });
+    Axis& expansion = axis(kExpansionGb, "expansion_gb", "GB", false);
+    expansion.numbers = {0};
+    if (const toml::node* n = t.get("expansion_gb")) {
+      expansion.numbers =
+          axis_numbers(r_, *n, "cluster.expansion_gb", Kind::nonnegative_real, false);
+    }
+    Axis& expansion_bw = axis(kExpansionGbytesPerS, "expansion_gbytes_per_s", "GB/s", false);
+    const bool any_expansion = std::any_of(expansion.numbers.begin(), expansion.numbers.end(),
+                                           [](double v) { return v > 0; });
+    if (const toml::node* n = t.get("expansion_gbytes_per_s")) {
+      expansion_bw.numbers =
+          axis_numbers(r_, *n, "cluster.expansion_gbytes_per_s", Kind::positive_real, false);
+    } else if (any_expansion && im_.calibration.default_expansion_gbytes_per_s > 0) {
+      expansion_bw.numbers = {im_.calibration.default_expansion_gbytes_per_s};
+    } else if (any_expansion) {
+      r_.fail(*t.get("expansion_gb"), "cluster.expansion_gb",
+              "an expansion tier needs its bandwidth: set cluster.expansion_gbytes_per_s");
+    } else {
+      expansion_bw.numbers = {0};
+    }
+    // Scalars: latencies default to the calibration's, node overhead to the accelerator's (-1).
+    im_.nvlink_latency_s = number_key(r_, t, "cluster", "nvlink_latency_us", Kind::nonnegative_real,
+                                      im_.calibration.nvlink_latency_s * 1e6) *
+                           1e-6;
+    im_.inter_node_latency_s =
+        number_key(r_, t, "cluster", "inter_node_latency_us", Kind::nonnegative_real,
+                   im_.calibration.inter_node_latency_s * 1e6) *
+        1e-6;
+    im_.node_overhead_w =
+        number_key(r_, t, "cluster", "node_overhead_w", Kind::nonnegative_real, -1);
+  }
+
+  // The distinct values a design quantity takes across the space (catalog defaults resolved).
+  std::vector<double> distinct(AxisId id, auto default_of) const {
+    std::vector<double> out;
+    auto add = [&](double v) {
+      if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    };
+    for (double v : im_.axes[id].numbers) {
+      if (v != 0) {
+        add(v);
+      } else {
+        default_of(add);
+      }
+    }
+    return out;
+  }
+
+  void parse_plan() {
+    const toml::table empty;
+    const toml::table* found = subtable(r_, root_, "plan", "plan");
+    const toml::table& t = found ? *found : empty;
+    check_keys(r_, t, "plan",
+               {"tp", "pp", "cp", "vp", "micro_batch", "zero", "recompute", "sequence_parallel",
+                "offload", "allow_tp_across_nodes"});
+    im_.allow_tp_across_nodes = bool_key(r_, t, "plan", "allow_tp_across_nodes", false);
+
+    // What "all" may choose from: the values the workloads and clusters can make valid.
+    const auto seq_lens = distinct(kSeqLen, [&](auto add) {
+      for (auto& m : im_.models) add(m.seq_len);
+    });
+    const auto batches = distinct(kGlobalBatch, [&](auto add) {
+      for (auto& m : im_.models) add(double(m.global_batch));
+    });
+    const auto gpns = distinct(kGpusPerNode, [&](auto add) {
+      for (auto& g : im_.gpus) add(g.gpus_per_node);
+    });
+    auto domains = distinct(kNvlinkDomain, [&](auto add) {
+      for (auto& g : im_.gpus) add(g.nvlink_domain);
+    });
+    for (double g : gpns) {
+      if (std::find(domains.begin(), domains.end(), g) == domains.end()) domains.push_back(g);
+    }
+    std::vector<double> gpu_counts;
+    for (double size : im_.axes[kClusterSize].numbers) {
+      if (!im_.size_is_nodes) {
+        gpu_counts.push_back(size);
+        continue;
+      }
+      for (double g : gpns) gpu_counts.push_back(size * g);
+    }
+    auto divides_some = [](double d, const std::vector<double>& values) {
+      return std::any_of(values.begin(), values.end(),
+                         [&](double v) { return std::fmod(v, d) == 0; });
+    };
+    std::vector<double> layers;
+    std::vector<double> heads;
+    for (const auto& m : im_.models) {
+      layers.push_back(m.model.layers);
+      heads.push_back(m.model.heads);
+    }
+
+    // "all": the candidates (sorted) that can_be_valid accepts.
+    auto int_axis = [&](AxisId id, const char* key, Kind kind, auto can_be_valid,
+                        const std::vector<double>& candidates, std::vector<int>& out,
+                        const char* unit = "") {
+      Axis& a = axis(id, key, unit, false);
+      const toml::node* n = t.get(key);
+      if (n)
+        a.numbers = axis_numbers(r_, *n, std::string("plan.") + key, kind, true);
+      else
+        a.numbers = {kind == Kind::positive_int ? 1.0 : 0.0};
+      if (a.numbers.empty()) {
+        for (double d : candidates) {
+          if (can_be_valid(d)) a.numbers.push_back(d);
+        }
+      }
+      for (double v : a.numbers) out.push_back(static_cast<int>(v));
+    };
+    int_axis(
+        kTp, "tp", Kind::positive_int,
+        [&](double d) {
+          const bool heads_ok =
+              std::any_of(im_.models.begin(), im_.models.end(), [&](const ModelChoice& m) {
+                return m.model.heads % int(d) == 0 && kv_heads_compatible(int(d), m.model.kv_heads);
+              });
+          return heads_ok && divides_some(d, gpu_counts) &&
+                 (im_.allow_tp_across_nodes || divides_some(d, domains));
+        },
+        divisors_of(heads), im_.tp);
+    int_axis(
+        kPp, "pp", Kind::positive_int,
+        [&](double d) {
+          return std::any_of(im_.models.begin(), im_.models.end(),
+                             [&](const ModelChoice& m) { return m.model.layers % int(d) == 0; }) &&
+                 divides_some(d, gpu_counts);
+        },
+        divisors_of(layers), im_.pp);
+    int_axis(
+        kCp, "cp", Kind::positive_int,
+        [&](double d) {
+          return d == 1 || (divides_some(2 * d, seq_lens) && divides_some(d, gpu_counts));
+        },
+        divisors_of(gpu_counts), im_.cp);
+    int_axis(
+        kVp, "vp", Kind::positive_int,
+        [&](double d) {
+          if (d == 1) return true;
+          for (int p : im_.pp) {
+            if (p < 2) continue;
+            for (const auto& m : im_.models) {
+              if (m.model.layers % (p * int(d)) == 0) return true;
+            }
+          }
+          return false;
+        },
+        divisors_of(layers), im_.vp);
+    int_axis(
+        kMicroBatch, "micro_batch", Kind::positive_int,
+        [&](double d) { return divides_some(d, batches); }, divisors_of(batches), im_.micro_batch,
+        "sequences");
+    int_axis(
+        kZero, "zero", Kind::nonnegative_int, [](double) { return true; },
+        std::vector<double>{0, 1, 2, 3}, im_.zero);
+    for (std::size_t i = 0; i < im_.zero.size(); ++i) {
+      if (im_.zero[i] > 3) {
+        const toml::node& n = *t.get("zero");
+        const toml::node& at = n.is_array() ? *n.as_array()->get(i) : n;
+        r_.fail(at, n.is_array() ? fmt::format("plan.zero[{}]", i) : "plan.zero",
+                fmt::format("must be 0, 1, 2 or 3 (ZeRO stage), got {}", im_.zero[i]));
+      }
+    }
+
+    Axis& recompute = axis(kRecompute, "recompute", "", true);
+    std::vector<int> recomputes = {0};
+    if (const toml::node* n = t.get("recompute"))
+      recomputes = axis_labels(r_, *n, "plan.recompute", kRecomputeNames, true);
+    for (int v : recomputes) {
+      recompute.labels.push_back(kRecomputeNames[v]);
+      im_.recompute.push_back(static_cast<estimator::Recompute>(v));
+    }
+
+    Axis& sp = axis(kSequenceParallel, "sequence_parallel", "", false);
+    sp.numbers = {0};
+    if (const toml::node* n = t.get("sequence_parallel")) {
+      sp.numbers.clear();
+      auto one = [&](const toml::node& e, const std::string& key) {
+        const auto* b = e.as_boolean();
+        if (!b)
+          r_.fail(e, key,
+                  fmt::format("must be true, false, a list of them or \"all\", got {}",
+                              describe_node(e)));
+        const double v = b->get() ? 1 : 0;
+        if (std::find(sp.numbers.begin(), sp.numbers.end(), v) != sp.numbers.end()) {
+          r_.fail(e, key, fmt::format("duplicate value {}", b->get() ? "true" : "false"));
+        }
+        sp.numbers.push_back(v);
+      };
+      if (const auto* s = n->as_string(); s && s->get() == "all") {
+        sp.numbers = {0, 1};
+      } else if (const auto* array = n->as_array()) {
+        if (array->empty())
+          r_.fail(*n, "plan.sequence_parallel", "empty list; give true, false or both");
+        for (std::size_t i = 0; i < array->size(); ++i)
+          one(*array->get(i), fmt::format("plan.sequence_parallel[{}]", i));
+      } else {
+        one(*n, "plan.sequence_parallel");
+      }
+    }
+    for (double v : sp.numbers) im_.sequence_parallel.push_back(v != 0);
+
+    Axis& offload = axis(kOffload, "offload", "", true);
+    std::vector<int> offloads = {0};
+    if (const toml::node* n = t.get("offload")) {
+      offloads = axis_labels(r_, *n, "plan.offload", kOffloadNames, true);
+      const auto& expansion = im_.axes[kExpansionGb].numbers;
+      const bool any_expansion =
+          std::any_of(expansion.begin(), expansion.end(), [](double v) { return v > 0; });
+      if (const auto* s = n->as_string(); s && s->get() == "all" && !any_expansion) offloads = {0};
+    }
+    for (int v : offloads) {
+      offload.labels.push_back(kOffloadNames[v]);
+      im_.offload.push_back(static_cast<estimator::Offload>(v));
+    }
+  }
+
+  void parse_pricing() {
+    const toml::table* t = subtable(r_, root_, "pricing", "pricing");
+    if (!t) return;
+    check_keys(r_, *t, "pricing",
+               {"pue", "usd_per_kwh", "carbon_g_per_kwh", "gpu_hour_usd", "capex_usd_per_gpu",
+                "amortize_years"});
+    Pricing& p = im_.pricing;
+    p.pue = number_key(r_, *t, "pricing", "pue", Kind::positive_real, p.pue);
+    if (p.pue < 1)
+      r_.fail(*t->get("pue"), "pricing.pue",
+              fmt::format("must be >= 1 (facility power / IT power), got {}", p.pue));
+    p.usd_per_kwh =
+        number_key(r_, *t, "pricing", "usd_per_kwh", Kind::nonnegative_real, p.usd_per_kwh);
+    p.carbon_g_per_kwh = number_key(r_, *t, "pricing", "carbon_g_per_kwh", Kind::nonnegative_real,
+                                    p.carbon_g_per_kwh);
+    p.gpu_hour_usd =
+        number_key(r_, *t, "pricing", "gpu_hour_usd", Kind::nonnegative_real, p.gpu_hour_usd);
+    p.capex_usd_per_gpu = number_key(r_, *t, "pricing", "capex_usd_per_gpu", Kind::nonnegative_real,
+                                     p.capex_usd_per_gpu);
+    p.amortize_years =
+        number_key(r_, *t, "pricing", "amortize_years", Kind::positive_real, p.amortize_years);
+    if (p.gpu_hour_usd > 0 && p.capex_usd_per_gpu > 0) {
+      r_.fail(*t->get("capex_usd_per_gpu"), "pricing.capex_usd_per_gpu",
+              "give either gpu_hour_usd (rented) or capex_usd_per_gpu (owned), not both");
+    }
+  }
+
+  void parse_output() {
+    const toml::table* t = subtable(r_, root_, "output", "output");
+    if (!t) return;
+    check_keys(r_, *t, "output", {"keep", "objective"});
+    if (const toml::node* n = t->get("keep")) {
+      const auto* s = n->as_string();
+      const int k = s ? find_name(kKeepNames, s->get()) : -1;
+      if (k < 0)
+        r_.fail(
+            *n, "output.keep",
+            fmt::format("must be one of {}, got {}", quoted_list(kKeepNames), describe_node(*n)));
+      im_.keep = static_cast<Keep>(k);
+    }
+    if (const toml::node* n = t->get("objective")) {
+      const auto* s = n->as_string();
+      const int k = s ? find_name(kObjectiveNames, s->get()) : -1;
+      if (k < 0) {
+        r_.fail(*n, "output.objective",
+                fmt::format("must be one of {}, got {}", quoted_list(kObjectiveNames),
+                            describe_node(*n)));
+      }
+      im_.objective = static_cast<Objective>(k);
+    }
+  }
+
+  void parse_calibration() {
+    const toml::node* n = root_.get("calibration");
+    if (!n) {
+      im_.calibration = builtin_calibration();
+      return;
+    }
+    const auto* s = n->as_string();
+    if (!s)
+      r_.fail(
+          *n, "calibration",
+          fmt::format("must be the path of a calibration TOML file, got {}", describe_node(*n)));
+    std::filesystem::path path(s->get());
+    if (path.is_relative()) path = std::filesystem::path(r_.filename()).parent_path() / path;
+    std::ifstream probe(path);
+    if (!probe) {
+      r_.fail(*n, "calibration",
+              fmt::format("cannot read '{}': {}", path.string(), std::strerror(errno)));
+    }
+    im_.calibration = load_calibration(path.string());
+  }
+
+  // Strides and sizes; the product must fit a 64-bit point id.
+  void layout() {
+    std::uint64_t stride = 1;
+    for (int i = kNumAxes - 1; i >= 0; --i) {
+      im_.radix[i] = im_.axes[i].size();
+      im_.stride[i] = stride;
+      if (__builtin_mul_overflow(stride, im_.radix[i], &stride) ||
+          stride > (std::uint64_t{1} << 62)) {
+        throw InputError(
+            fmt::format("{}:1:1: space: more than 2^62 points; sweep fewer values", r_.filename()));
+      }
+      if (i == kTp) im_.plan_points = stride;
+    }
+    im_.size = stride;
+    im_.designs = im_.size / im_.plan_points;
+    im_.plan_fits_32 = im_.plan_points <= 0xffffffffu;
+  }
+
+  void parse_constraints() {
+    const toml::node* n = root_.get("constraints");
+    if (!n) return;
+    const auto* array = n->as_array();
+    if (!array)
+      r_.fail(*n, "constraints",
+              fmt::format("must be a list of expressions like \"tp * pp <= 64\", got {}",
+                          describe_node(*n)));
+    ExpressionNames names;
+    for (const Axis& a : im_.axes) names.names.push_back(a.name);
+    names.names.push_back(im_.size_is_nodes ? "num_gpus" : "num_nodes");
+    names.names.push_back("dp");
+    names.label_value = [&](int variable, std::string_view label,
+                            std::vector<std::string>& valid) -> std::optional<double> {
+      if (variable >= kNumAxes || !im_.axes[variable].is_label) return std::nullopt;
+      const auto& labels = im_.axes[variable].labels;
+      const auto it = std::find(labels.begin(), labels.end(), label);
+      if (it == labels.end()) {
+        valid = labels;
+        return std::nullopt;
+      }
+      return static_cast<double>(it - labels.begin());
+    };
+    for (std::size_t i = 0; i < array->size(); ++i) {
+      const toml::node& e = *array->get(i);
+      const std::string key = fmt::format("constraints[{}]", i);
+      const auto* s = e.as_string();
+      if (!s)
+        r_.fail(e, key,
+                fmt::format("must be an expression string like \"tp * pp <= 64\", got {}",
+                            describe_node(e)));
+      try {
+        Expression x = Expression::compile(s->get(), names);
+        im_.constraint_texts.push_back(s->get());
+        const bool reads_plan = std::any_of(x.variables().begin(), x.variables().end(), [](int v) {
+          return v >= kTp && v < kNumAxes ? true : v == kVarDp;
+        });
+        if (reads_plan) {
+          for (int v : x.variables()) {
+            if ((v < kTp || v == kVarOtherSize) &&
+                std::find(im_.plan_constraint_design_vars.begin(),
+                          im_.plan_constraint_design_vars.end(),
+                          v) == im_.plan_constraint_design_vars.end()) {
+              im_.plan_constraint_design_vars.push_back(v);
+            }
+          }
+          im_.plan_constraints.push_back(std::move(x));
+        } else {
+          im_.design_constraints.push_back(std::move(x));
+        }
+      } catch (const ExpressionError& err) {
+        r_.fail(e, key,
+                fmt::format("{} at offset {} of \"{}\"", err.what(), err.offset(), s->get()));
+      }
+    }
+  }
+
+  Reporter r_;
+  std::string_view text_;
+  Space::Impl& im_;
+  toml::table root_;
+  std::vector<ModelChoice> inline_models_;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Designs and plans
+
+bool Space::Impl::fill_design(std::uint64_t design, Design& out, Violation& why) const noexcept {
+  why = Violation::none;
+  out.id = design;
+  std::uint64_t rest = design;
+  for (int i = kNumDesignAxes - 1; i >= 0; --i) {
+    out.axis_index[i] = static_cast<std::uint32_t>(rest % radix[i]);
+    rest /= radix[i];
+  }
+  auto number = [&](AxisId id) { return axes[id].numbers[out.axis_index[id]]; };
+
+  const ModelChoice& m = models[out.axis_index[kModel]];
+  const GpuChoice& g = gpus[out.axis_index[kGpu]];
+  estimator::Workload& w = out.workload;
+  w.model = m.model;
+  w.seq_len = number(kSeqLen) != 0 ? static_cast<int>(number(kSeqLen)) : m.seq_len;
+  w.global_batch =
+      number(kGlobalBatch) != 0 ? static_cast<std::int64_t>(number(kGlobalBatch)) : m.global_batch;
+  w.precision = precisions[out.axis_index[kPrecision]];
+
+  estimator::Cluster& c = out.cluster;
+  c = estimator::Cluster{};
+  c.gpu = g.accelerator;
+  c.gpus_per_node =
+      number(kGpusPerNode) != 0 ? static_cast<int>(number(kGpusPerNode)) : g.gpus_per_node;
+  if (number(kNvlinkDomain) != 0) {
+    c.nvlink_domain = static_cast<int>(number(kNvlinkDomain));
+  } else {
+    // Node-local NVLink follows gpus_per_node; a rack-scale domain (NVL72) keeps its size.
+    c.nvlink_domain = g.nvlink_domain == g.gpus_per_node ? c.gpus_per_node : g.nvlink_domain;
+  }
+  const double size = number(kClusterSize);
+  c.num_gpus = size_is_nodes ? static_cast<int>(size) * c.gpus_per_node : static_cast<int>(size);
+  c.nvlink_bytes_per_s = number(kNvlinkGbytesPerS) != 0 ? number(kNvlinkGbytesPerS) * 1e9
+                                                        : g.accelerator.nvlink_bytes_per_s;
+  c.inter_node_bytes_per_s = number(kInterNodeGbpsPerGpu) * 1e9 / 8;
+  c.nvlink_latency_s = nvlink_latency_s;
+  c.inter_node_latency_s = inter_node_latency_s;
+  c.hbm_bytes = number(kHbmGb) != 0 ? number(kHbmGb) * 1e9 : g.accelerator.hbm_bytes;
+  c.expansion_bytes = number(kExpansionGb) * 1e9;
+  c.expansion_bytes_per_s = number(kExpansionGbytesPerS) * 1e9;
+  c.node_overhead_w = node_overhead_w >= 0 ? node_overhead_w : g.node_overhead_w;
+
+  resolve_values(out);
+  if (c.gpu.peak_flops[static_cast<int>(w.precision)] <= 0) {
+    why = Violation::precision_unsupported;
+    return false;
+  }
+  const bool whole_nodes = c.num_gpus % c.gpus_per_node == 0 || c.num_gpus < c.gpus_per_node;
+  const bool domain_fits =
+      c.nvlink_domain % c.gpus_per_node == 0 || c.gpus_per_node % c.nvlink_domain == 0;
+  if (!whole_nodes || !domain_fits) {
+    why = Violation::cluster_shape;
+    return false;
+  }
+  if (c.expansion_bytes == 0 && out.axis_index[kExpansionGbytesPerS] > 0) {
+    why = Violation::expansion_duplicate;
+    return false;
+  }
+  if (!design_constraints.empty()) {
+    double vars[kNumVars] = {};
+    design_variables(out, vars);
+    for (const Expression& x : design_constraints) {
+      if (!x.holds(vars)) {
+        why = Violation::user_constraint;
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+void Space::Impl::resolve_values(Design& d) const noexcept {
+  const auto& w = d.workload;
+  const auto& c = d.cluster;
+  auto& v = d.value;
+  for (int i = 0; i < kNumDesignAxes; ++i) {
+    const Axis& a = axes[i];
+    v[i] = a.is_label ? d.axis_index[i] : a.numbers[d.axis_index[i]];
+  }
+  v[kSeqLen] = w.seq_len;
+  v[kGlobalBatch] = static_cast<double>(w.global_batch);
+  v[kGpusPerNode] = c.gpus_per_node;
+  v[kNvlinkDomain] = c.nvlink_domain;
+  if (v[kNvlinkGbytesPerS] == 0) v[kNvlinkGbytesPerS] = c.nvlink_bytes_per_s / 1e9;
+  if (v[kHbmGb] == 0) v[kHbmGb] = c.hbm_bytes / 1e9;
+}
+
+void Space::Impl::design_variables(const Design& d, double* vars) const noexcept {
+  std::copy(d.value.begin(), d.value.end(), vars);
+  const double nodes = std::ceil(double(d.cluster.num_gpus) / d.cluster.gpus_per_node);
+  vars[kVarOtherSize] = size_is_nodes ? d.cluster.num_gpus : nodes;
+}
+
+bool Space::Impl::check_plan(const Design& d, const std::uint32_t* digit, estimator::Plan& p,
+                             Violation& why) const noexcept {
+  const auto& m = d.workload.model;
+  const int gpus = d.cluster.num_gpus;
+  p.tp = tp[digit[0]];
+  p.pp = pp[digit[1]];
+  p.cp = cp[digit[2]];
+  p.vp = vp[digit[3]];
+  p.micro_batch = micro_batch[digit[4]];
+  p.zero = zero[digit[5]];
+  p.recompute = recompute[digit[6]];
+  p.sequence_parallel = sequence_parallel[digit[7]] != 0;
+  p.offload = offload[digit[8]];
+  p.dp = 1;
+
+  auto fail = [&](Violation v) {
+    why = v;
+    return false;
+  };
+  if (m.heads % p.tp != 0 || !kv_heads_compatible(p.tp, m.kv_heads))
+    return fail(Violation::tp_heads);
+  if (!allow_tp_across_nodes && d.cluster.nvlink_domain % p.tp != 0)
+    return fail(Violation::tp_nvlink_domain);
+  const int model_parallel = p.tp * p.pp * p.cp;
+  if (gpus % model_parallel != 0) return fail(Violation::degrees);
+  p.dp = gpus / model_parallel;
+  if (m.layers % (p.pp * p.vp) != 0) return fail(Violation::pp_vp_layers);
+  if (p.vp > 1 && p.pp == 1) return fail(Violation::vp_needs_pp);
+  if (p.cp > 1 && d.workload.seq_len % (2 * p.cp) != 0) return fail(Violation::cp_seq);
+  const std::int64_t per_step = std::int64_t{p.dp} * p.micro_batch;
+  if (d.workload.global_batch % per_step != 0) return fail(Violation::batch);
+  if (p.vp > 1 && (d.workload.global_batch / per_step) % p.pp != 0) {
+    return fail(Violation::interleave_microbatches);
+  }
+  if (p.sequence_parallel && (p.tp == 1 || d.workload.seq_len % (p.tp * p.cp) != 0)) {
+    return fail(Violation::sequence_parallel_needs_tp);
+  }
+  if (p.zero > 0 && p.dp == 1) return fail(Violation::zero_needs_dp);
+  if (p.offload != estimator::Offload::none && d.cluster.expansion_bytes <= 0) {
+    return fail(Violation::offload_needs_expansion);
+  }
+  if (!plan_constraints.empty()) {
+    double vars[kNumVars];
+    if (!plan_constraint_design_vars.empty()) design_variables(d, vars);
+    for (int i = 0; i < kNumPlanAxes; ++i) {
+      const Axis& a = axes[kTp + i];
+      vars[kTp + i] = a.is_label ? digit[i] : a.numbers[digit[i]];
+    }
+    vars[kVarDp] = p.dp;
+    for (const Expression& x : plan_constraints) {
+      if (!x.holds(vars)) return fail(Violation::user_constraint);
+    }
+  }
+  why = Violation::none;
+  return true;
+}
+
+std::vector<double> Space::Impl::plan_rules_key(const Design& d) const {
+  const auto& m = d.workload.model;
+  std::vector<double> key = {double(m.heads),
+                             double(m.kv_heads),
+                             double(m.layers),
+                             double(d.workload.seq_len),
+                             double(d.workload.global_batch),
+                             double(d.cluster.num_gpus),
+                             double(d.cluster.nvlink_domain),
+                             d.cluster.expansion_bytes > 0 ? 1.0 : 0.0};
+  if (!plan_constraint_design_vars.empty()) {
+    double vars[kNumVars] = {};
+    design_variables(d, vars);
+    for (int v : plan_constraint_design_vars) key.push_back(vars[v]);
+  }
+  return key;
+}
+
+void Space::Impl::count_plans(const Design& d,
+                              std::array<std::uint64_t, kNumViolations>& counts) const {
+  // An odometer over the plan digits (no divisions). A rule that reads only the leading digits
+  // (tp; tp, pp, cp) and is checked before every rule reading later digits removes the whole
+  // block of plans sharing those digits, so the block is counted at once and skipped.
+  std::array<std::uint64_t, kNumPlanAxes + 1> block{};  // plans per value of digit i-1
+  block[kNumPlanAxes] = 1;
+  for (int a = kNumPlanAxes - 1; a >= 0; --a) block[a] = block[a + 1] * radix[kTp + a];
+  std::array<std::uint32_t, kNumPlanAxes> digit{};
+  estimator::Plan plan;
+  Violation why;
+  std::uint64_t done = 0;
+  while (done < plan_points) {
+    check_plan(d, digit.data(), plan, why);
+    int leading = kNumPlanAxes;  // digits that decide `why`
+    if (why == Violation::tp_heads || why == Violation::tp_nvlink_domain) leading = 1;
+    if (why == Violation::degrees) leading = 3;  // tp, pp, cp
+    counts[static_cast<int>(why)] += block[leading];
+    done += block[leading];
+    for (int a = leading; a < kNumPlanAxes; ++a) digit[a] = 0;
+    for (int a = leading - 1; a >= 0; --a) {
+      if (++digit[a] < radix[kTp + a]) break;
+      digit[a] = 0;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Space
+
+Space Space::parse(std::string_view toml_text, std::string_view filename) {
+  auto impl = std::make_shared<Impl>();
+  impl->text = std::string(toml_text);
+  impl->filename = std::string(filename);
+  Parser(impl->text, filename, *impl).run();
+  return Space(std::move(impl));
+}
+
+Space Space::load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot read spec '{}': {}", path, std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse(text.str(), path);
+}
+
+Space::~Space() = default;
+
+const std::vector<Axis>& Space::axes() const noexcept { return impl_->axes; }
+std::uint64_t Space::size() const noexcept { return impl_->size; }
+std::uint64_t Space::designs() const noexcept { return impl_->designs; }
+std::uint64_t Space::plan_points() const noexcept { return impl_->plan_points; }
+
+void Space::decode(std::uint64_t point_id, std::uint32_t* axis_index) const noexcept {
+  const Impl& im = *impl_;
+  for (int i = kNumAxes - 1; i >= 0; --i) {
+    axis_index[i] = static_cast<std::uint32_t>(point_id % im.radix[i]);
+    point_id /= im.radix[i];
+  }
+}
+
+std::uint64_t Space::encode(const std::uint32_t* axis_index) const noexcept {
+  std::uint64_t id = 0;
+  for (int i = 0; i < kNumAxes; ++i) id += axis_index[i] * impl_->stride[i];
+  return id;
+}
+
+bool Space::design(std::uint64_t design, Design& out) const noexcept {
+  Violation why;
+  return impl_->fill_design(design, out, why);
+}
+
+bool Space::design(std::uint64_t design, Design& out, Violation& why) const noexcept {
+  return impl_->fill_design(design, out, why);
+}
+
+bool Space::plan(const Design& design, std::uint64_t plan, estimator::Plan& out,
+                 Violation& why) const noexcept {
+  const Impl& im = *impl_;
+  std::uint32_t digit[kNumPlanAxes];
+  if (im.plan_fits_32) {
+    auto rest = static_cast<std::uint32_t>(plan);
+    for (int i = kNumPlanAxes - 1; i >= 0; --i) {
+      const auto r = static_cast<std::uint32_t>(im.radix[kTp + i]);
+      digit[i] = rest % r;
+      rest /= r;
+    }
+  } else {
+    for (int i = kNumPlanAxes - 1; i >= 0; --i) {
+      digit[i] = static_cast<std::uint32_t>(plan % im.radix[kTp + i]);
+      plan /= im.radix[kTp + i];
+    }
+  }
+  return im.check_plan(design, digit, out, why);
+}
+
+bool Space::plan(const Design& design, std::uint64_t plan, estimator::Plan& out,
+                 estimator::Infeasible& why) const noexcept {
+  Violation v;
+  const bool ok = this->plan(design, plan, out, v);
+  why = to_infeasible(v);
+  return ok;
+}
+
+bool Space::plan_from_digits(const Design& design, const std::uint32_t* plan_digits,
+                             estimator::Plan& out, estimator::Infeasible& why) const noexcept {
+  Violation v;
+  const bool ok = impl_->check_plan(design, plan_digits, out, v);
+  why = to_infeasible(v);
+  return ok;
+}
+
+std::uint64_t Space::valid_plans(std::uint64_t design) const {
+  Design d;
+  if (!this->design(design, d)) return 0;
+  std::array<std::uint64_t, kNumViolations> counts{};
+  impl_->count_plans(d, counts);
+  return counts[0];
+}
+
+std::array<std::uint64_t, kNumViolations> Space::count_by_violation() const {
+  const Impl& im = *impl_;
+  std::array<std::uint64_t, kNumViolations> total{};
+  std::map<std::vector<double>, std::array<std::uint64_t, kNumViolations>> memo;
+  Design d;
+  Violation why;
+  for (std::uint64_t i = 0; i < im.designs; ++i) {
+    if (!im.fill_design(i, d, why)) {
+      total[static_cast<int>(why)] += im.plan_points;
+      continue;
+    }
+    auto [it, inserted] = memo.try_emplace(im.plan_rules_key(d));
+    if (inserted) im.count_plans(d, it->second);
+    for (int v = 0; v < kNumViolations; ++v) total[v] += it->second[v];
+  }
+  return total;
+}
+
+std::uint64_t Space::valid_points() const { return count_by_violation()[0]; }
+
+std::string Space::describe_point(std::uint64_t point_id) const {
+  std::uint32_t index[kNumAxes];
+  decode(point_id, index);
+  std::string out;
+  for (int i = 0; i < kNumAxes; ++i) {
+    out += fmt::format("{}{}={}", i ? " " : "", impl_->axes[i].name,
+                       impl_->axes[i].value_text(index[i]));
+  }
+  return out;
+}
+
+double Space::training_tokens() const noexcept { return impl_->training_tokens; }
+const Pricing& Space::pricing() const noexcept { return impl_->pricing; }
+Keep Space::keep() const noexcept { return impl_->keep; }
+Objective Space::objective() const noexcept { return impl_->objective; }
+const estimator::Calibration& Space::calibration() const noexcept { return impl_->calibration; }
+const std::string& Space::text() const noexcept { return impl_->text; }
+const std::string& Space::filename() const noexcept { return impl_->filename; }
+bool Space::allow_tp_across_nodes() const noexcept { return impl_->allow_tp_across_nodes; }
+const std::vector<std::string>& Space::constraints() const noexcept {
+  return impl_->constraint_texts;
+}
+
+std::string Axis::value_text(std::size_t index) const {
+  if (is_label) return labels.at(index);
+  if (zero_means_default && numbers.at(index) == 0) return "default";
+  return format_number(numbers.at(index));
+}
+
+const char* to_string(Keep keep) noexcept { return kKeepNames[static_cast<int>(keep)]; }
+const char* to_string(Objective objective) noexcept {
+  return kObjectiveNames[static_cast<int>(objective)];
+}
+
+const char* to_string(Violation violation) noexcept {
+  static constexpr const char* kNames[kNumViolations] = {"none",
+                                                         "precision_unsupported",
+                                                         "cluster_shape",
+                                                         "expansion_duplicate",
+                                                         "user_constraint",
+                                                         "tp_heads",
+                                                         "tp_nvlink_domain",
+                                                         "degrees",
+                                                         "pp_vp_layers",
+                                                         "vp_needs_pp",
+                                                         "cp_seq",
+                                                         "batch",
+                                                         "interleave_microbatches",
+                                                         "sequence_parallel_needs_tp",
+                                                         "zero_needs_dp",
+                                                         "offload_needs_expansion"};
+  return kNames[static_cast<int>(violation)];
+}
+
+const char* describe(Violation violation) noexcept {
+  static constexpr const char* kText[kNumViolations] = {
+      "valid",
+      "the accelerator has no peak FLOP/s for the precision",
+      "num_gpus must fill whole nodes, and the NVLink domain must divide or be a multiple of "
+      "gpus_per_node",
+      "expansion_gb = 0 makes every expansion bandwidth the same design; only the first is kept",
+      "a constraints expression is false",
+      "tp must divide heads, and kv_heads must divide tp or tp divide kv_heads",
+      "tp must divide the NVLink domain size (plan.allow_tp_across_nodes lifts this)",
+      "tp*pp*cp must divide num_gpus",
+      "pp*vp must divide layers",
+      "vp > 1 needs pp > 1",
+      "seq_len must be divisible by 2*cp",
+      "global_batch must be divisible by dp*micro_batch",
+      "with vp > 1 the number of micro-batches must be divisible by pp",
+      "sequence_parallel needs tp > 1 and seq_len divisible by tp*cp",
+      "zero > 0 needs dp > 1",
+      "offload needs an expansion tier (expansion_gb > 0)"};
+  return kText[static_cast<int>(violation)];
+}
+
+estimator::Infeasible to_infeasible(Violation violation) noexcept {
+  using estimator::Infeasible;
+  switch (violation) {
+    case Violation::none:
+      return Infeasible::none;
+    case Violation::precision_unsupported:
+      return Infeasible::precision_unsupported;
+    case Violation::tp_heads:
+      return Infeasible::tp_not_dividing_heads;
+    case Violation::degrees:
+      return Infeasible::degrees_mismatch;
+    case Violation::pp_vp_layers:
+      return Infeasible::pp_vp_not_dividing_layers;
+    case Violation::cp_seq:
+      return Infeasible::cp_not_dividing_seq;
+    case Violation::batch:
+      return Infeasible::batch_not_divisible;
+    default:
+      return Infeasible::invalid_plan;
+  }
+}
+
+}  // namespace clustersweep::spaces

@@ -1,0 +1,206 @@
+// End to end: the analysis commands on a real store written by `clustersweep run` (examples/quick.toml).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "analysis/dataset.h"
+#include "analysis/front.h"
+#include "analysis/pareto.h"
+#include "analysis/source.h"
+
+namespace clustersweep::analysis {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+Result run(const std::string& arguments) {
+  static int counter = 0;
+  const fs::path dir = fs::temp_directory_path();
+  const std::string stem = "clustersweep-cli-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+  const fs::path out = dir / (stem + ".out"), err = dir / (stem + ".err");
+  const std::string command = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " + arguments + " >" +
+                              out.string() + " 2>" + err.string();
+  const int status = std::system(command.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const auto slurp = [](const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  r.out = slurp(out);
+  r.err = slurp(err);
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+const std::string kBinary = CLUSTERSWEEP_BINARY;
+
+class CliTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("clustersweep-analysis-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+    store_ = (dir_ / "quick.h5").string();
+    const Result r = run(kBinary + " run " CLUSTERSWEEP_SOURCE_DIR "/examples/quick.toml -o " + store_);
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
+  std::string cs(const std::string& arguments) const { return kBinary + " " + arguments; }
+
+  static fs::path dir_;
+  static std::string store_;
+};
+
+fs::path CliTest::dir_;
+std::string CliTest::store_;
+
+// point_ids in the first column of a CSV (after the header).
+std::vector<std::string> first_column(const std::string& path, std::size_t column = 0) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> out;
+  while (std::getline(in, line)) {
+    std::stringstream s(line);
+    std::string cell;
+    for (std::size_t c = 0; c <= column; ++c) std::getline(s, cell, ',');
+    out.push_back(cell);
+  }
+  return out;
+}
+
+TEST_F(CliTest, ParetoOnARealStoreEqualsBruteForce) {
+  StoreSource source(store_);
+  Dataset data(source, Pricing::from(source));
+  ASSERT_GT(data.rows(), 10000u);
+  const std::vector<std::vector<Objective>> cases = {
+      {{"time_to_train_s", false}, {"energy_kwh", false}},
+      {{"step_time_s", false}, {"mem_per_gpu_bytes", false}, {"mfu", true}},
+      {{"time_to_train_s", false}, {"mem_per_gpu_bytes", false}, {"num_gpus", false}, {"tokens_per_s", true}},
+  };
+  for (const auto& objectives : cases) {
+    // Brute force over every feasible row, read in one go.
+    std::vector<std::string> columns;
+    for (const auto& o : objectives) columns.push_back(o.column);
+    ScanOptions all;
+    all.feasible_only = true;
+    all.chunk_rows = data.rows();
+    Scan scan(data, columns, all);
+    ASSERT_TRUE(scan.next());
+    std::vector<double> values;
+    std::vector<std::uint64_t> rows;
+    for (std::size_t i = 0; i < scan.size(); ++i) {
+      if (!scan.keep(i)) continue;
+      for (std::size_t j = 0; j < objectives.size(); ++j)
+        values.push_back(objectives[j].maximize ? -scan[j][i] : scan[j][i]);
+      rows.push_back(i);
+    }
+    ASSERT_LT(rows.size(), 40000u);  // keeps the O(n^2) reference within seconds
+    std::vector<std::uint64_t> expected;
+    for (std::size_t i : pareto_front_brute_force(values.data(), rows.size(), objectives.size()))
+      expected.push_back(rows[i]);
+    FrontRequest request;
+    request.objectives = objectives;
+    request.scan.feasible_only = true;
+    request.scan.chunk_rows = 4096;
+    const FrontResult result = compute_fronts(data, request);
+    ASSERT_EQ(result.fronts.size(), 1u);
+    EXPECT_EQ(result.fronts[0].rows, expected) << objectives.size() << " objectives";
+  }
+}
+
+TEST_F(CliTest, ParetoCommandWritesTheFrontAndMpiRanksAgree) {
+  const std::string one = (dir_ / "one.csv").string(), two = (dir_ / "two.csv").string();
+  const std::string svg = (dir_ / "front.svg").string();
+  const std::string args = " pareto " + store_ +
+                           " --objectives time_to_train_s,cost_usd,max:mfu --group-by gpu --chunk-rows 5000 --csv ";
+  const Result r = run(cs(args + one + " --svg " + svg));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("gpu=H100-SXM5-80GB: "), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(svg));
+  const Result mpi = run("mpirun --oversubscribe -n 3 " + cs(args + two));
+  ASSERT_EQ(mpi.code, 0) << mpi.err;
+  const auto a = first_column(one, 1), b = first_column(two, 1);
+  EXPECT_FALSE(a.empty());
+  EXPECT_EQ(a, b);
+}
+
+TEST_F(CliTest, TopSummaryEnergySensitivityAndReportRun) {
+  const Result top = run(cs("top " + store_ + " --by time_to_train_s -n 3 --where \"gpu == 'A100-SXM4-80GB'\""));
+  ASSERT_EQ(top.code, 0) << top.err;
+  EXPECT_NE(top.out.find("Top 3 of"), std::string::npos);
+  EXPECT_NE(top.out.find("gpu=A100-SXM4-80GB"), std::string::npos) << top.out;
+
+  const Result summary = run(cs("summary " + store_));
+  ASSERT_EQ(summary.code, 0) << summary.err;
+  for (const char* text : {"Swept axes:", "Best design per accelerator", "across cluster configurations",
+                           "Memory-expansion tier"})
+    EXPECT_NE(summary.out.find(text), std::string::npos) << text;
+
+  const Result energy = run(cs("energy " + store_ + " --pue 1.5 --capex-usd-per-gpu 30000 --amortize-years 5 "
+                                                    "--deadline-days 200 --budget-usd 2e6"));
+  ASSERT_EQ(energy.code, 0) << energy.err;
+  EXPECT_NE(energy.out.find("PUE 1.5 (--pue)"), std::string::npos) << energy.out;
+  EXPECT_NE(energy.out.find("$30000/GPU bought, amortized over 5 years"), std::string::npos) << energy.out;
+  EXPECT_NE(energy.out.find("cheapest within 200 days"), std::string::npos) << energy.out;
+
+  const std::string bars = (dir_ / "bars.svg").string();
+  const Result sensitivity = run(cs("sensitivity " + store_ + " --svg " + bars));
+  ASSERT_EQ(sensitivity.code, 0) << sensitivity.err;
+  EXPECT_NE(sensitivity.out.find("num_nodes"), std::string::npos);
+  EXPECT_TRUE(fs::exists(bars));
+
+  const Result report = run(cs("report " + store_ + " -o " + (dir_ / "report").string()));
+  ASSERT_EQ(report.code, 0) << report.err;
+  EXPECT_TRUE(fs::exists(dir_ / "report" / "index.html"));
+}
+
+TEST_F(CliTest, BadInputGetsOneClearErrorAndExitCode2) {
+  const auto expect_error = [&](const std::string& arguments, const std::string& message) {
+    const Result r = run(cs(arguments));
+    EXPECT_EQ(r.code, 2) << arguments;
+    EXPECT_EQ(r.err, message + "\n") << arguments;
+    EXPECT_EQ(r.out, "") << arguments;
+  };
+  const std::string missing = (dir_ / "missing.h5").string();
+  expect_error("summary " + missing, "clustersweep summary: error: cannot open store '" + missing + "': no such file");
+  const std::string text = (dir_ / "text.h5").string();
+  std::ofstream(text) << "not hdf5\n";
+  expect_error("pareto " + text + " --objectives time_to_train_s,cost_usd",
+               "clustersweep pareto: error: '" + text + "' is not an HDF5 file (expected a clustersweep results store)");
+  expect_error("top " + store_ + " --by time_to_trian",
+               "clustersweep top: error: --by: unknown column 'time_to_trian'; did you mean 'time_to_train_s'?");
+  expect_error("pareto " + store_ + " --objectives time_to_train_s,co2e",
+               "clustersweep pareto: error: --objectives: unknown column 'co2e'; did you mean 'co2e_kg'?");
+  expect_error("top " + store_ + " --where \"num_gpus <= 64 and gpu = 'x'\"",
+               "clustersweep top: error: --where:1:24: '=' is not a comparison; use '=='");
+  expect_error("energy " + store_ + " --pue 0.5", "clustersweep energy: error: --pue: must be at least 1 (facility / IT energy), got 0.5");
+  expect_error("pareto " + store_, "clustersweep pareto: error: the option '--objectives' is required but missing");
+
+  // A store of another format version.
+  const std::string v99 = (dir_ / "v99.h5").string();
+  fs::copy_file(store_, v99);
+  ASSERT_EQ(std::system(("/usr/bin/python3 -c \"import h5py; f = h5py.File('" + v99 +
+                         "', 'r+'); f.attrs['format_version'] = 99; f.close()\"").c_str()), 0);
+  expect_error("summary " + v99, "clustersweep summary: error: '" + v99 +
+                                     "' has store format version 99; this clustersweep reads version 1 (use the "
+                                     "clustersweep that wrote it, or rerun the sweep)");
+}
+
+}  // namespace
+}  // namespace clustersweep::analysis

@@ -1,0 +1,177 @@
+// clustersweep estimate end to end: output, JSON, TOML input, and every input error pinned.
+#include <gtest/gtest.h>
+
+#include "tests/apps/run.h"
+
+namespace clustersweep::apps_test {
+namespace {
+
+const std::vector<std::string> kBase = {"estimate",       "--model", "gpt3-175b", "--gpu",
+                                        "H100-SXM5-80GB", "--nodes", "8"};
+
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+void expect_error(const std::vector<std::string>& args, const std::string& message) {
+  const Result r = run(args);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, fmt::format("clustersweep estimate: error: {}\n", message));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(Estimate, PrintsTheBreakdown) {
+  const Result r = run(
+      with(kBase, {"--tp", "8", "--pp", "8", "--recompute", "selective", "--sequence-parallel"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  for (const char* line :
+       {"model     gpt3-175b: 96 layers, hidden 12288, 96 heads (96 kv), ffn 49152 gelu, vocab "
+        "50257",
+        "plan      tp 8 pp 8 dp 1 cp 1 vp 1, sequence parallel on, ZeRO 0, recompute selective",
+        "step time", "pipeline bubble", "memory per GPU", "activations (in flight)", "feasible",
+        "MFU", "energy per step"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+}
+
+TEST(Estimate, JsonMatchesTheTableAndTheLibrary) {
+  const Result r = run(with(kBase, {"--tp", "8", "--pp", "8", "--json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.front(), '{');
+  for (const char* key :
+       {"\"feasible\": ", "\"step_time_s\": {\"total\": ", "\"memory_bytes\": {\"weights\": ",
+        "\"tokens_per_s\": ", "\"mfu\": ", "\"energy_per_step_j\": ",
+        "\"plan\": {\"tp\": 8, \"pp\": 8, \"dp\": 1, \"cp\": 1"})
+    EXPECT_NE(r.out.find(key), std::string::npos) << key;
+}
+
+TEST(Estimate, TomlFileEqualsFlagsAndFlagsOverrideIt) {
+  TempDir dir;
+  const std::string file =
+      dir.file("plan.toml",
+               "model = \"gpt3-175b\"\ngpu = \"H100-SXM5-80GB\"\nnodes = 8\ntp = 8\npp = 4\n"
+               "sequence_parallel = true\nrecompute = \"full\"\n");
+  const Result from_file = run({"estimate", file, "--json"});
+  const Result from_flags = run(with(
+      kBase, {"--tp", "8", "--pp", "4", "--sequence-parallel", "--recompute", "full", "--json"}));
+  ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
+  EXPECT_EQ(from_file.out, from_flags.out);
+  const Result overridden = run({"estimate", file, "--pp", "8", "--json"});
+  EXPECT_NE(overridden.out.find("\"pp\": 8"), std::string::npos);
+}
+
+TEST(Estimate, ShippedExampleRuns) {
+  const Result r = run({"estimate", source_path("examples/estimate-gpt3-175b.toml")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("feasible                    yes"), std::string::npos) << r.out;
+}
+
+TEST(Estimate, InlineArchitecture) {
+  const Result r = run({"estimate",     "--layers",   "32",
+                        "--hidden",     "4096",       "--heads",
+                        "32",           "--kv-heads", "8",
+                        "--ffn-hidden", "14336",      "--mlp",
+                        "swiglu",       "--vocab",    "128256",
+                        "--seq-len",    "8192",       "--global-batch",
+                        "128",          "--gpu",      "H100-SXM5-80GB",
+                        "--nodes",      "1",          "--precision",
+                        "fp8"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(
+      r.out.find("model     custom: 32 layers, hidden 4096, 32 heads (8 kv), ffn 14336 swiglu"),
+      std::string::npos);
+}
+
+TEST(EstimateErrors, UnknownModelSuggestsClosestNames) {
+  expect_error(
+      {"estimate", "--model", "gpt3-175", "--gpu", "H100-SXM5-80GB", "--nodes", "8"},
+      "--model: unknown model 'gpt3-175'; did you mean 'gpt3-175b', 'gpt3-125m' or 'gpt3-13b'?");
+}
+
+TEST(EstimateErrors, UnknownGpuSuggestsClosestNames) {
+  expect_error({"estimate", "--model", "gpt3-175b", "--gpu", "H100", "--nodes", "8"},
+               "--gpu: unknown accelerator 'H100'; did you mean 'H100-SXM5-80GB'?");
+  expect_error(
+      {"estimate", "--model", "gpt3-175b", "--gpu", "A100-80GB", "--nodes", "8"},
+      "--gpu: unknown accelerator 'A100-80GB'; did you mean 'A100-SXM4-80GB' or 'B200-180GB'?");
+}
+
+TEST(EstimateErrors, TpMustDivideHeads) {
+  expect_error(with(kBase, {"--tp", "5"}), "--tp: 5 does not divide the 96 attention heads");
+  expect_error({"estimate", "--model", "nemotron4-15b", "--gpu", "H100-SXM5-80GB", "--nodes", "3",
+                "--tp", "6"},
+               "--tp: 6 and the 8 key/value heads do not divide one another");
+}
+
+TEST(EstimateErrors, DegreesMustMultiplyToTheGpuCount) {
+  expect_error(with(kBase, {"--tp", "8", "--pp", "4", "--dp", "3"}),
+               "--dp: tp*pp*dp*cp = 8*4*3*1 = 96 does not equal the 64 GPUs (8 nodes x 8)");
+  expect_error(with(kBase, {"--tp", "8", "--pp", "3"}),
+               "--tp: tp*pp*cp = 8*3*1 = 24 does not divide the 64 GPUs (8 nodes x 8)");
+}
+
+TEST(EstimateErrors, NegativeBandwidthNamesTheFlag) {
+  expect_error(with(kBase, {"--tp", "8", "--inter-node-gbps-per-gpu", "-100"}),
+               "--inter-node-gbps-per-gpu: must be a positive number, got '-100'");
+  expect_error(with(kBase, {"--tp", "8", "--nvlink-gbytes-per-s=-5"}),
+               "--nvlink-gbytes-per-s: must be a positive number, got '-5'");
+  expect_error(with(kBase, {"--tp", "8", "--expansion-gbps=-1"}),
+               "--expansion-gbps: must be a non-negative number, got '-1'");
+}
+
+TEST(EstimateErrors, OtherPlanErrors) {
+  expect_error(with(kBase, {"--tp", "8", "--pp", "5"}),
+               "--pp: pp*vp = 5*1 = 5 divides neither the 96 layers nor 98 (embedding and loss "
+               "counted as layers)");
+  expect_error(with(kBase, {"--tp", "8", "--vp", "2"}), "--vp: interleaving (vp 2) needs pp > 1");
+  expect_error(with(kBase, {"--tp", "8", "--global-batch", "1001"}),
+               "--global-batch: 1001 is not a multiple of dp*micro_batch = 8*1");
+  expect_error(with(kBase, {"--tp", "8", "--zero", "4"}), "--zero: must be 0, 1, 2 or 3, got '4'");
+  expect_error(with(kBase, {"--tp", "8", "--recompute", "some"}),
+               "--recompute: must be none, selective or full, got 'some'");
+  expect_error(with(kBase, {"--tp", "8", "--offload", "optimizer"}),
+               "--offload: needs an expansion tier (--expansion-gb and --expansion-gbps)");
+  expect_error(
+      {"estimate", "--model", "gpt3-175b", "--gpu", "V100-SXM2-32GB", "--nodes", "8", "--tp", "8"},
+      "--precision: V100-SXM2-32GB has no bf16 peak; it supports fp32, fp16");
+  expect_error({"estimate", "--gpu", "H100-SXM5-80GB", "--nodes", "1", "--layers", "2"},
+               "--hidden: required without --model (or give --model with a catalog name)");
+  expect_error({"estimate", "--model", "gpt3-175b", "--nodes", "1"},
+               "--gpu: required (an accelerator of the catalog, e.g. H100-SXM5-80GB)");
+  expect_error(with(kBase, {"--tp", "eight"}), "--tp: must be a positive integer, got 'eight'");
+}
+
+TEST(EstimateErrors, TomlErrorsNameFileLineAndColumn) {
+  TempDir dir;
+  const std::string bad_key =
+      dir.file("bad.toml",
+               "model = \"gpt3-175b\"\ngpu = \"H100-SXM5-80GB\"\nnodes = 8\n"
+               "tensor_parallel = 8\n");
+  expect_error(
+      {"estimate", bad_key},
+      fmt::format("{}:4:1: tensor_parallel: unknown key; did you mean 'sequence_parallel'?",
+                  bad_key));
+  const std::string bad_value = dir.file("value.toml",
+                                         "model = \"gpt3-175b\"\ngpu = \"H100-SXM5-80GB\"\n"
+                                         "nodes = 8\ntp = -8\n");
+  expect_error({"estimate", bad_value},
+               fmt::format("{}:4:1: tp: must be a positive integer, got '-8'", bad_value));
+  const std::string bad_model = dir.file("model.toml", "model = \"llama-70b\"\n");
+  expect_error(
+      {"estimate", bad_model},
+      fmt::format(
+          "{}:1:1: model: unknown model 'llama-70b'; did you mean 'llama2-70b', 'llama3-70b' or "
+          "'llama2-7b'?",
+          bad_model));
+}
+
+TEST(Estimate, HelpExitsZero) {
+  const Result r = run({"estimate", "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Usage: clustersweep estimate [FILE.toml] [options]"), std::string::npos);
+  EXPECT_NE(r.out.find("--inter-node-gbps-per-gpu"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace clustersweep::apps_test

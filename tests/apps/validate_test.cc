@@ -1,0 +1,188 @@
+// clustersweep validate and bench end to end: the published runs are predicted within the
+// required error, bad CSV input gets one clear line, and the shipped calibration is reproducible.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+
+#include "tests/apps/run.h"
+
+namespace clustersweep::apps_test {
+namespace {
+
+const std::string kRuns = source_path("tests/apps/data/transformer_runs.csv");
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// The [calibration] section of a calibration file: the part a fit determines.
+std::string calibration_section(const std::string& text) {
+  const auto at = text.find("[calibration]");
+  return at == std::string::npos ? std::string() : text.substr(at);
+}
+
+TEST(Validate, PredictsEveryPublishedRunWithinTheRequiredError) {
+  TempDir dir;
+  const std::string predictions = (dir.path() / "predictions.csv").string();
+  const Result r = run({"validate", kRuns, "-o", predictions});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = lines(read_file(predictions));
+  ASSERT_EQ(rows.size(), 225u);
+  EXPECT_EQ(rows[0], "id,source,measured_step_time_s,predicted_step_time_s,rel_error,reason");
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].back(), ',') << "row with a reason: " << rows[i];
+    EXPECT_EQ(rows[i].find(",,"), std::string::npos) << "row without a prediction: " << rows[i];
+  }
+  std::smatch m;
+  const std::string out = r.out;
+  ASSERT_TRUE(std::regex_search(
+      out, m, std::regex(R"(step-time MAPE: ([0-9.]+)%  median: ([0-9.]+)%  geomean: ([0-9.]+)%)")))
+      << out;
+  EXPECT_LE(std::stod(m[1]), 15.0);
+  EXPECT_LE(std::stod(m[2]), 10.0);
+  EXPECT_NE(out.find("predicted 224 of 224 rows"), std::string::npos);
+  for (const char* source : {"DGXC_BENCH", "MBRIDGE_PERF", "MEGATRON_README_2020",
+                             "MOSAIC_LLMFOUNDRY", "NARAYANAN_SC21_T1", "NARAYANAN_SC21_T2"})
+    EXPECT_NE(out.find(source), std::string::npos) << source;
+}
+
+TEST(Validate, ShippedCalibrationIsReproducible) {
+  TempDir dir;
+  const std::string fitted = (dir.path() / "calibration.toml").string();
+  const Result r = run({"validate", kRuns, "--fit", fitted});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(calibration_section(read_file(fitted)),
+            calibration_section(read_file(source_path("spaces/data/calibration.toml"))));
+}
+
+TEST(Validate, UserCalibrationOverridesTheBuiltIn) {
+  TempDir dir;
+  const std::string slow =
+      dir.file("slow.toml", "format_version = 1\n[calibration]\ngemm_eff_max = 0.35\n");
+  const Result builtin = run({"validate", kRuns});
+  const Result user = run({"validate", kRuns, "--calibration", slow});
+  ASSERT_EQ(user.exit_code, 0) << user.err;
+  EXPECT_NE(builtin.out, user.out);
+  const std::string typo =
+      dir.file("typo.toml", "format_version = 1\n[calibration]\ngemm_eff = 0.5\n");
+  const Result bad = run({"validate", kRuns, "--calibration", typo});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(
+      bad.err,
+      fmt::format("clustersweep validate: error: {}:3:1: calibration.gemm_eff: unknown parameter; "
+                  "did you mean 'gemm_eff_max', 'low_precision_gemm_eff' or 'hbm_eff'?\n",
+                  typo));
+}
+
+const std::string kHeader =
+    "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_act,seq_len,vocab,gpu,num_gpus,"
+    "gpus_per_node,"
+    "nvlink_domain,inter_node_gbps_per_gpu,tp,pp,dp,cp,vp,sequence_parallel,zero,recompute,micro_"
+    "batch,"
+    "global_batch,precision,step_time_s,tokens_per_s_per_gpu,mfu,step_time_derived,assumed\n";
+const std::string kRow =
+    "1,TEST,GPT-175B,96,12288,96,96,49152,gelu,2048,51200,H100-SXM5-80GB,256,8,8,400,4,8,8,1,6,1,1,"
+    "none,1,512,"
+    "bf16,8.408,487.2,,0,\n";
+
+TEST(Validate, RowsThatCannotBePredictedGetAReason) {
+  TempDir dir;
+  std::string unknown_gpu = kRow;
+  unknown_gpu.replace(unknown_gpu.find("H100-SXM5-80GB"), 14, "TPU-v5p");
+  unknown_gpu[0] = '2';
+  std::string bad_plan = kRow;
+  bad_plan.replace(bad_plan.find(",4,8,8,1,6,"), 11,
+                   ",4,8,8,1,5,");  // vp 5: 96 layers over 40 chunks
+  bad_plan[0] = '3';
+  const std::string csv = dir.file("runs.csv", kHeader + kRow + unknown_gpu + bad_plan);
+  const std::string out = (dir.path() / "p.csv").string();
+  const Result r = run({"validate", csv, "-o", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = lines(read_file(out));
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[2], "2,TEST,8.408,,,unknown accelerator 'TPU-v5p'");
+  EXPECT_EQ(rows[3], "3,TEST,8.408,,,cannot be estimated: pp_vp_not_dividing_layers");
+  EXPECT_NE(r.out.find("predicted 1 of 3 rows; 2 could not be predicted"), std::string::npos)
+      << r.out;
+}
+
+TEST(Validate, BadCsvNamesFileLineAndColumnAndKeepsTheOutput) {
+  TempDir dir;
+  const std::string out = dir.file("keep.csv", "previous content\n");
+  std::string bad_tp = kRow;
+  bad_tp.replace(bad_tp.find(",4,8,8,1,6,"), 11, ",x,8,8,1,6,");
+  const std::string csv = dir.file("bad.csv", kHeader + kRow + bad_tp);
+  Result r = run({"validate", csv, "-o", out});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(
+      r.err,
+      fmt::format(
+          "clustersweep validate: error: {}:3: column 'tp': expected an integer >= 1, got 'x'\n",
+          csv));
+  EXPECT_EQ(read_file(out), "previous content\n");
+
+  std::string bad_precision = kRow;
+  bad_precision.replace(bad_precision.find("bf16"), 4, "int8");
+  r = run({"validate", dir.file("p.csv", kHeader + bad_precision)});
+  EXPECT_EQ(
+      r.err,
+      fmt::format(
+          "clustersweep validate: error: {}:2: column 'precision': expected fp32, tf32, fp16, "
+          "bf16, fp8 or fp4, got 'int8'\n",
+          (dir.path() / "p.csv").string()));
+
+  const std::string missing = dir.file("m.csv", "id,source,layers\n1,X,2\n");
+  r = run({"validate", missing});
+  EXPECT_EQ(
+      r.err,
+      fmt::format(
+          "clustersweep validate: error: {}:1: missing column 'hidden' (see the README of the "
+          "validation data)\n",
+          missing));
+
+  const std::string short_row = dir.file("s.csv", fmt::format("{}1,TEST,GPT\n", kHeader));
+  r = run({"validate", short_row});
+  EXPECT_EQ(r.err,
+            fmt::format(
+                "clustersweep validate: error: {}:2: expected 32 columns as in the header, got 3\n",
+                short_row));
+
+  r = run({"validate", (dir.path() / "absent.csv").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, fmt::format("clustersweep validate: error: cannot open runs file '{}'\n",
+                               (dir.path() / "absent.csv").string()));
+}
+
+TEST(Validate, EmptyInterNodeBandwidthUsesTheCalibrationDefault) {
+  TempDir dir;
+  std::string empty = kRow;
+  empty.replace(empty.find(",400,"), 5, ",,");
+  const std::string a = (dir.path() / "a.csv").string(), b = (dir.path() / "b.csv").string();
+  ASSERT_EQ(run({"validate", dir.file("given.csv", kHeader + kRow), "-o", a}).exit_code, 0);
+  ASSERT_EQ(run({"validate", dir.file("empty.csv", kHeader + empty), "-o", b}).exit_code, 0);
+  const std::string slow = dir.file(
+      "slow.toml", "format_version = 1\n[calibration]\ndefault_inter_node_gbps_per_gpu = 25\n");
+  const std::string c = (dir.path() / "c.csv").string();
+  ASSERT_EQ(run({"validate", (dir.path() / "empty.csv").string(), "--calibration", slow, "-o", c})
+                .exit_code,
+            0);
+  // The shipped default is 400 Gbit/s: the same prediction as the row that states 400.
+  EXPECT_EQ(lines(read_file(a))[1], lines(read_file(b))[1]);
+  EXPECT_NE(lines(read_file(a))[1], lines(read_file(c))[1]);
+}
+
+TEST(Bench, PrintsEvaluationsPerSecondLast) {
+  const Result r = run({"bench", "--seconds", "0.2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto out = lines(r.out);
+  ASSERT_FALSE(out.empty());
+  EXPECT_TRUE(std::regex_match(out.back(), std::regex(R"(evaluations_per_second: [1-9][0-9]*)")))
+      << out.back();
+}
+
+}  // namespace
+}  // namespace clustersweep::apps_test

@@ -1,0 +1,276 @@
+// End-to-end tests of `clustersweep run`: the real binary, on 1, 2 and 3 (oversubscribed) ranks.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "engine/run.h"
+#include "engine/store_writer.h"
+#include "test_support.h"
+
+namespace clustersweep::test {
+namespace {
+
+using std::chrono::steady_clock;
+
+class RunTest : public ::testing::Test {
+ protected:
+  std::string spec(const std::string& name, const std::string& text) {
+    const std::string path = dir_ / name;
+    write_file(path, text);
+    return path;
+  }
+  TempDir dir_;
+};
+
+TEST_F(RunTest, SameRowsOnOneTwoAndThreeRanksAndAnyChunkSize) {
+  for (const std::string keep : {"all", "pareto-per-design"}) {
+    const std::string s = spec("s.toml", small_spec(keep));
+    std::string out;
+    ASSERT_EQ(run(command(1, {"run", s, "-o", dir_ / "one.h5", "--no-summary"}), &out), 0) << out;
+    ASSERT_EQ(run(command(2, {"run", s, "-o", dir_ / "two.h5", "--chunk-points", "1000", "--no-summary"}), &out), 0)
+        << out;
+    ASSERT_EQ(run(command(3, {"run", s, "-o", dir_ / "three.h5", "--chunk-points", "5", "--no-summary"}), &out), 0)
+        << out;
+    EXPECT_EQ(compare_stores(dir_ / "one.h5", dir_ / "two.h5"), "") << keep;
+    EXPECT_EQ(compare_stores(dir_ / "one.h5", dir_ / "three.h5"), "") << keep;
+    for (const char* f : {"one.h5", "two.h5", "three.h5"}) std::filesystem::remove(dir_ / f);
+  }
+}
+
+TEST_F(RunTest, ReportsTheRunAndTheBestDesigns) {
+  const std::string s = spec("s.toml", small_spec("best-per-design"));
+  std::string out;
+  ASSERT_EQ(run(command(1, {"run", s, "-o", dir_ / "r.h5"}), &out), 0) << out;
+  EXPECT_NE(out.find("wrote '" + (dir_ / "r.h5") + "': 8 rows (keep = best-per-design) from 27648 points"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("best designs by time_to_train (the best plan of each):"), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "r.h5.partial"));
+}
+
+TEST_F(RunTest, RefusesToOverwriteWithoutResumeOrForce) {
+  const std::string s = spec("s.toml", small_spec("best-per-design"));
+  const std::string store = dir_ / "r.h5";
+  ASSERT_EQ(run(command(1, {"run", s, "-o", store, "--no-summary"})), 0);
+  const auto before = std::filesystem::last_write_time(store);
+  std::string out;
+  EXPECT_EQ(run(command(1, {"run", s, "-o", store}), &out), 2);
+  EXPECT_EQ(out, "clustersweep run: error: '" + store +
+                     "' exists; use --resume to continue (or confirm) it, or --force to overwrite it\n");
+  EXPECT_EQ(std::filesystem::last_write_time(store), before);
+
+  EXPECT_EQ(run(command(1, {"run", s, "-o", store, "--resume"}), &out), 0);
+  EXPECT_NE(out.find("'" + store + "' is already complete (8 rows); nothing to do"), std::string::npos) << out;
+  EXPECT_EQ(run(command(1, {"run", s, "-o", store, "--force", "--no-summary"}), &out), 0) << out;
+
+  EXPECT_EQ(run(command(1, {"run", s, "-o", store, "--resume", "--force"}), &out), 2);
+  EXPECT_EQ(out, "clustersweep run: error: --resume and --force contradict each other: --resume continues "
+                 "the store, --force deletes it\n");
+}
+
+TEST_F(RunTest, RefusesToResumeAStoreOfAnotherSpec) {
+  const std::string a = spec("a.toml", small_spec("best-per-design"));
+  const std::string b = spec("b.toml", small_spec("best-per-design", "energy"));
+  const std::string store = dir_ / "r.h5";
+  ASSERT_EQ(run(command(1, {"run", a, "-o", store, "--no-summary"})), 0);
+  std::string out;
+  EXPECT_EQ(run(command(1, {"run", b, "-o", store, "--resume"}), &out), 2);
+  EXPECT_NE(out.find("error: --resume: '" + store + "' was written for a different spec (spec hash "),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("use --force to start over, or another --output"), std::string::npos) << out;
+}
+
+TEST_F(RunTest, ResumeOfAMissingStoreStartsIt) {
+  const std::string s = spec("s.toml", small_spec("feasible"));
+  std::string out;
+  EXPECT_EQ(run(command(1, {"run", s, "-o", dir_ / "r.h5", "--resume", "--no-summary"}), &out), 0) << out;
+  EXPECT_EQ(engine::StoreReader(dir_ / "r.h5").string_attribute("keep"), "feasible");
+}
+
+TEST_F(RunTest, ClearErrorsForBadOutputAndSpec) {
+  const std::string s = spec("s.toml", small_spec());
+  std::string out;
+  EXPECT_EQ(run(command(1, {"run", s, "-o", dir_ / "no/such/dir/r.h5"}), &out), 2);
+  EXPECT_EQ(out, "clustersweep run: error: --output '" + (dir_ / "no/such/dir/r.h5") +
+                     "': the directory '" + (dir_ / "no/such/dir") + "' does not exist\n");
+  EXPECT_EQ(run(command(2, {"run", dir_ / "missing.toml", "-o", dir_ / "r.h5"}), &out), 2);
+  EXPECT_NE(out.find("clustersweep run: error: cannot read spec '" + (dir_ / "missing.toml") +
+                     "': No such file or directory"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(run(command(1, {"run", s, "-o", dir_ / "r.h5", "--shard", "2/2"}), &out), 2);
+  EXPECT_EQ(out, "clustersweep run: error: --shard: expected I/K with 0 <= I < K (shard I of K), got '2/2'\n");
+}
+
+TEST_F(RunTest, ShardsCoverTheSpaceInOrder) {
+  const std::string s = spec("s.toml", small_spec("all"));
+  ASSERT_EQ(run(command(1, {"run", s, "-o", dir_ / "whole.h5", "--no-summary"})), 0);
+  std::uint64_t next = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::string shard = dir_ / ("shard" + std::to_string(i) + ".h5");
+    std::string out;
+    ASSERT_EQ(run(command(i == 1 ? 2 : 1, {"run", s, "-o", shard, "--shard", std::to_string(i) + "/3",
+                                           "--no-summary"}),
+                  &out),
+              0)
+        << out;
+    const engine::StoreReader whole(dir_ / "whole.h5"), part(shard);
+    engine::RowBlock a, b;
+    part.read_rows(0, part.rows(), a);
+    whole.read_rows(next, part.rows(), b);
+    for (std::size_t c = 0; c < a.columns(); ++c)
+      for (std::size_t r = 0; r < a.rows(); ++r)
+        if (!(a.number(c, r) == b.number(c, r) || (a.number(c, r) != a.number(c, r) && b.number(c, r) != b.number(c, r))))
+          FAIL() << "shard " << i << " column " << whole.columns()[c].name << " row " << r;
+    EXPECT_EQ(part.number_attribute("shard_index"), i);
+    next += part.rows();
+  }
+  EXPECT_EQ(next, engine::StoreReader(dir_ / "whole.h5").rows());
+}
+
+// A run long enough to be interrupted: ~330k points in small chunks.
+std::string long_spec(const std::string& keep) {
+  return small_spec(keep, "time_to_train", "[2, 4, 8, 16, 32, 64]", "hbm_gb = [80, 141]\n");
+}
+
+std::uint64_t chunks_done(const std::string& store) {
+  try {
+    return engine::store_state(store).chunks_done;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+// Waits until the run `pid` has finished a chunk more than `before` (so it is evaluating), or has
+// ended; false when it ended (its exit code in `code`).
+bool wait_until_working(pid_t pid, const std::string& store, std::uint64_t before, int& code) {
+  while (true) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      return false;
+    }
+    if (chunks_done(store) > before) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+TEST_F(RunTest, SigtermStopsWithCode75AndResumeFinishesIdentically) {
+  const std::string s = spec("s.toml", long_spec("all"));
+  std::string out;
+  ASSERT_EQ(run(command(2, {"run", s, "-o", dir_ / "ref.h5", "--chunk-points", "512", "--no-summary"}), &out), 0)
+      << out;
+  int stopped = 0;
+  for (int signal : {SIGTERM, SIGUSR1, SIGINT}) {
+    const std::string store = dir_ / fmt::format("r{}.h5", signal);
+    const pid_t pid = spawn(command(2, {"run", s, "-o", store, "--chunk-points", "512", "--no-summary"}),
+                            dir_ / "log");
+    int code = 0;
+    if (wait_until_working(pid, store, 0, code)) {
+      const auto signalled = steady_clock::now();
+      for (pid_t rank : children(pid)) kill(rank, signal);
+      code = wait_for(pid);
+      EXPECT_LT(std::chrono::duration<double>(steady_clock::now() - signalled).count(), 5.0);
+    }
+    if (code == 0) continue;  // it finished first: nothing to resume
+    ++stopped;
+    EXPECT_EQ(code, 75) << read_file(dir_ / "log");
+    EXPECT_NE(read_file(dir_ / "log").find("rerun with --resume to finish"), std::string::npos) << read_file(dir_ / "log");
+    EXPECT_FALSE(std::filesystem::exists(store));
+    ASSERT_EQ(run(command(1, {"run", s, "-o", store, "--resume", "--no-summary"}), &out), 0) << out;
+    EXPECT_NE(out.find("(resumed)"), std::string::npos) << out;
+    EXPECT_EQ(compare_stores(dir_ / "ref.h5", store), "");
+  }
+  EXPECT_GT(stopped, 0) << "every run finished before its signal";
+}
+
+// SIGKILL of one rank (mpirun then ends the others), or of a single process, at random moments
+// while chunks are being written; every resume must end with exactly the rows of the
+// uninterrupted run.
+TEST_F(RunTest, SigkillAtRandomMomentsThenResumeGivesIdenticalRows) {
+  std::mt19937 random(12345);
+  for (const std::string keep : {"all", "feasible"}) {
+    const std::string s = spec("s.toml", long_spec(keep));
+    std::string out;
+    const std::string ref = dir_ / ("ref-" + keep + ".h5");
+    ASSERT_EQ(run(command(2, {"run", s, "-o", ref, "--chunk-points", "512", "--no-summary"}), &out), 0) << out;
+    const std::string store = dir_ / ("r-" + keep + ".h5");
+    int killed_while_working = 0;
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      const int ranks = attempt % 2 ? 1 : 2;
+      const std::uint64_t before = chunks_done(store);
+      const pid_t pid = spawn(command(ranks, {"run", s, "-o", store, "--resume", "--chunk-points", "512",
+                                              "--no-summary"}),
+                              dir_ / "log");
+      int code = 0;
+      if (wait_until_working(pid, store, before, code)) {
+        std::uniform_real_distribution<double> when(0.0, 0.15);
+        std::this_thread::sleep_for(std::chrono::duration<double>(when(random)));
+        if (ranks == 1) {
+          kill(pid, SIGKILL);
+        } else {
+          const auto ranks_pids = children(pid);
+          if (!ranks_pids.empty()) kill(ranks_pids[random() % ranks_pids.size()], SIGKILL);
+        }
+        code = wait_for(pid);
+      }
+      if (code == 0) {
+        std::filesystem::remove(store);  // it finished first: start over for the next kill
+        continue;
+      }
+      const auto state = engine::store_state(store);
+      if (state.kind == engine::StoreState::unfinished && state.chunks_done < state.chunks) ++killed_while_working;
+    }
+    ASSERT_EQ(run(command(2, {"run", s, "-o", store, "--resume", "--no-summary"}), &out), 0) << out;
+    EXPECT_EQ(compare_stores(ref, store), "") << keep;
+    EXPECT_GT(killed_while_working, 0) << "no kill landed while chunks were being written";
+  }
+}
+
+TEST_F(RunTest, PythonH5pyReadsTheStoreWithoutProjectCode) {
+  const std::string s = spec("s.toml", small_spec("all"));
+  const std::string store = dir_ / "r.h5";
+  ASSERT_EQ(run(command(2, {"run", s, "-o", store, "--no-summary"})), 0);
+  const std::string script = dir_ / "read.py";
+  write_file(script, R"(
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+cols = [c if isinstance(c, str) else c.decode() for c in f.attrs["columns"]]
+need = ["point_id", "gpu", "num_nodes", "tp", "pp", "dp", "feasible", "infeasible_reason", "num_gpus",
+        "step_time_s", "tokens_per_s", "mfu", "time_to_train_s", "mem_per_gpu_bytes",
+        "energy_per_step_j", "energy_to_train_j"]
+missing = [c for c in need if c not in cols]
+assert not missing, missing
+table = {c: f[c][:] for c in cols}
+n = len(table["point_id"])
+assert n == f.attrs["space_points"] == 27648, n
+assert (table["point_id"] == np.arange(n)).all()
+assert table["feasible"].dtype == np.bool_
+assert h5py.check_enum_dtype(f["gpu"].dtype) == {"A100-SXM4-80GB": 0, "H100-SXM5-80GB": 1}
+assert [x.decode() for x in f["axes/gpu"][:]] == ["A100-SXM4-80GB", "H100-SXM5-80GB"]
+ok = table["feasible"]
+assert 0 < ok.sum() < n
+assert np.isfinite(table["step_time_s"][ok]).all() and np.isnan(table["step_time_s"][~ok]).all()
+steps = f.attrs["training_tokens"] / (512 * 8192)
+assert np.allclose(table["time_to_train_s"][ok], table["step_time_s"][ok] * steps)
+assert (table["num_gpus"] == table["num_nodes"] * 8).all()
+assert (table["tp"] * table["pp"] * table["cp"] * table["dp"] == table["num_gpus"])[ok].all()
+assert f["step_time_s"].attrs["units"] in ("s", b"s")
+assert f.attrs["format"] == "clustersweep-store" and f.attrs["format_version"] == 1
+assert f.attrs["complete"] == 1 and f.attrs["mpi_size"] == 2
+assert "keep = \"all\"" in f.attrs["spec"]
+print("ok", n, int(ok.sum()))
+)");
+  std::string out;
+  EXPECT_EQ(run({"/usr/bin/python3", script, store}, &out), 0) << out;
+  EXPECT_EQ(out.rfind("ok 27648 ", 0), 0u) << out;
+}
+
+}  // namespace
+}  // namespace clustersweep::test

@@ -1,0 +1,207 @@
+// The store writer and reader, serially: a hand-made schema, round trips, progress, and the
+// reader's errors (whose text analysis and users see).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/h5.h"
+#include "engine/store_reader.h"
+#include "engine/store_writer.h"
+#include "estimator/error.h"
+#include "test_support.h"
+
+namespace clustersweep::engine {
+namespace {
+
+using test::TempDir;
+
+StoreHeader tiny_header(std::uint64_t rows) {
+  StoreHeader h;
+  h.schema.columns = {
+      {"point_id", "", "id", ColumnType::u64, {}},
+      {"gpu", "", "design_axis", ColumnType::label, {"A100", "H100"}},
+      {"tp", "", "plan_axis", ColumnType::i32, {}},
+      {"feasible", "", "metric", ColumnType::boolean, {}},
+      {"step_time_s", "s", "metric", ColumnType::f64, {}},
+  };
+  h.rows = rows;
+  spaces::Axis gpu;
+  gpu.name = "gpu";
+  gpu.is_label = true;
+  gpu.labels = {"A100", "H100"};
+  h.axes = {gpu};
+  h.spec = "spec text";
+  h.spec_hash = "0123456789abcdef";
+  h.keep = "all";
+  h.objective = "step_time";
+  h.chunks = 3;
+  h.training_tokens = 1e12;
+  h.pricing.pue = 1.5;
+  return h;
+}
+
+RowBlock tiny_rows(const Schema& schema, std::size_t n, std::uint64_t first_id) {
+  RowBlock b(schema);
+  b.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    b.column<std::uint64_t>(0)[i] = first_id + i;
+    b.column<std::uint16_t>(1)[i] = static_cast<std::uint16_t>(i % 2);
+    b.column<std::int32_t>(2)[i] = static_cast<std::int32_t>(1 << (i % 4));
+    b.column<std::uint8_t>(3)[i] = i % 3 != 0;
+    b.column<double>(4)[i] = i % 3 != 0 ? 0.5 * static_cast<double>(i) : NAN;
+  }
+  return b;
+}
+
+TEST(Store, WritesAndReadsBackEveryType) {
+  TempDir dir;
+  const std::string path = dir / "s.h5";
+  const StoreHeader header = tiny_header(10);
+  create_store(path, header);
+  {
+    StoreWriter w = StoreWriter::open(path);
+    EXPECT_EQ(w.rows(), 10u);
+    const RowBlock rows = tiny_rows(header.schema, 10, 100);
+    w.write(0, rows, 0, 4);
+    w.write(4, rows, 4, 6);
+    w.mark_done(0, 10);
+    w.close();
+  }
+  finalize_store(path, RunStats{2, 1.5, 1000, 10, 0, false});
+  const StoreReader r(path);
+  EXPECT_TRUE(r.complete());
+  EXPECT_EQ(r.rows(), 10u);
+  ASSERT_EQ(r.columns().size(), 5u);
+  EXPECT_EQ(r.columns()[1].name, "gpu");
+  EXPECT_TRUE(r.columns()[1].is_label);
+  EXPECT_EQ(r.columns()[1].labels, (std::vector<std::string>{"A100", "H100"}));
+  EXPECT_EQ(r.columns()[1].role, "design_axis");
+  EXPECT_EQ(r.find_column("step_time_s")->unit, "s");
+  EXPECT_EQ(r.find_column("nope"), nullptr);
+  std::vector<double> v;
+  r.read("tp", 2, 3, v);
+  EXPECT_EQ(v, (std::vector<double>{4, 8, 1}));
+  r.read("gpu", 0, 3, v);
+  EXPECT_EQ(v, (std::vector<double>{0, 1, 0}));
+  r.read("feasible", 0, 4, v);
+  EXPECT_EQ(v, (std::vector<double>{0, 1, 1, 0}));
+  r.read("point_id", 9, 1, v);
+  EXPECT_EQ(v, (std::vector<double>{109}));
+  r.read("step_time_s", 0, 2, v);
+  EXPECT_TRUE(std::isnan(v[0]));
+  EXPECT_EQ(v[1], 0.5);
+  EXPECT_EQ(r.string_attribute("spec"), "spec text");
+  EXPECT_EQ(r.number_attribute("pue"), 1.5);
+  EXPECT_EQ(r.number_attribute("mpi_size"), 2);
+  EXPECT_EQ(r.number_attribute("format_version"), 1);
+  EXPECT_EQ(r.string_attribute("pue"), std::nullopt);
+  EXPECT_EQ(r.number_attribute("missing"), std::nullopt);
+  RowBlock all;
+  r.read_rows(0, 10, all);
+  EXPECT_EQ(all.rows(), 10u);
+  EXPECT_EQ(all.column<std::uint64_t>(0)[3], 103u);
+  const Progress p = read_progress(path);
+  EXPECT_EQ(p.done, (std::vector<std::uint8_t>{1, 0, 0}));
+  EXPECT_EQ(p.rows, (std::vector<std::uint64_t>{10, 0, 0}));
+}
+
+TEST(Store, ReadErrorsNameTheColumnAndRange) {
+  TempDir dir;
+  const std::string path = dir / "s.h5";
+  create_store(path, tiny_header(4));
+  finalize_store(path, RunStats{});
+  const StoreReader r(path);
+  std::vector<double> v;
+  try {
+    r.read("step_time", 0, 1, v);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "unknown column 'step_time'; columns are: point_id, gpu, tp, feasible, step_time_s");
+  }
+  EXPECT_THROW(r.read("tp", 3, 2, v), Error);
+}
+
+TEST(Store, WriterRefusesRowsOutsideTheStore) {
+  TempDir dir;
+  const std::string path = dir / "s.h5";
+  const StoreHeader header = tiny_header(4);
+  create_store(path, header);
+  StoreWriter w = StoreWriter::open(path);
+  const RowBlock rows = tiny_rows(header.schema, 5, 0);
+  EXPECT_THROW(w.write(0, rows, 0, 5), Error);
+  EXPECT_THROW(w.mark_done(3, 1), Error);
+}
+
+std::string open_error(const std::string& path) {
+  try {
+    StoreReader r(path);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(opened)";
+}
+
+TEST(StoreReader, ClearErrorsForFilesThatAreNotStores) {
+  TempDir dir;
+  EXPECT_EQ(open_error(dir / "missing.h5"), "cannot open store '" + (dir / "missing.h5") + "': no such file");
+  test::write_file(dir / "text.h5", "hello");
+  EXPECT_EQ(open_error(dir / "text.h5"),
+            "'" + (dir / "text.h5") + "' is not an HDF5 file (expected a clustersweep results store)");
+  {
+    h5::File f = h5::File::create(dir / "other.h5");
+    f.close();
+  }
+  EXPECT_EQ(open_error(dir / "other.h5"), "'" + (dir / "other.h5") +
+                                              "' is an HDF5 file but not a clustersweep results store (no "
+                                              "'format' attribute \"clustersweep-store\")");
+  create_store(dir / "v9.h5", tiny_header(1));
+  {
+    h5::File f = h5::File::open(dir / "v9.h5", true);
+    h5::write_attribute(f.get(), "format_version", std::int64_t{9}, "test");
+    f.close();
+  }
+  EXPECT_EQ(open_error(dir / "v9.h5"),
+            "'" + (dir / "v9.h5") +
+                "' has store format version 9; this clustersweep reads version 1 (use the clustersweep that "
+                "wrote it, or rerun the sweep)");
+  test::write_file(dir / "run.h5.partial", "");
+  EXPECT_EQ(open_error(dir / "run.h5"),
+            "cannot open store '" + (dir / "run.h5") + "': no such file (an unfinished run left '" +
+                (dir / "run.h5") + ".partial'; finish it with 'clustersweep run SPEC -o " + (dir / "run.h5") +
+                " --resume')");
+}
+
+TEST(StoreReader, RefusesAStagingFile) {
+  TempDir dir;
+  StoreHeader h = tiny_header(3);
+  h.staging = true;
+  create_store(dir / "x.h5.partial", h);
+  EXPECT_EQ(open_error(dir / "x.h5.partial"),
+            "'" + (dir / "x.h5.partial") +
+                "' is the staging file of an unfinished run; finish it with 'clustersweep run SPEC -o STORE "
+                "--resume'");
+}
+
+TEST(StoreReader, AnUnfinishedStoreShowsItsLeadingDoneChunks) {
+  TempDir dir;
+  StoreHeader h = tiny_header(10);
+  h.design_begin = 0;
+  h.design_end = 10;
+  h.plan_points = 1;
+  h.designs_per_chunk = 4;  // chunks of 4, 4 and 2 rows
+  const std::string path = dir / "x.h5.partial";
+  create_store(path, h);
+  StoreWriter w = StoreWriter::open(path);
+  w.mark_done(1, 4);
+  w.close();
+  EXPECT_EQ(StoreReader(path).rows(), 0u);
+  w = StoreWriter::open(path);
+  w.mark_done(0, 4);
+  w.close();
+  const StoreReader r(path);
+  EXPECT_FALSE(r.complete());
+  EXPECT_EQ(r.rows(), 8u);
+}
+
+}  // namespace
+}  // namespace clustersweep::engine

@@ -1,0 +1,50 @@
+#pragma once
+// Helpers of the real-Slurm tests: running clustersweep, waiting for jobs, comparing stores.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "slurm/process.h"
+#include "slurm/scheduler.h"
+
+namespace clustersweep::slurm::testing {
+
+inline const std::string kSource = CLUSTERSWEEP_SOURCE_DIR;
+
+// `clustersweep ARGS...`
+inline ProcessResult clustersweep(std::vector<std::string> args) {
+  args.insert(args.begin(), CLUSTERSWEEP_BINARY);
+  return run_process(args);
+}
+
+// The reference: `mpirun -n RANKS clustersweep run SPEC -o STORE`, outside Slurm.
+inline ProcessResult mpirun_sweep(const std::string& spec, const std::string& store, int ranks) {
+  return run_process({"mpirun", "-n", std::to_string(ranks), "--oversubscribe", CLUSTERSWEEP_BINARY, "run",
+                      spec, "-o", store, "--progress", "none", "--no-summary"});
+}
+
+// Empty when the stores hold the same data, else the difference (compare_stores.py, h5py).
+inline std::string store_difference(const std::string& a, const std::string& b) {
+  const auto r = run_process({"/usr/bin/python3", kSource + "/tests/slurm/cluster/compare_stores.py", a, b});
+  return r.exit_code == 0 ? "" : r.err + r.out;
+}
+
+inline bool finished(const std::string& state) {
+  return state != "PENDING" && state != "RUNNING" && state != "CONFIGURING" && state != "COMPLETING" &&
+         state != "REQUEUED" && state != "REQUEUE_HOLD" && state != "REQUEUE_FED" && state != "RESIZING" &&
+         state != "SUSPENDED" && state != "SIGNALING" && state != "STAGE_OUT";
+}
+
+struct Waited {
+  std::vector<JobState> jobs;  // the final states (array jobs: one per task)
+  int releases = 0;            // requeued runs started early with scontrol update StartTime=now
+  double seconds = 0;
+  bool timed_out = false;
+};
+
+// Polls squeue until every job (and every task of an array) finished. A requeued job waits about two
+// minutes for its begin time; this releases it at once (scontrol update JobId=ID StartTime=now).
+Waited wait_for_jobs(const std::vector<std::string>& ids, double timeout_s);
+
+}  // namespace clustersweep::slurm::testing

@@ -1,0 +1,81 @@
+#include "tests/slurm/cluster/local_slurm.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "slurm/process.h"
+
+namespace clustersweep::slurm::testing {
+namespace {
+
+const std::string kScript = std::string(CLUSTERSWEEP_SOURCE_DIR) + "/scripts/local-slurm.sh";
+
+std::unique_ptr<LocalSlurm>& instance() {
+  static std::unique_ptr<LocalSlurm> cluster;
+  return cluster;
+}
+bool tried = false;
+std::string reason;
+
+// Stops the cluster when the test program ends, even when a test failed.
+class StopAtExit : public ::testing::Environment {
+ public:
+  void TearDown() override { instance().reset(); }
+};
+const auto* const registered = ::testing::AddGlobalTestEnvironment(new StopAtExit);
+
+}  // namespace
+
+LocalSlurm* LocalSlurm::get() {
+  if (tried) return instance().get();
+  tried = true;
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/clustersweep-local-slurm-XXXXXX";
+  if (!::mkdtemp(dir.data())) {
+    reason = "cannot create a folder for the local Slurm";
+    return nullptr;
+  }
+  const auto started = run_process({"bash", kScript, "start", dir});
+  if (started.exit_code == 77) {
+    reason = fmt::format("Slurm cannot run on this machine, so the real-scheduler tests are skipped: {}",
+                         started.err);
+    std::filesystem::remove_all(dir);
+    return nullptr;
+  }
+  if (started.exit_code != 0) {
+    ADD_FAILURE() << "scripts/local-slurm.sh start " << dir << " failed (exit " << started.exit_code
+                  << "):\n" << started.err;
+    reason = "the local Slurm did not start";
+    return nullptr;
+  }
+  ::setenv("SLURM_CONF", (dir + "/etc/slurm.conf").c_str(), 1);
+  ::setenv("PATH", (std::string(std::getenv("PATH")) + ":/usr/sbin").c_str(), 1);
+  // Open MPI refuses to run as root unless told; the jobs inherit this environment.
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  // Our jobs may run anywhere in the test's environment; none of them is inside a Slurm job.
+  for (const char* v : {"SLURM_JOB_ID", "SLURM_JOBID", "SLURM_NODELIST", "SLURM_NTASKS"}) ::unsetenv(v);
+  instance().reset(new LocalSlurm(dir));
+  return instance().get();
+}
+
+const std::string& LocalSlurm::skip_reason() { return reason; }
+
+std::string LocalSlurm::log(const std::string& daemon) const {
+  return run_process({"tail", "-n", "40", dir_ + "/log/" + daemon + ".log"}).out;
+}
+
+LocalSlurm::~LocalSlurm() {
+  const auto stopped = run_process({"bash", kScript, "stop", dir_});
+  if (stopped.exit_code != 0) std::fprintf(stderr, "local-slurm stop failed: %s\n", stopped.err.c_str());
+  if (!std::getenv("CLUSTERSWEEP_KEEP_SLURM_DIR")) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+}
+
+}  // namespace clustersweep::slurm::testing

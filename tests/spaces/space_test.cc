@@ -1,0 +1,529 @@
+#include "spaces/space.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "estimator/error.h"
+
+namespace clustersweep::spaces {
+namespace {
+
+// A small inline model so the tests do not depend on catalog model numbers.
+constexpr const char* kTiny = R"(
+[models.tiny]
+layers = 8
+hidden = 1024
+heads = 16
+kv_heads = 4
+ffn_hidden = 4096
+vocab = 32000
+seq_len = 2048
+global_batch = 64
+)";
+
+// Top-level keys (constraints, calibration) must precede the first table.
+std::string spec(const std::string& body, const std::string& top = "") {
+  return top + kTiny + body;
+}
+
+constexpr const char* kSmall = R"(
+[workload]
+model = "tiny"
+
+[cluster]
+gpu = "H100-SXM5-80GB"
+nodes = [1, 2]
+gpus_per_node = 8
+nvlink_domain = 8
+inter_node_gbps_per_gpu = [200, 400]
+
+[plan]
+tp = "all"
+pp = "all"
+micro_batch = [1, 2]
+zero = [0, 1]
+)";
+
+TEST(Space, AxesInFixedOrderWithPlanAxesLast) {
+  const Space s = Space::parse(spec(kSmall), "small.toml");
+  ASSERT_EQ(s.axes().size(), std::size_t(kNumAxes));
+  const char* names[] = {"model",
+                         "seq_len",
+                         "global_batch",
+                         "precision",
+                         "gpu",
+                         "num_nodes",
+                         "gpus_per_node",
+                         "nvlink_domain",
+                         "nvlink_gbytes_per_s",
+                         "inter_node_gbps_per_gpu",
+                         "hbm_gb",
+                         "expansion_gb",
+                         "expansion_gbytes_per_s",
+                         "tp",
+                         "pp",
+                         "cp",
+                         "vp",
+                         "micro_batch",
+                         "zero",
+                         "recompute",
+                         "sequence_parallel",
+                         "offload"};
+  for (int i = 0; i < kNumAxes; ++i) {
+    EXPECT_EQ(s.axes()[i].name, names[i]);
+    EXPECT_EQ(s.axes()[i].is_plan, i >= kTp) << names[i];
+  }
+  EXPECT_TRUE(s.axes()[kGpu].is_label);
+  EXPECT_TRUE(s.axes()[kRecompute].is_label);
+  EXPECT_FALSE(s.axes()[kTp].is_label);
+  EXPECT_EQ(s.axes()[kInterNodeGbpsPerGpu].unit, "Gbit/s");
+  EXPECT_EQ(s.axes()[kHbmGb].unit, "GB");
+}
+
+TEST(Space, SizesAreProductsOfAxisSizes) {
+  const Space s = Space::parse(spec(kSmall), "small.toml");
+  // tp "all": divisors of 16 heads compatible with 4 KV heads that divide the 8-GPU NVLink domain.
+  EXPECT_EQ(s.axes()[kTp].numbers, (std::vector<double>{1, 2, 4, 8}));
+  // pp "all": divisors of 8 layers that divide some GPU count (8, 16).
+  EXPECT_EQ(s.axes()[kPp].numbers, (std::vector<double>{1, 2, 4, 8}));
+  EXPECT_EQ(s.designs(), 4u);
+  EXPECT_EQ(s.plan_points(), 4u * 4 * 2 * 2);
+  EXPECT_EQ(s.size(), s.designs() * s.plan_points());
+}
+
+TEST(Space, DesignBuildsWorkloadAndCluster) {
+  const Space s = Space::parse(spec(kSmall), "small.toml");
+  Design d;
+  ASSERT_TRUE(s.design(3, d));  // num_nodes = 2 (digit 1), 400 Gbit/s (digit 1)
+  EXPECT_EQ(d.id, 3u);
+  EXPECT_EQ(d.axis_index[kClusterSize], 1u);
+  EXPECT_EQ(d.axis_index[kInterNodeGbpsPerGpu], 1u);
+  EXPECT_EQ(d.cluster.num_gpus, 16);
+  EXPECT_EQ(d.cluster.gpus_per_node, 8);
+  EXPECT_EQ(d.cluster.nvlink_domain, 8);
+  EXPECT_DOUBLE_EQ(d.cluster.inter_node_bytes_per_s, 400e9 / 8);
+  EXPECT_DOUBLE_EQ(d.value[kInterNodeGbpsPerGpu], 400);
+  EXPECT_EQ(d.workload.model.layers, 8);
+  EXPECT_EQ(d.workload.seq_len, 2048);
+  EXPECT_EQ(d.workload.global_batch, 64);
+  EXPECT_EQ(d.workload.precision, estimator::Precision::bf16);
+  EXPECT_GT(d.cluster.hbm_bytes, 0);
+  EXPECT_GT(d.cluster.nvlink_bytes_per_s, 0);
+  EXPECT_DOUBLE_EQ(d.value[kHbmGb], d.cluster.hbm_bytes / 1e9);
+}
+
+TEST(Space, PlanDerivesDpAndAppliesRules) {
+  const Space s = Space::parse(spec(kSmall), "small.toml");
+  Design d;
+  ASSERT_TRUE(s.design(3, d));  // 16 GPUs
+  estimator::Plan p;
+  estimator::Infeasible why;
+  ASSERT_TRUE(s.plan(d, 0, p, why));  // tp=1 pp=1 mb=1 zero=0
+  EXPECT_EQ(p.dp, 16);
+  EXPECT_EQ(why, estimator::Infeasible::none);
+  // Digits (tp, pp, cp, vp, mb, zero, recompute, sp, offload) with radices (4, 4, 1, 1, 2, 2, 1, 1,
+  // 1).
+  auto plan_index = [](int tp, int pp, int mb, int zero) {
+    return std::uint64_t(((tp * 4 + pp) * 2 + mb) * 2 + zero);
+  };
+  ASSERT_TRUE(s.plan(d, plan_index(3, 1, 1, 0), p, why));  // tp=8 pp=2 mb=2 zero=0 -> dp=1
+  EXPECT_EQ(p.tp, 8);
+  EXPECT_EQ(p.pp, 2);
+  EXPECT_EQ(p.micro_batch, 2);
+  EXPECT_EQ(p.zero, 0);
+  EXPECT_EQ(p.dp, 1);
+  Violation v;
+  EXPECT_FALSE(s.plan(d, plan_index(3, 1, 1, 1), p, v));  // zero=1 with dp=1 repeats zero=0
+  EXPECT_EQ(v, Violation::zero_needs_dp);
+  EXPECT_FALSE(s.plan(d, plan_index(3, 1, 1, 1), p, why));
+  EXPECT_EQ(why, estimator::Infeasible::invalid_plan);
+  EXPECT_FALSE(s.plan(d, plan_index(3, 3, 0, 0), p, v));  // tp=8 pp=8: 64 GPUs > 16
+  EXPECT_EQ(v, Violation::degrees);
+  EXPECT_FALSE(s.plan(d, plan_index(3, 3, 0, 0), p, why));
+  EXPECT_EQ(why, estimator::Infeasible::degrees_mismatch);
+}
+
+TEST(Space, DecodeEncodeRoundTripAndDesignMajorLayout) {
+  const Space s = Space::parse(spec(R"(
+[workload]
+model = "tiny"
+seq_len = [1024, 2048]
+precision = ["bf16", "fp8"]
+[cluster]
+gpu = ["H100-SXM5-80GB", "A100-SXM4-80GB"]
+nodes = [1, 2, 3]
+hbm_gb = [40, 80]
+[plan]
+tp = [1, 2, 4]
+pp = [1, 2]
+recompute = "all"
+offload = "none"
+)"),
+                               "rt.toml");
+  std::uint32_t index[kNumAxes];
+  std::set<std::vector<std::uint32_t>> seen;
+  for (std::uint64_t id = 0; id < s.size(); ++id) {
+    s.decode(id, index);
+    for (int a = 0; a < kNumAxes; ++a) ASSERT_LT(index[a], s.axes()[a].size());
+    ASSERT_EQ(s.encode(index), id);
+    seen.insert(std::vector<std::uint32_t>(index, index + kNumAxes));
+    // Plan digits are the least significant: the design of id is id / plan_points().
+    Design d;
+    s.design(id / s.plan_points(), d);
+    for (int a = 0; a < kNumDesignAxes; ++a) ASSERT_EQ(d.axis_index[a], index[a]);
+  }
+  EXPECT_EQ(seen.size(), s.size());
+  // The last axis varies fastest.
+  s.decode(1, index);
+  EXPECT_EQ(index[kRecompute], 1u);
+  s.decode(s.plan_points(), index);
+  EXPECT_EQ(index[kHbmGb], 1u);
+  EXPECT_EQ(index[kTp], 0u);
+}
+
+// Brute force: check every point with plan() and compare with the memoized counts.
+void expect_counts_match_brute_force(const Space& s) {
+  std::array<std::uint64_t, kNumViolations> brute{};
+  Design d;
+  estimator::Plan p;
+  for (std::uint64_t design = 0; design < s.designs(); ++design) {
+    Violation why;
+    if (!s.design(design, d, why)) {
+      brute[static_cast<int>(why)] += s.plan_points();
+      EXPECT_EQ(s.valid_plans(design), 0u);
+      continue;
+    }
+    std::uint64_t valid = 0;
+    for (std::uint64_t plan = 0; plan < s.plan_points(); ++plan) {
+      s.plan(d, plan, p, why);
+      ++brute[static_cast<int>(why)];
+      // plan_from_digits() agrees with plan().
+      std::uint32_t index[kNumAxes];
+      s.decode(design * s.plan_points() + plan, index);
+      estimator::Plan q;
+      estimator::Infeasible reason;
+      EXPECT_EQ(s.plan_from_digits(d, index + kTp, q, reason), why == Violation::none);
+      EXPECT_EQ(reason, to_infeasible(why));
+      EXPECT_EQ(q.tp, p.tp);
+      EXPECT_EQ(q.dp, p.dp);
+      EXPECT_EQ(q.offload, p.offload);
+      if (why == Violation::none) {
+        ++valid;
+        // A valid plan satisfies the structural rules.
+        EXPECT_EQ(d.workload.model.heads % p.tp, 0);
+        EXPECT_EQ(p.tp * p.pp * p.cp * p.dp, d.cluster.num_gpus);
+        EXPECT_EQ(d.workload.model.layers % (p.pp * p.vp), 0);
+        EXPECT_EQ(d.workload.global_batch % (std::int64_t{p.dp} * p.micro_batch), 0);
+      }
+    }
+    EXPECT_EQ(s.valid_plans(design), valid);
+  }
+  EXPECT_EQ(s.count_by_violation(), brute);
+  EXPECT_EQ(s.valid_points(), brute[0]);
+  std::uint64_t sum = 0;
+  for (auto c : brute) sum += c;
+  EXPECT_EQ(sum, s.size());
+}
+
+TEST(Space, CountsEqualBruteForce) {
+  expect_counts_match_brute_force(Space::parse(spec(kSmall), "small.toml"));
+  expect_counts_match_brute_force(Space::parse(
+      spec(R"(
+[workload]
+model = ["tiny", "gpt3-1.3b"]
+global_batch = [64, 96]
+precision = ["bf16", "fp8"]
+[cluster]
+gpu = ["A100-SXM4-80GB", "H100-SXM5-80GB"]
+gpus = [4, 12, 16]
+inter_node_gbps_per_gpu = [200, 400]
+expansion_gb = [0, 256]
+expansion_gbytes_per_s = [64, 128]
+[plan]
+tp = "all"
+pp = "all"
+cp = [1, 2]
+vp = "all"
+micro_batch = [1, 2, 3]
+zero = "all"
+recompute = ["none", "full"]
+sequence_parallel = "all"
+offload = "all"
+)",
+           R"(constraints = ["tp * pp <= 8 or inter_node_gbps_per_gpu >= 400", "num_gpus >= 8"])"),
+      "many.toml"));
+}
+
+TEST(Space, UserConstraintsOnDesignAndPlanAxes) {
+  const std::string top =
+      R"(constraints = ["tp * pp <= 4", "num_nodes >= 2", "gpu == \"H100-SXM5-80GB\" or dp >= 4"])";
+  const std::string body = R"(
+[workload]
+model = "tiny"
+[cluster]
+gpu = ["A100-SXM4-80GB", "H100-SXM5-80GB"]
+nodes = [1, 2, 4]
+[plan]
+tp = "all"
+pp = "all"
+)";
+  const Space s = Space::parse(spec(body, top + "\n"), "c.toml");
+  ASSERT_EQ(s.constraints().size(), 3u);
+  Design d;
+  Violation why;
+  EXPECT_FALSE(s.design(0, d, why));  // A100, 1 node
+  EXPECT_EQ(why, Violation::user_constraint);
+  ASSERT_TRUE(s.design(1, d, why));  // A100, 2 nodes
+  estimator::Plan p;
+  std::uint64_t valid = 0;
+  for (std::uint64_t plan = 0; plan < s.plan_points(); ++plan) {
+    if (!s.plan(d, plan, p, why)) continue;
+    ++valid;
+    EXPECT_LE(p.tp * p.pp, 4);
+    EXPECT_GE(p.dp, 4);
+  }
+  EXPECT_GT(valid, 0u);
+  expect_counts_match_brute_force(s);
+}
+
+TEST(Space, RangeForms) {
+  auto values = [](const std::string& tp_value) {
+    return Space::parse(spec(R"(
+[workload]
+model = "tiny"
+[cluster]
+gpu = "H100-SXM5-80GB"
+nodes = )" + tp_value + "\n"),
+                        "r.toml")
+        .axes()[kClusterSize]
+        .numbers;
+  };
+  EXPECT_EQ(values("4"), (std::vector<double>{4}));
+  EXPECT_EQ(values("[3, 1, 2]"), (std::vector<double>{3, 1, 2}));
+  EXPECT_EQ(values("{start = 2, stop = 10, step = 3}"), (std::vector<double>{2, 5, 8}));
+  EXPECT_EQ(values("{start = 2, stop = 8, step = 2}"), (std::vector<double>{2, 4, 6, 8}));
+  EXPECT_EQ(values("{start = 1, stop = 100, factor = 3}"), (std::vector<double>{1, 3, 9, 27, 81}));
+  EXPECT_EQ(values("{start = 4, stop = 32, factor = 2}"), (std::vector<double>{4, 8, 16, 32}));
+  EXPECT_EQ(values("\"pow2:1..64\""), (std::vector<double>{1, 2, 4, 8, 16, 32, 64}));
+  EXPECT_EQ(values("\"pow2:3..20\""), (std::vector<double>{4, 8, 16}));
+
+  const Space real = Space::parse(spec(R"(
+[workload]
+model = "tiny"
+[cluster]
+gpu = "H100-SXM5-80GB"
+nodes = 1
+inter_node_gbps_per_gpu = {start = 100, stop = 200, step = 25}
+hbm_gb = {start = 40, stop = 160, factor = 2}
+)"),
+                                  "r.toml");
+  EXPECT_EQ(real.axes()[kInterNodeGbpsPerGpu].numbers,
+            (std::vector<double>{100, 125, 150, 175, 200}));
+  EXPECT_EQ(real.axes()[kHbmGb].numbers, (std::vector<double>{40, 80, 160}));
+
+  const Space decimal = Space::parse(spec(R"(
+[workload]
+model = "tiny"
+[cluster]
+gpu = "H100-SXM5-80GB"
+nodes = 1
+hbm_gb = {start = 0.1, stop = 0.5, step = 0.1}
+)"),
+                                     "r.toml");
+  EXPECT_EQ(decimal.axes()[kHbmGb].numbers, (std::vector<double>{0.1, 0.2, 0.3, 0.4, 0.5}));
+  EXPECT_EQ(decimal.axes()[kHbmGb].value_text(2), "0.3");
+}
+
+TEST(Space, AllForPlanAxes) {
+  const Space s = Space::parse(spec(R"(
+[workload]
+model = "tiny"
+[cluster]
+gpu = "H100-SXM5-80GB"
+nodes = [1, 2]
+expansion_gb = [0, 512]
+expansion_gbytes_per_s = 64
+[plan]
+tp = "all"
+pp = "all"
+cp = "all"
+vp = "all"
+micro_batch = "all"
+zero = "all"
+recompute = "all"
+sequence_parallel = "all"
+offload = "all"
+)"),
+                               "all.toml");
+  const auto& a = s.axes();
+  EXPECT_EQ(a[kCp].numbers, (std::vector<double>{1, 2, 4, 8, 16}));  // 2*cp | 2048, cp | 8 or 16
+  EXPECT_EQ(a[kVp].numbers, (std::vector<double>{1, 2, 4}));  // pp >= 2 with pp*vp | 8 layers
+  EXPECT_EQ(a[kMicroBatch].numbers,
+            (std::vector<double>{1, 2, 4, 8, 16, 32, 64}));  // divisors of 64
+  EXPECT_EQ(a[kZero].numbers, (std::vector<double>{0, 1, 2, 3}));
+  EXPECT_EQ(a[kRecompute].labels, (std::vector<std::string>{"none", "selective", "full"}));
+  EXPECT_EQ(a[kSequenceParallel].numbers, (std::vector<double>{0, 1}));
+  EXPECT_EQ(a[kOffload].labels,
+            (std::vector<std::string>{"none", "optimizer", "optimizer_activations", "all"}));
+  expect_counts_match_brute_force(s);
+}
+
+TEST(Space, AllowTpAcrossNodes) {
+  const std::string body = R"(
+[workload]
+model = "tiny"
+[cluster]
+gpu = "H100-SXM5-80GB"
+nodes = 2
+gpus_per_node = 4
+[plan]
+tp = [4, 8, 16]
+)";
+  const Space within = Space::parse(spec(body), "a.toml");
+  EXPECT_EQ(within.axes()[kNvlinkDomain].numbers,
+            (std::vector<double>{4}));   // node-local NVLink follows
+  EXPECT_EQ(within.valid_points(), 1u);  // only tp=4
+  const Space across = Space::parse(spec(body + "allow_tp_across_nodes = true\n"), "a.toml");
+  EXPECT_TRUE(across.allow_tp_across_nodes());
+  EXPECT_EQ(across.valid_points(), 2u);  // tp=4 and tp=8 (16 does not divide 8 GPUs)
+}
+
+TEST(Space, CatalogDefaultsDifferingBetweenAcceleratorsResolvePerDesign) {
+  const Space s = Space::parse(spec(R"(
+[workload]
+model = "tiny"
+[cluster]
+gpu = ["H100-SXM5-80GB", "GB200-186GB"]
+nodes = 18
+)"),
+                               "d.toml");
+  const Axis& hbm = s.axes()[kHbmGb];
+  EXPECT_TRUE(hbm.zero_means_default);
+  EXPECT_EQ(hbm.numbers, (std::vector<double>{0}));
+  EXPECT_EQ(hbm.value_text(0), "default");
+  Design h100;
+  Design gb200;
+  ASSERT_TRUE(s.design(0, h100));
+  ASSERT_TRUE(s.design(1, gb200));
+  EXPECT_EQ(h100.cluster.gpus_per_node, 8);
+  EXPECT_EQ(h100.cluster.nvlink_domain, 8);
+  EXPECT_EQ(h100.cluster.num_gpus, 144);
+  EXPECT_EQ(gb200.cluster.nvlink_domain, 72);
+  EXPECT_GT(gb200.value[kHbmGb], h100.value[kHbmGb]);
+  EXPECT_EQ(gb200.value[kNvlinkDomain], 72);
+}
+
+TEST(Space, ClusterShapeAndPrecisionRules) {
+  const Space s = Space::parse(spec(R"(
+[workload]
+model = "tiny"
+precision = ["bf16", "fp8"]
+[cluster]
+gpu = ["V100-SXM2-32GB", "H100-SXM5-80GB"]
+gpus = [4, 12, 16]
+)"),
+                               "shape.toml");
+  EXPECT_EQ(s.axes()[kClusterSize].name, "num_gpus");
+  Design d;
+  Violation why;
+  // bf16 on V100 is unsupported.
+  EXPECT_FALSE(s.design(0, d, why));
+  EXPECT_EQ(why, Violation::precision_unsupported);
+  // H100, bf16: 4 GPUs (part of one node) fine, 12 GPUs is not whole nodes of 8.
+  EXPECT_TRUE(s.design(3, d, why));
+  EXPECT_EQ(d.cluster.num_gpus, 4);
+  EXPECT_FALSE(s.design(4, d, why));
+  EXPECT_EQ(why, Violation::cluster_shape);
+  EXPECT_TRUE(s.design(5, d, why));
+}
+
+TEST(Space, StoredParameters) {
+  const Space s = Space::parse(spec(R"(
+[workload]
+model = "tiny"
+training_tokens = 1e12
+[cluster]
+gpu = "H100-SXM5-80GB"
+nodes = 1
+[pricing]
+pue = 1.4
+usd_per_kwh = 0.2
+carbon_g_per_kwh = 100
+capex_usd_per_gpu = 30000
+amortize_years = 5
+[output]
+keep = "pareto-per-design"
+objective = "energy"
+)"),
+                               "p.toml");
+  EXPECT_DOUBLE_EQ(s.training_tokens(), 1e12);
+  EXPECT_DOUBLE_EQ(s.pricing().pue, 1.4);
+  EXPECT_DOUBLE_EQ(s.pricing().usd_per_kwh, 0.2);
+  EXPECT_DOUBLE_EQ(s.pricing().carbon_g_per_kwh, 100);
+  EXPECT_DOUBLE_EQ(s.pricing().capex_usd_per_gpu, 30000);
+  EXPECT_DOUBLE_EQ(s.pricing().amortize_years, 5);
+  EXPECT_EQ(s.keep(), Keep::pareto_per_design);
+  EXPECT_EQ(s.objective(), Objective::energy);
+  EXPECT_EQ(std::string(to_string(s.keep())), "pareto-per-design");
+  EXPECT_EQ(std::string(to_string(s.objective())), "energy");
+  EXPECT_NE(s.text().find("pareto-per-design"), std::string::npos);
+  EXPECT_EQ(s.filename(), "p.toml");
+}
+
+TEST(Space, DefaultsWhenLeftOut) {
+  const Space s = Space::parse(R"(
+[workload]
+model = "gpt3-175b"
+[cluster]
+gpu = "H100-SXM5-80GB"
+nodes = 64
+)",
+                               "min.toml");
+  EXPECT_EQ(s.plan_points(), 1u);
+  EXPECT_EQ(s.keep(), Keep::all);
+  EXPECT_EQ(s.objective(), Objective::step_time);
+  EXPECT_DOUBLE_EQ(s.training_tokens(), 300e9);
+  Design d;
+  ASSERT_TRUE(s.design(0, d));
+  EXPECT_EQ(d.workload.seq_len, 2048);
+  EXPECT_EQ(d.workload.global_batch, 1536);
+  estimator::Plan p;
+  Violation why;
+  EXPECT_TRUE(s.plan(d, 0, p, why));
+  EXPECT_EQ(p.dp, 512);
+  EXPECT_EQ(p.tp, 1);
+  EXPECT_EQ(p.recompute, estimator::Recompute::none);
+  EXPECT_EQ(p.offload, estimator::Offload::none);
+  EXPECT_EQ(s.describe_point(0).substr(0, 40), "model=gpt3-175b seq_len=2048 global_batc");
+}
+
+TEST(Space, CalibrationFileRelativeToSpec) {
+  const auto dir = std::filesystem::temp_directory_path() / "clustersweep_space_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "cal.toml") << "format_version = 1\n[calibration]\ngemm_eff_max = 0.5\n";
+  const std::string text = spec(R"(
+[workload]
+model = "tiny"
+[cluster]
+gpu = "H100-SXM5-80GB"
+nodes = 1
+)",
+                                "calibration = \"cal.toml\"\n");
+  std::ofstream(dir / "spec.toml") << text;
+  const Space s = Space::load((dir / "spec.toml").string());
+  EXPECT_DOUBLE_EQ(s.calibration().gemm_eff_max, 0.5);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Space, CopiesShareState) {
+  const Space a = Space::parse(spec(kSmall), "small.toml");
+  const Space b = a;
+  EXPECT_EQ(&a.axes(), &b.axes());
+  EXPECT_EQ(b.size(), a.size());
+}
+
+}  // namespace
+}  // namespace clustersweep::spaces

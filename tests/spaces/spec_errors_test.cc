@@ -1,0 +1,220 @@
+// Every spec error is one line "file:line:column: key: message" naming what would be valid.
+#include <gtest/gtest.h>
+
+#include "estimator/error.h"
+#include "spaces/space.h"
+
+namespace clustersweep::spaces {
+namespace {
+
+constexpr const char* kGood = R"([workload]
+model = "gpt3-1.3b"
+[cluster]
+gpu = "H100-SXM5-80GB"
+nodes = [1, 2]
+)";
+
+// Replaces the first occurrence of `from` in kGood by `to`.
+std::string edit(const std::string& from, const std::string& to) {
+  std::string s = kGood;
+  const auto at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return s.replace(at, from.size(), to);
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    Space::parse(text, "bad.toml");
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(SpecErrors, GoodSpecParses) { EXPECT_EQ(error_of(kGood), "(no error)"); }
+
+TEST(SpecErrors, TomlSyntax) {
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = [1, 2")),
+            "bad.toml:5:15: Error while parsing array: encountered end-of-file");
+}
+
+TEST(SpecErrors, UnknownKeys) {
+  EXPECT_EQ(error_of(edit("nodes =", "nodez =")),
+            "bad.toml:5:1: cluster.nodez: unknown key; did you mean 'nodes'?");
+  EXPECT_EQ(error_of(edit("[cluster]", "[clustr]")),
+            "bad.toml:3:2: clustr: unknown key; did you mean 'cluster'?");
+  EXPECT_EQ(error_of(std::string(kGood) + "[plan]\nconstraints = [\"tp <= 8\"]\n"),
+            "bad.toml:7:1: plan.constraints: unknown key; 'constraints' is a top-level key: put it "
+            "before the "
+            "first [table]");
+  EXPECT_EQ(error_of(std::string(kGood) + "[output]\nxyzzy = 1\n"),
+            "bad.toml:7:1: output.xyzzy: unknown key; valid keys are: keep, objective");
+}
+
+TEST(SpecErrors, MissingTablesAndKeys) {
+  EXPECT_EQ(error_of("[workload]\nmodel = \"gpt3-1.3b\"\n"),
+            "bad.toml:1:1: cluster: missing table [cluster]; give at least: gpu = "
+            "\"<accelerator>\" and nodes = "
+            "<count>");
+  EXPECT_EQ(error_of(edit("model = \"gpt3-1.3b\"", "")),
+            "bad.toml:1:1: workload: missing 'model' (a catalog model such as \"gpt3-175b\", a "
+            "[models.NAME] "
+            "table, or a list)");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "")),
+            "bad.toml:3:1: cluster: missing 'nodes' (or 'gpus'): the cluster size to sweep, e.g. "
+            "nodes = [16, "
+            "32, 64]");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = 1\ngpus = 8")),
+            "bad.toml:6:8: cluster.gpus: give either 'nodes' or 'gpus', not both");
+}
+
+TEST(SpecErrors, Numbers) {
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = -4")),
+            "bad.toml:5:9: cluster.nodes: must be a positive integer, got -4");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = [1, 2.5]")),
+            "bad.toml:5:13: cluster.nodes[1]: must be a positive integer, got 2.5");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = [1, 2, 1]")),
+            "bad.toml:5:16: cluster.nodes[2]: duplicate value 1");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = []")),
+            "bad.toml:5:9: cluster.nodes: empty list; give a positive integer, a list, {start, "
+            "stop, step}, "
+            "{start, stop, factor} or \"pow2:A..B\"");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = \"lots\"")),
+            "bad.toml:5:9: cluster.nodes: must be a positive integer, a list, {start, stop, step}, "
+            "{start, stop, "
+            "factor} or \"pow2:A..B\", got string \"lots\"");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = \"all\"")),
+            "bad.toml:5:9: cluster.nodes: must be a positive integer, a list, {start, stop, step}, "
+            "{start, stop, "
+            "factor} or \"pow2:A..B\", got string \"all\"");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = [1, 1000000000]")),
+            "bad.toml:5:9: cluster.nodes: 1000000000 nodes of 8 GPUs exceed 2^31 GPUs");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = 1\nhbm_gb = 0")),
+            "bad.toml:6:10: cluster.hbm_gb: must be a positive number, got 0");
+}
+
+TEST(SpecErrors, Ranges) {
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = {start = 8, stop = 2, step = 1}")),
+            "bad.toml:5:28: cluster.nodes.stop: must be >= start (8), got 2");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = {start = 1, stop = 8, step = 1, factor = 2}")),
+            "bad.toml:5:9: cluster.nodes: a range needs exactly one of 'step' (linear) or 'factor' "
+            "(geometric)");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = {start = 1, stop = 8}")),
+            "bad.toml:5:9: cluster.nodes: a range needs exactly one of 'step' (linear) or 'factor' "
+            "(geometric)");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = {start = 1, stop = 8, factor = 1}")),
+            "bad.toml:5:40: cluster.nodes.factor: must be a number > 1, got 1");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = {start = 1, stop = 8, stepp = 1}")),
+            "bad.toml:5:31: cluster.nodes.stepp: unknown key; did you mean 'step'?");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = {start = 1, stop = 8, step = 0.5}")),
+            "bad.toml:5:38: cluster.nodes.step: must be a positive integer, got 0.5");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = \"pow2:8..4\"")),
+            "bad.toml:5:9: cluster.nodes: must be a positive integer, a list, {start, stop, step}, "
+            "{start, stop, "
+            "factor} or \"pow2:A..B\", got string \"pow2:8..4\"");
+  EXPECT_EQ(
+      error_of(edit("nodes = [1, 2]", "nodes = {start = 3, stop = 30, factor = 1.5}")),
+      "bad.toml:5:9: cluster.nodes: the geometric range reaches 4.5, which is not an integer");
+}
+
+TEST(SpecErrors, Catalog) {
+  EXPECT_EQ(error_of(edit("\"H100-SXM5-80GB\"", "\"H100\"")).substr(0, 51),
+            "bad.toml:4:7: cluster.gpu: unknown accelerator 'H10");
+  EXPECT_EQ(error_of(edit("\"gpt3-1.3b\"", "[\"gpt3-1.3b\", \"gpt4\"]")).substr(0, 51),
+            "bad.toml:2:23: workload.model: unknown model 'gpt4'");
+  EXPECT_EQ(error_of(edit("\"gpt3-1.3b\"", "[\"gpt3-1.3b\", \"gpt3-1.3b\"]")),
+            "bad.toml:2:23: workload.model[1]: duplicate value \"gpt3-1.3b\"");
+}
+
+TEST(SpecErrors, Labels) {
+  EXPECT_EQ(error_of(std::string(kGood) + "[plan]\nrecompute = \"some\"\n"),
+            "bad.toml:7:13: plan.recompute: must be one of \"none\", \"selective\", \"full\" or "
+            "\"all\", got \"some\"");
+  EXPECT_EQ(error_of(edit("model = \"gpt3-1.3b\"",
+                          "model = \"gpt3-1.3b\"\nprecision = [\"bf16\", \"int8\"]")),
+            "bad.toml:3:22: workload.precision[1]: must be one of \"fp32\", \"tf32\", \"fp16\", "
+            "\"bf16\", \"fp8\", "
+            "\"fp4\", got \"int8\"");
+  EXPECT_EQ(error_of(std::string(kGood) + "[plan]\nsequence_parallel = 1\n"),
+            "bad.toml:7:21: plan.sequence_parallel: must be true, false, a list of them or "
+            "\"all\", got integer 1");
+  EXPECT_EQ(error_of(std::string(kGood) + "[plan]\nzero = [0, 4]\n"),
+            "bad.toml:7:12: plan.zero[1]: must be 0, 1, 2 or 3 (ZeRO stage), got 4");
+  EXPECT_EQ(error_of(std::string(kGood) + "[output]\nkeep = \"best\"\n"),
+            "bad.toml:7:8: output.keep: must be one of \"all\", \"feasible\", \"best-per-design\", "
+            "\"pareto-per-design\", got string \"best\"");
+  EXPECT_EQ(error_of(std::string(kGood) + "[output]\nobjective = \"speed\"\n"),
+            "bad.toml:7:13: output.objective: must be one of \"step_time\", \"time_to_train\", "
+            "\"energy\", "
+            "\"cost\", got string \"speed\"");
+}
+
+TEST(SpecErrors, ExpansionAndPricing) {
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = 1\nexpansion_gb = [0, 512]")),
+            "bad.toml:6:16: cluster.expansion_gb: an expansion tier needs its bandwidth: set "
+            "cluster.expansion_gbytes_per_s");
+  EXPECT_EQ(error_of(std::string(kGood) + "[pricing]\npue = 0.9\n"),
+            "bad.toml:7:7: pricing.pue: must be >= 1 (facility power / IT power), got 0.9");
+  EXPECT_EQ(
+      error_of(std::string(kGood) + "[pricing]\ngpu_hour_usd = 2\ncapex_usd_per_gpu = 30000\n"),
+      "bad.toml:8:21: pricing.capex_usd_per_gpu: give either gpu_hour_usd (rented) or "
+      "capex_usd_per_gpu "
+      "(owned), not both");
+}
+
+TEST(SpecErrors, InlineModels) {
+  const std::string base =
+      std::string(kGood) + "[models.mine]\nlayers = 4\nhidden = 256\nheads = 4\nvocab = 1000\n";
+  EXPECT_EQ(error_of(edit("\"gpt3-1.3b\"", "\"mine\"") +
+                     "[models.mine]\nlayers = 4\nhidden = 256\nheads = 4\n"
+                     "vocab = 1000\n"),
+            "bad.toml:2:9: workload.model: inline model 'mine' has no default seq_len; set "
+            "workload.seq_len or "
+            "models.mine.seq_len");
+  EXPECT_EQ(error_of(std::string(kGood) +
+                     "[models.small]\nlayers = 4\nhidden = 250\nheads = 4\nvocab = 1000\n"),
+            "bad.toml:8:10: models.small.hidden: must be divisible by heads (4), got 250");
+  EXPECT_EQ(
+      error_of(std::string(kGood) + "[models.small]\nlayers = 4\nhidden = 256\nvocab = 1000\n"),
+      "bad.toml:6:9: models.small: missing 'heads' (a positive integer)");
+  EXPECT_EQ(error_of(std::string(kGood) + "[models.\"gpt3-1.3b\"]\nlayers = 4\n"),
+            "bad.toml:6:9: models.gpt3-1.3b: shadows the catalog model 'gpt3-1.3b'; give the "
+            "inline model another "
+            "name");
+}
+
+TEST(SpecErrors, Constraints) {
+  const std::string g = kGood;
+  EXPECT_EQ(error_of("constraints = [\"tpp * pp <= 64\"]\n" + g),
+            "bad.toml:1:16: constraints[0]: unknown name 'tpp'; did you mean 'tp'? at offset 0 of "
+            "\"tpp * pp <= "
+            "64\"");
+  EXPECT_EQ(error_of("constraints = [\"tp <= 8\", \"tp * <= 64\"]\n" + g),
+            "bad.toml:1:27: constraints[1]: expected a number, a name or '(', got '<=' at offset 5 "
+            "of \"tp * <= "
+            "64\"");
+  EXPECT_EQ(error_of("constraints = [\"gpu == \\\"B200\\\"\"]\n" + g),
+            "bad.toml:1:16: constraints[0]: \"B200\" is not a value of 'gpu'; values are: "
+            "H100-SXM5-80GB at "
+            "offset 7 of \"gpu == \"B200\"\"");
+  EXPECT_EQ(error_of("constraints = \"tp <= 8\"\n" + g),
+            "bad.toml:1:15: constraints: must be a list of expressions like \"tp * pp <= 64\", got "
+            "string \"tp "
+            "<= 8\"");
+  EXPECT_EQ(
+      error_of("calibration = \"/nonexistent/cal.toml\"\n" + g),
+      "bad.toml:1:15: calibration: cannot read '/nonexistent/cal.toml': No such file or directory");
+}
+
+TEST(SpecErrors, UnreadableFile) {
+  try {
+    Space::load("/nonexistent/spec.toml");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "cannot read spec '/nonexistent/spec.toml': No such file or directory");
+  }
+}
+
+}  // namespace
+}  // namespace clustersweep::spaces
