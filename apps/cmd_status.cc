@@ -1,6 +1,7 @@
 // clustersweep status: how far a sweep's store is, and what its Slurm jobs are doing (docs/slurm.md).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -82,6 +83,44 @@ std::string describe(const slurm::JobState& j) {
   return text;
 }
 
+// Prints the store's (or its shards') progress; measures the rate over `interval` seconds while
+// the sweep is unfinished (0: not at all).
+void print_progress(const std::string& store, const std::vector<std::string>& stores, std::uint32_t shards,
+                    double interval) {
+  const auto before = progress_of(stores);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::cout << fmt::format("store:  {}\n", store);
+  if (before.complete == 0 && before.unfinished == 0) {
+    std::cout << "        not started: no store (or unfinished run of it) yet\n";
+    return;
+  }
+  const double share =
+      before.points ? 100.0 * static_cast<double>(before.points_done) / static_cast<double>(before.points) : 0;
+  std::string state = before.complete == before.stores ? "complete" : "unfinished";
+  if (shards > 0) state += fmt::format("; {} of {} shards complete, not merged yet", before.complete, shards);
+  std::cout << fmt::format("points: {} of {} ({:.1f}%), {} of {} chunks; {}\n", grouped(before.points_done),
+                           grouped(before.points), share, grouped(before.chunks_done), grouped(before.chunks), state);
+  if (before.complete == before.stores && shards == 0) {
+    const engine::StoreReader reader(store);
+    std::cout << fmt::format("rate:   {} points/s over {} on {} ranks (the run that finished it)\n",
+                             grouped(static_cast<std::uint64_t>(reader.number_attribute("points_per_s").value_or(0))),
+                             clock(reader.number_attribute("wall_time_s").value_or(0)),
+                             reader.number_attribute("mpi_size").value_or(1));
+    return;
+  }
+  if (interval <= 0) return;
+  std::this_thread::sleep_for(std::chrono::duration<double>(interval));
+  const auto after = progress_of(stores);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double rate = static_cast<double>(after.points_done - std::min(after.points_done, before.points_done)) / seconds;
+  if (rate > 0)
+    std::cout << fmt::format("rate:   {} points/s over the last {:.1f} s; ETA {}\n",
+                             grouped(static_cast<std::uint64_t>(rate)), seconds,
+                             clock(static_cast<double>(after.points - after.points_done) / rate));
+  else
+    std::cout << fmt::format("rate:   no chunk finished in the last {:.1f} s\n", seconds);
+}
+
 }  // namespace
 
 int status(const Args& args) {
@@ -105,6 +144,21 @@ int status(const Args& args) {
   const auto submissions = slurm::read_job_record(store);
   const slurm::Submission* last = submissions.empty() ? nullptr : &submissions.back();
 
+  // The jobs first: the rate is worth measuring only while one of them runs.
+  std::vector<slurm::JobState> states;
+  std::string slurm_problem;
+  if (last) {
+    std::vector<std::string> ids;
+    for (const auto& j : last->jobs) ids.push_back(j.id);
+    try {
+      slurm::SlurmScheduler scheduler;
+      states = scheduler.query(ids);
+    } catch (const Error& e) {
+      slurm_problem = e.what();
+    }
+  }
+  const bool running = std::any_of(states.begin(), states.end(), [](const auto& j) { return j.state == "RUNNING"; });
+
   // Which stores hold the progress: the store, or its shards until they are merged.
   std::vector<std::string> stores = {store};
   const bool sharded = last && last->shards > 0 && engine::store_state(store).kind != engine::StoreState::complete;
@@ -112,55 +166,14 @@ int status(const Args& args) {
     stores.clear();
     for (std::uint32_t i = 0; i < last->shards; ++i) stores.push_back(slurm::shard_path(store, i, last->shards));
   }
-  const auto before = progress_of(stores);
-  const auto t0 = std::chrono::steady_clock::now();
-
-  std::cout << fmt::format("store:  {}\n", store);
-  if (before.complete == 0 && before.unfinished == 0) {
-    std::cout << "        not started: no store (or unfinished run of it) yet\n";
-  } else {
-    const double share = before.points ? 100.0 * static_cast<double>(before.points_done) / static_cast<double>(before.points) : 0;
-    std::string state = before.complete == before.stores ? "complete" : "unfinished";
-    if (sharded) state += fmt::format("; {} of {} shards complete, not merged yet", before.complete, last->shards);
-    std::cout << fmt::format("points: {} of {} ({:.1f}%), {} of {} chunks; {}\n", grouped(before.points_done),
-                             grouped(before.points), share, grouped(before.chunks_done), grouped(before.chunks), state);
-    if (before.complete == before.stores && !sharded) {
-      const engine::StoreReader reader(store);
-      const double rate = reader.number_attribute("points_per_s").value_or(0);
-      std::cout << fmt::format("rate:   {} points/s over {} on {} ranks (the run that finished it)\n",
-                               grouped(static_cast<std::uint64_t>(rate)),
-                               clock(reader.number_attribute("wall_time_s").value_or(0)),
-                               reader.number_attribute("mpi_size").value_or(1));
-    } else if (interval > 0) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(interval));
-      const auto after = progress_of(stores);
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const double rate = static_cast<double>(after.points_done - std::min(after.points_done, before.points_done)) / seconds;
-      if (rate > 0)
-        std::cout << fmt::format("rate:   {} points/s over the last {:.1f} s; ETA {}\n",
-                                 grouped(static_cast<std::uint64_t>(rate)), seconds,
-                                 clock(static_cast<double>(after.points - after.points_done) / rate));
-      else
-        std::cout << fmt::format("rate:   no chunk finished in the last {:.1f} s (is a job running?)\n", seconds);
-    }
-  }
+  print_progress(store, stores, sharded ? last->shards : 0, (!last || running) ? interval : 0);
 
   if (!last) {
     std::cout << fmt::format("jobs:   none recorded ({} does not exist)\n", slurm::job_record_path(store));
     return kExitOk;
   }
   std::cout << fmt::format("jobs:   submitted {} ({})\n", last->time, slurm::job_record_path(store));
-  std::vector<std::string> ids;
-  for (const auto& j : last->jobs) ids.push_back(j.id);
-  std::vector<slurm::JobState> states;
-  bool asked = true;
-  try {
-    slurm::SlurmScheduler scheduler;
-    states = scheduler.query(ids);
-  } catch (const Error& e) {
-    std::cout << fmt::format("        cannot ask Slurm: {}\n", e.what());
-    asked = false;
-  }
+  if (!slurm_problem.empty()) std::cout << fmt::format("        cannot ask Slurm: {}\n", slurm_problem);
   for (const auto& j : last->jobs) {
     bool shown = false;
     for (const auto& s : states) {
@@ -170,10 +183,10 @@ int status(const Args& args) {
     }
     if (!shown)
       std::cout << fmt::format("  {:<8}{:<14}{}\n", j.role, j.id,
-                               asked ? "unknown to Slurm (finished before MinJobAge and no accounting?)"
-                                     : "state unknown");
+                               slurm_problem.empty() ? "unknown to Slurm (finished before MinJobAge and no accounting?)"
+                                                     : "state unknown");
   }
-  // The newest log of the sweep, e.g. its progress line.
+  // The newest line of the sweep's log, e.g. its progress line.
   const auto& main = last->jobs.front();
   const std::string log = fmt::format("{}.slurm-{}{}.out", store, main.id, main.role == "array" ? "_0" : "");
   if (fs::exists(log)) std::cout << fmt::format("log:    {}: {}\n", log, last_line(log));

@@ -7,7 +7,9 @@
 
 #include "apps/commands.h"
 #include "estimator/error.h"
+#include "jobs/job.h"
 #include "slurm/options.h"
+#include "slurm/process.h"
 #include "slurm/scheduler.h"
 #include "slurm/submit.h"
 #include "spaces/space.h"
@@ -39,6 +41,19 @@ void check_mem(const std::string& mem) {
   const bool ok = digits != 0 && (digits == std::string::npos ||
                                   (digits + 1 == mem.size() && std::string("KMGTkmgt").find(mem[digits]) != std::string::npos));
   if (!ok) throw InputError(fmt::format("--mem: expected a size such as 64G or 4000M, got '{}'", mem));
+}
+
+// Two jobs writing one store would ruin it: refuse while a job of the last submission may run.
+void refuse_if_running(const std::string& store, slurm::Scheduler& scheduler) {
+  const auto submissions = slurm::read_job_record(store);
+  if (submissions.empty() || !slurm::find_on_path("squeue")) return;
+  std::vector<std::string> ids;
+  for (const auto& j : submissions.back().jobs)
+    if (j.role != "then") ids.push_back(j.id);
+  for (const auto& j : scheduler.query(ids))
+    if (slurm::is_active(j.state))
+      throw InputError(fmt::format("{} is still being written by job {} ({}); wait for it or scancel it first",
+                                   store, j.id, j.state));
 }
 
 }  // namespace
@@ -74,8 +89,8 @@ int submit(const Args& args) {
        "an analysis command run on the store once the sweep completed, e.g. "
        "\"pareto --objectives time_to_train_s,energy_to_train_j --svg front.svg\" (repeatable)")
       ("job-name", po::value<std::string>(), "Slurm job name (default: cs-<store name>)")
-      ("resume", "continue an existing store instead of refusing it")
-      ("force", "delete an existing store (and its shards) and start over")
+      ("resume", "continue an existing store (or its unfinished run) instead of refusing it")
+      ("force", "delete an existing store (its unfinished run, its shards) and start over")
       ("dry-run", "print the scripts and sbatch commands instead of submitting");
   po::positional_options_description positional;
   positional.add("spec", 1);
@@ -83,8 +98,8 @@ int submit(const Args& args) {
                         "submit SPEC -o STORE --nodes N --ntasks-per-node M --time HH:MM:SS [options]",
                         "Writes an sbatch script next to the store and submits it with sbatch. Near "
                         "the time limit the sweep\ncheckpoints and the job requeues itself (or the "
-                        "next job of a --segments chain resumes it).\nPrints the job id(s); "
-                        "`clustersweep status STORE` follows the sweep.");
+                        "next job of a --segments chain resumes it).\nPrints the first job's id on stdout (every job "
+                        "on stderr); `clustersweep status STORE` follows the sweep.");
   if (!vm) return 0;
 
   // Everything is checked before anything is written or submitted.
@@ -142,9 +157,14 @@ int submit(const Args& args) {
   job.clustersweep = self_path();
   job.submitted_by = command_line(args);
 
-  // The stores this submission writes: the store, or its shards and the merged store.
-  std::vector<std::string> outputs = {job.store};
-  for (std::uint32_t i = 0; i < job.array.tasks; ++i) outputs.push_back(slurm::shard_path(job.store, i, job.array.tasks));
+  // The stores this submission writes (the store, or its shards and the merged store), and the
+  // unfinished runs of them that a job, which always resumes, would continue.
+  std::vector<std::string> outputs;
+  const auto add_store = [&](const std::string& store) {
+    outputs.insert(outputs.end(), {store, jobs::partial_path(store), jobs::assembly_path(store)});
+  };
+  add_store(job.store);
+  for (std::uint32_t i = 0; i < job.array.tasks; ++i) add_store(slurm::shard_path(job.store, i, job.array.tasks));
   if (!fs::is_directory(fs::path(job.store).parent_path()))
     throw InputError(fmt::format("-o {}: the folder {} does not exist", job.store,
                                  fs::path(job.store).parent_path().string()));
@@ -167,9 +187,10 @@ int submit(const Args& args) {
   }
 
   slurm::require_client("sbatch");
+  slurm::SlurmScheduler scheduler;
+  refuse_if_running(job.store, scheduler);
   if (force)
     for (const auto& path : outputs) fs::remove(path);
-  slurm::SlurmScheduler scheduler;
   const auto submission = slurm::submit(request, scheduler);
   // Like sbatch --parsable: the (first) job id alone on stdout, for scripts; the rest on stderr.
   std::cout << submission.jobs.front().id << std::endl;

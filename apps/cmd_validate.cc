@@ -203,6 +203,10 @@ std::vector<RunRow> read_runs(const std::string& path, const est::Calibration& c
       row.fail("recompute",
                fmt::format("expected none, selective or full, got '{}'", row.text("recompute")));
     p.micro_batch = static_cast<int>(row.integer("micro_batch"));
+    // A measured run ran: accept Megatron-Core's uneven pipeline splits, and read interleaving
+    // without a pipeline as no interleaving.
+    p.uneven_pipeline = true;
+    if (p.pp == 1) p.vp = 1;
 
     est::Cluster& c = run.sample.cluster;
     c.num_gpus = static_cast<int>(row.integer("num_gpus"));

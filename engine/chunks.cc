@@ -98,7 +98,8 @@ bool parse_keep(std::string_view text, spaces::Keep& keep) noexcept {
   return false;
 }
 
-std::uint64_t shard_design_begin(std::uint64_t designs, std::uint32_t index, std::uint32_t count) noexcept {
+std::uint64_t shard_design_begin(std::uint64_t designs, std::uint32_t index,
+                                 std::uint32_t count) noexcept {
   if (count == 0) return 0;
   return part_begin(designs, count, std::min(index, count));
 }

@@ -15,7 +15,7 @@ struct Chunk {
   std::uint64_t index = 0;
   std::uint64_t design_begin = 0;  // designs [design_begin, design_end)
   std::uint64_t design_end = 0;
-  std::uint64_t point_begin = 0;   // point ids [point_begin, point_end)
+  std::uint64_t point_begin = 0;  // point ids [point_begin, point_end)
   std::uint64_t point_end = 0;
   std::uint64_t points() const noexcept { return point_end - point_begin; }
 };
@@ -26,7 +26,8 @@ class ChunkLayout {
   // Chunks of about `target_points` points over designs [design_begin, design_end).
   // Per-design keep modes always get whole designs.
   static ChunkLayout make(std::uint64_t design_begin, std::uint64_t design_end,
-                          std::uint64_t plan_points, spaces::Keep keep, std::uint64_t target_points);
+                          std::uint64_t plan_points, spaces::Keep keep,
+                          std::uint64_t target_points);
   // The layout a store recorded.
   static ChunkLayout stored(std::uint64_t design_begin, std::uint64_t design_end,
                             std::uint64_t plan_points, spaces::Keep keep,
@@ -64,6 +65,7 @@ class ChunkLayout {
 bool parse_keep(std::string_view text, spaces::Keep& keep) noexcept;
 
 // Designs [begin, end) of shard `index` of `count`: contiguous, in order, sizes within one.
-std::uint64_t shard_design_begin(std::uint64_t designs, std::uint32_t index, std::uint32_t count) noexcept;
+std::uint64_t shard_design_begin(std::uint64_t designs, std::uint32_t index,
+                                 std::uint32_t count) noexcept;
 
 }  // namespace clustersweep::engine

@@ -39,11 +39,11 @@ enum Metric : int {
 };
 
 constexpr const char* kMetricNames[kNumMetrics] = {
-    "step_time_s",       "time_to_train_s",    "tokens_per_s",        "mfu",
-    "model_flops_per_step", "mem_per_gpu_bytes", "mem_hbm_bytes",     "mem_expansion_bytes",
-    "energy_per_step_j", "energy_to_train_j",  "time_compute_s",      "time_memory_bound_s",
-    "time_tp_comm_s",    "time_cp_comm_s",     "time_pp_p2p_s",       "time_pp_bubble_s",
-    "time_dp_exposed_s", "time_optimizer_s",   "time_offload_s",      "time_overhead_s"};
+    "step_time_s",          "time_to_train_s",   "tokens_per_s",   "mfu",
+    "model_flops_per_step", "mem_per_gpu_bytes", "mem_hbm_bytes",  "mem_expansion_bytes",
+    "energy_per_step_j",    "energy_to_train_j", "time_compute_s", "time_memory_bound_s",
+    "time_tp_comm_s",       "time_cp_comm_s",    "time_pp_p2p_s",  "time_pp_bubble_s",
+    "time_dp_exposed_s",    "time_optimizer_s",  "time_offload_s", "time_overhead_s"};
 
 }  // namespace
 
@@ -57,7 +57,8 @@ double cost_usd(const spaces::Pricing& p, double num_gpus, double time_to_train_
          num_gpus * time_to_train_s * usd_per_gpu_s;
 }
 
-std::vector<std::size_t> pareto_front(const std::vector<double>& time, const std::vector<double>& energy) {
+std::vector<std::size_t> pareto_front(const std::vector<double>& time,
+                                      const std::vector<double>& energy) {
   std::vector<std::size_t> order(time.size());
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -74,7 +75,8 @@ std::vector<std::size_t> pareto_front(const std::vector<double>& time, const std
     while (j < order.size() && time[order[j]] == time[order[i]]) ++j;
     const double group_min = energy[order[i]];
     if (group_min < best_energy) {
-      for (std::size_t k = i; k < j && energy[order[k]] == group_min; ++k) front.push_back(order[k]);
+      for (std::size_t k = i; k < j && energy[order[k]] == group_min; ++k)
+        front.push_back(order[k]);
       best_energy = group_min;
     }
     i = j;
@@ -255,9 +257,12 @@ void ChunkEvaluator::fill_design_rows() {
   const auto& axes = space_.axes();
   for (int i = 0; i < spaces::kTp; ++i) {
     const std::uint32_t d = digits_[i];
-    if (axes[i].is_label) fill(axis_col_[i], static_cast<std::uint16_t>(d));
-    else if (axis_is_int_[i]) fill(axis_col_[i], static_cast<std::int32_t>(axes[i].numbers[d]));
-    else fill(axis_col_[i], axes[i].numbers[d]);
+    if (axes[i].is_label)
+      fill(axis_col_[i], static_cast<std::uint16_t>(d));
+    else if (axis_is_int_[i])
+      fill(axis_col_[i], static_cast<std::int32_t>(axes[i].numbers[d]));
+    else
+      fill(axis_col_[i], axes[i].numbers[d]);
   }
   design_first_row_ = used_;
 }
@@ -282,15 +287,20 @@ std::size_t ChunkEvaluator::new_row() {
 void ChunkEvaluator::append(std::uint64_t point_id, const estimator::Plan* plan,
                             estimator::Infeasible reason, const estimator::Estimate* e) {
   const std::size_t r = new_row();
-  auto at = [&](std::size_t c, auto value) { static_cast<decltype(value)*>(column_[c])[r] = value; };
+  auto at = [&](std::size_t c, auto value) {
+    static_cast<decltype(value)*>(column_[c])[r] = value;
+  };
   at(point_col_, point_id);
   // design_id and the design axes are constant over a design's rows: fill_design_rows() sets them.
   const auto& axes = space_.axes();
   for (int i = spaces::kTp; i < spaces::kNumAxes; ++i) {
     const std::uint32_t d = digits_[i];
-    if (axes[i].is_label) at(axis_col_[i], static_cast<std::uint16_t>(d));
-    else if (axis_is_int_[i]) at(axis_col_[i], static_cast<std::int32_t>(axes[i].numbers[d]));
-    else at(axis_col_[i], axes[i].numbers[d]);
+    if (axes[i].is_label)
+      at(axis_col_[i], static_cast<std::uint16_t>(d));
+    else if (axis_is_int_[i])
+      at(axis_col_[i], static_cast<std::int32_t>(axes[i].numbers[d]));
+    else
+      at(axis_col_[i], axes[i].numbers[d]);
   }
   at(dp_col_, static_cast<std::int32_t>(plan ? plan->dp : 0));
   const bool feasible = e && e->feasible;
@@ -327,7 +337,8 @@ void ChunkEvaluator::append(std::uint64_t point_id, const estimator::Plan* plan,
     m[kTimeOffload] = t.offload_s;
     m[kTimeOverhead] = t.overhead_s;
   }
-  for (int i = 0; i < kNumMetrics; ++i) at(metric_col_[i], m[i]);
+  for (int i = 0; i < kTimeCompute; ++i) at(metric_col_[i], m[i]);
+  for (int i = kTimeCompute; i < kNumMetrics; ++i) at(metric_col_[i], static_cast<float>(m[i]));
 }
 
 }  // namespace clustersweep::engine

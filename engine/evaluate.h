@@ -92,6 +92,7 @@ class ChunkEvaluator {
 // The Pareto-optimal candidates (minimizing step time and energy per step) of one design, as
 // indices into `time`/`energy`, ascending. A point is dropped only when another is no worse in both
 // and better in one; exact ties are all kept.
-std::vector<std::size_t> pareto_front(const std::vector<double>& time, const std::vector<double>& energy);
+std::vector<std::size_t> pareto_front(const std::vector<double>& time,
+                                      const std::vector<double>& energy);
 
 }  // namespace clustersweep::engine

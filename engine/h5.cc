@@ -67,7 +67,8 @@ Id datatype(hid_t id, const std::string& context) {
 
 Id dataspace_1d(std::uint64_t size, const std::string& context) {
   const hsize_t dims[1] = {size};
-  return Id(check(H5Screate_simple(1, dims, nullptr), context, "cannot create a dataspace"), H5Sclose);
+  return Id(check(H5Screate_simple(1, dims, nullptr), context, "cannot create a dataspace"),
+            H5Sclose);
 }
 
 Id scalar_dataspace(const std::string& context) {
@@ -254,7 +255,8 @@ void write_attribute(hid_t object, const std::string& name, const std::vector<st
   put_attribute(object, name, type.get(), type.get(), space.get(), texts.data(), context);
 }
 
-void write_attribute(hid_t object, const std::string& name, double value, const std::string& context) {
+void write_attribute(hid_t object, const std::string& name, double value,
+                     const std::string& context) {
   Id space = scalar_dataspace(context);
   put_attribute(object, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, space.get(), &value, context);
 }
@@ -280,7 +282,8 @@ std::optional<std::vector<std::string>> read_strings(hid_t object, const std::st
   if (!attribute.valid()) return std::nullopt;
   Id type(H5Aget_type(attribute.get()), H5Tclose);
   Id space(H5Aget_space(attribute.get()), H5Sclose);
-  if (!type.valid() || !space.valid() || H5Tget_class(type.get()) != H5T_STRING) return std::nullopt;
+  if (!type.valid() || !space.valid() || H5Tget_class(type.get()) != H5T_STRING)
+    return std::nullopt;
   const hssize_t n = H5Sget_simple_extent_npoints(space.get());
   if (n < 0) return std::nullopt;
   std::vector<std::string> out;
@@ -322,7 +325,8 @@ std::optional<std::string> read_string_attribute(hid_t object, const std::string
   return std::move(values->front());
 }
 
-std::optional<std::vector<std::string>> read_strings_attribute(hid_t object, const std::string& name) {
+std::optional<std::vector<std::string>> read_strings_attribute(hid_t object,
+                                                               const std::string& name) {
   return read_strings(object, name);
 }
 

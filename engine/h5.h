@@ -52,7 +52,7 @@ class Id {
 };
 
 Id property_list(hid_t cls, const std::string& context);
-Id datatype(hid_t id, const std::string& context);    // takes ownership of a datatype id
+Id datatype(hid_t id, const std::string& context);  // takes ownership of a datatype id
 Id dataspace_1d(std::uint64_t size, const std::string& context);
 Id scalar_dataspace(const std::string& context);
 
@@ -103,7 +103,8 @@ void write_attribute(hid_t object, const std::string& name, const std::string& v
                      const std::string& context);
 void write_attribute(hid_t object, const std::string& name, const std::vector<std::string>& values,
                      const std::string& context);
-void write_attribute(hid_t object, const std::string& name, double value, const std::string& context);
+void write_attribute(hid_t object, const std::string& name, double value,
+                     const std::string& context);
 void write_attribute(hid_t object, const std::string& name, std::int64_t value,
                      const std::string& context);
 void write_attribute(hid_t object, const std::string& name, std::uint64_t value,
@@ -111,7 +112,8 @@ void write_attribute(hid_t object, const std::string& name, std::uint64_t value,
 bool has_attribute(hid_t object, const std::string& name);
 // nullopt when absent or of another kind (a number attribute read as text, ...).
 std::optional<std::string> read_string_attribute(hid_t object, const std::string& name);
-std::optional<std::vector<std::string>> read_strings_attribute(hid_t object, const std::string& name);
+std::optional<std::vector<std::string>> read_strings_attribute(hid_t object,
+                                                               const std::string& name);
 std::optional<double> read_number_attribute(hid_t object, const std::string& name);
 
 }  // namespace clustersweep::engine::h5

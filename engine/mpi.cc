@@ -13,7 +13,8 @@ void check(int code, const char* what) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(code, text, &length);
-  throw Error(fmt::format("{} failed: {}", what, std::string(text, static_cast<std::size_t>(length))));
+  throw Error(
+      fmt::format("{} failed: {}", what, std::string(text, static_cast<std::size_t>(length))));
 }
 
 Env::Env() {

@@ -43,9 +43,9 @@ class Comm {
   void broadcast(std::vector<std::uint8_t>& bytes, int root = 0) const;
   void broadcast(std::vector<std::uint64_t>& values, int root = 0) const;
   std::int64_t broadcast(std::int64_t value, int root = 0) const;
-  std::int64_t max(std::int64_t value) const;     // allreduce
-  std::uint64_t sum(std::uint64_t value) const;   // allreduce
-  double max(double value) const;                 // allreduce
+  std::int64_t max(std::int64_t value) const;    // allreduce
+  std::uint64_t sum(std::uint64_t value) const;  // allreduce
+  double max(double value) const;                // allreduce
   // Every rank's value, in rank order, on `root` (empty elsewhere).
   std::vector<double> gather(double value, int root = 0) const;
 

@@ -27,7 +27,12 @@ std::string clock_time(double seconds) {
 
 ProgressMeter::ProgressMeter(std::uint64_t total, std::uint64_t done, jobs::ProgressMode mode,
                              double interval_s, std::FILE* out)
-    : total_(total), start_done_(done), done_(done), mode_(mode), interval_s_(interval_s), out_(out),
+    : total_(total),
+      start_done_(done),
+      done_(done),
+      mode_(mode),
+      interval_s_(interval_s),
+      out_(out),
       start_(std::chrono::steady_clock::now()) {
   if (mode_ == jobs::ProgressMode::automatic)
     mode_ = isatty(fileno(out_)) ? jobs::ProgressMode::bar : jobs::ProgressMode::lines;
@@ -56,16 +61,17 @@ std::string ProgressMeter::bar_text(double elapsed) const {
   const Figures f = figures(total_, start_done_, done_, elapsed);
   constexpr int kWidth = 30;
   const int filled = std::clamp(static_cast<int>(f.fraction * kWidth), 0, kWidth);
-  return fmt::format("[{}{}] {:5.1f}%  {}/{} points  {} points/s  ETA {}", std::string(filled, '#'),
-                     std::string(kWidth - filled, '-'), 100 * f.fraction,
-                     short_count(static_cast<double>(done_)), short_count(static_cast<double>(total_)),
-                     short_count(f.rate), clock_time(f.eta));
+  return fmt::format(
+      "[{}{}] {:5.1f}%  {}/{} points  {} points/s  ETA {}", std::string(filled, '#'),
+      std::string(kWidth - filled, '-'), 100 * f.fraction, short_count(static_cast<double>(done_)),
+      short_count(static_cast<double>(total_)), short_count(f.rate), clock_time(f.eta));
 }
 
 std::string ProgressMeter::line_text(double elapsed) const {
   const Figures f = figures(total_, start_done_, done_, elapsed);
   return fmt::format("progress: {:.1f}% ({} of {} points), {:.0f} points/s, elapsed {}, ETA {}",
-                     100 * f.fraction, done_, total_, f.rate, clock_time(elapsed), clock_time(f.eta));
+                     100 * f.fraction, done_, total_, f.rate, clock_time(elapsed),
+                     clock_time(f.eta));
 }
 
 void ProgressMeter::tick() {

@@ -1,6 +1,8 @@
 #include "engine/run.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <ostream>
 
 #include "clustersweep/version.h"
@@ -57,7 +60,8 @@ void together(const mpi::Comm& comm, Step&& step) {
     message = e.what();
   }
   if (comm.max(std::int64_t{code != 0}) == 0) return;
-  const std::int64_t first = -comm.max(code != 0 ? -std::int64_t{comm.rank()} : -std::int64_t{comm.size()});
+  const std::int64_t first =
+      -comm.max(code != 0 ? -std::int64_t{comm.rank()} : -std::int64_t{comm.size()});
   const std::int64_t failing_code = comm.broadcast(code, static_cast<int>(first));
   if (comm.rank() == 0) {
     if (first != 0) message = comm.receive_text(static_cast<int>(first), kFailureText);
@@ -107,7 +111,8 @@ void check_directory(const std::string& store) {
   if (dir.empty()) dir = ".";
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    throw InputError(fmt::format("--output '{}': the directory '{}' does not exist", store, dir.string()));
+    throw InputError(
+        fmt::format("--output '{}': the directory '{}' does not exist", store, dir.string()));
   if (access(dir.c_str(), W_OK) != 0)
     throw InputError(fmt::format("--output '{}': cannot write to the directory '{}': {}", store,
                                  dir.string(), std::strerror(errno)));
@@ -116,13 +121,45 @@ void check_directory(const std::string& store) {
 void check_free_space(const std::string& store, std::uint64_t bytes) {
   fs::path dir = fs::path(store).parent_path();
   if (dir.empty()) dir = ".";
-  struct statvfs info{};
+  struct statvfs info {};
   if (statvfs(dir.c_str(), &info) != 0) return;
   const double free_bytes = static_cast<double>(info.f_bavail) * static_cast<double>(info.f_frsize);
   if (static_cast<double>(bytes) > free_bytes)
-    throw Error(fmt::format("--output '{}': the store needs {:.2f} GB but only {:.2f} GB are free on '{}'",
-                            store, static_cast<double>(bytes) / 1e9, free_bytes / 1e9, dir.string()));
+    throw Error(
+        fmt::format("--output '{}': the store needs {:.2f} GB but only {:.2f} GB are free on '{}'",
+                    store, static_cast<double>(bytes) / 1e9, free_bytes / 1e9, dir.string()));
 }
+
+// An advisory lock (flock) on STORE.lock, held by rank 0 for the whole run, so two runs never write
+// one store at once. The kernel drops it when the process dies, so a killed run never blocks its
+// resume; file systems without flock support run unlocked.
+class StoreLock {
+ public:
+  explicit StoreLock(const std::string& store) : path_(store + ".lock") {
+    fd_ = open(path_.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    if (fd_ < 0) return;  // the directory check reports unwritable directories
+    if (flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
+    const int error = errno;
+    close(fd_);
+    fd_ = -1;
+    if (error == EWOULDBLOCK)
+      throw InputError(
+          fmt::format("'{}' is being written by another clustersweep run (it holds '{}'); wait "
+                      "for it to finish or stop it",
+                      store, path_));
+  }
+  ~StoreLock() {
+    if (fd_ < 0) return;
+    unlink(path_.c_str());
+    close(fd_);
+  }
+  StoreLock(const StoreLock&) = delete;
+  StoreLock& operator=(const StoreLock&) = delete;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
 
 std::uint64_t auto_chunk_points(std::uint64_t points, int ranks) {
   // About 128 chunks per rank keep the tail (the last chunks, when some ranks are done) short;
@@ -142,7 +179,8 @@ struct Decision {
   std::uint64_t chunk_points = 0;
 
   void broadcast(const mpi::Comm& comm) {
-    std::vector<std::uint64_t> v = {action, resumed, designs_per_chunk, splits_per_design, chunk_points};
+    std::vector<std::uint64_t> v = {action, resumed, designs_per_chunk, splits_per_design,
+                                    chunk_points};
     comm.broadcast(v);
     action = v[0];
     resumed = v[1];
@@ -157,18 +195,21 @@ std::uint64_t number(hid_t file, const char* name) {
 }
 
 // Refuses to resume `path` unless it was written for this spec and shard.
-void check_same_job(hid_t file, const std::string& path, const jobs::Job& job, const std::string& hash) {
+void check_same_job(hid_t file, const std::string& path, const jobs::Job& job,
+                    const std::string& hash) {
   const std::string stored = h5::read_string_attribute(file, "spec_hash").value_or("(none)");
   if (stored != hash)
-    throw InputError(fmt::format(
-        "--resume: '{}' was written for a different spec (spec hash {} from '{}'; '{}' has hash {}); "
-        "use --force to start over, or another --output",
-        path, stored, h5::read_string_attribute(file, "spec_file").value_or("?"), job.spec_path, hash));
+    throw InputError(
+        fmt::format("--resume: '{}' was written for a different spec (spec hash {} from '{}'; '{}' "
+                    "has hash {}); "
+                    "use --force to start over, or another --output",
+                    path, stored, h5::read_string_attribute(file, "spec_file").value_or("?"),
+                    job.spec_path, hash));
   const auto index = number(file, "shard_index");
   const auto count = number(file, "shard_count");
   if (index != job.options.shard.index || count != job.options.shard.count)
-    throw InputError(fmt::format("--resume: '{}' was written for --shard {}/{}, not {}", path, index, count,
-                                 job.options.shard.text()));
+    throw InputError(fmt::format("--resume: '{}' was written for --shard {}/{}, not {}", path,
+                                 index, count, job.options.shard.text()));
 }
 
 StoreHeader make_header(const spaces::Space& space, const jobs::Job& job, const ChunkLayout& layout,
@@ -229,15 +270,16 @@ class StoreChunkWorker : public ChunkWorker {
   std::uint64_t commit() override {
     const RowBlock& rows = evaluator_.rows();
     if (rows.rows() > layout_.slot_capacity(chunk_))
-      throw Error(fmt::format("internal error: chunk {} has {} rows for a slot of {}", chunk_, rows.rows(),
-                              layout_.slot_capacity(chunk_)));
+      throw Error(fmt::format("internal error: chunk {} has {} rows for a slot of {}", chunk_,
+                              rows.rows(), layout_.slot_capacity(chunk_)));
     try {
       writer_.write(layout_.slot_offset(chunk_), rows, 0, rows.rows());
       writer_.mark_done(chunk_, rows.rows());
     } catch (const Error& e) {
-      throw Error(fmt::format("cannot write chunk {}: {}; the store stays resumable: fix the cause "
-                              "(free disk space?), then rerun with --resume",
-                              chunk_, e.what()));
+      throw Error(
+          fmt::format("cannot write chunk {}: {}; the store stays resumable: fix the cause "
+                      "(free disk space?), then rerun with --resume",
+                      chunk_, e.what()));
     }
     return rows.rows();
   }
@@ -266,7 +308,8 @@ class StagingReader {
     for (std::size_t c = 0; c < datasets_.size(); ++c) {
       auto* base = static_cast<unsigned char*>(block.raw(c));
       const std::size_t element = H5Tget_size(types_[c].get());
-      h5::read(datasets_[c].get(), types_[c].get(), offset, count, base + at * element, file_.path());
+      h5::read(datasets_[c].get(), types_[c].get(), offset, count, base + at * element,
+               file_.path());
     }
   }
   const Schema& schema() const { return schema_; }
@@ -282,8 +325,12 @@ class Run {
  public:
   Run(const jobs::Job& job, const std::vector<std::string>& command_line, std::ostream& out,
       const mpi::Comm& comm)
-      : job_(job), command_line_(command_line), out_(out), comm_(comm),
-        partial_(jobs::partial_path(job.store_path)), assembly_(jobs::assembly_path(job.store_path)) {}
+      : job_(job),
+        command_line_(command_line),
+        out_(out),
+        comm_(comm),
+        partial_(jobs::partial_path(job.store_path)),
+        assembly_(jobs::assembly_path(job.store_path)) {}
 
   int execute() {
     start_ = std::chrono::steady_clock::now();
@@ -299,8 +346,10 @@ class Run {
     together(comm_, [&] { space.emplace(spaces::Space::parse(text, job_.spec_path)); });
     space_ = &*space;
     const std::uint64_t designs = space_->designs();
-    const std::uint64_t begin = shard_design_begin(designs, job_.options.shard.index, job_.options.shard.count);
-    const std::uint64_t end = shard_design_begin(designs, job_.options.shard.index + 1, job_.options.shard.count);
+    const std::uint64_t begin =
+        shard_design_begin(designs, job_.options.shard.index, job_.options.shard.count);
+    const std::uint64_t end =
+        shard_design_begin(designs, job_.options.shard.index + 1, job_.options.shard.count);
 
     Decision decision;
     together(comm_, [&] {
@@ -324,9 +373,10 @@ class Run {
       if (comm_.rank() == 0) {
         const Progress p = read_progress(partial_);
         const auto done = static_cast<std::uint64_t>(std::count(p.done.begin(), p.done.end(), 1));
-        throw Interrupted(fmt::format(
-            "interrupted by {}: {} of {} chunks are done and kept in '{}'; rerun with --resume to finish",
-            signal_name(SignalGuard::signal()), done, p.done.size(), partial_));
+        throw Interrupted(
+            fmt::format("interrupted by {}: {} of {} chunks are done and kept in '{}'; rerun with "
+                        "--resume to finish",
+                        signal_name(SignalGuard::signal()), done, p.done.size(), partial_));
       }
       return kExitInterrupted;
     }
@@ -350,6 +400,7 @@ class Run {
     const std::string& store = job_.store_path;
     const std::string hash = jobs::spec_hash(space_->text());
     check_directory(store);
+    lock_ = std::make_unique<StoreLock>(store);
     Decision d;
     if (job_.options.force) {
       for (const auto& path : {store, partial_, partial_ + ".new", assembly_, assembly_ + ".new"})
@@ -357,13 +408,15 @@ class Run {
     } else if (exists(store)) {
       if (!job_.options.resume)
         throw InputError(fmt::format(
-            "'{}' exists; use --resume to continue (or confirm) it, or --force to overwrite it", store));
+            "'{}' exists; use --resume to continue (or confirm) it, or --force to overwrite it",
+            store));
       h5::File file = format::open_store(store, false);
       check_same_job(file.get(), store, job_, hash);
       if (number(file.get(), "complete") == 0)
-        throw InputError(fmt::format("'{}' is not marked complete, and a run never leaves an unfinished "
-                                     "store under its final name; use --force to start over",
-                                     store));
+        throw InputError(
+            fmt::format("'{}' is not marked complete, and a run never leaves an unfinished "
+                        "store under its final name; use --force to start over",
+                        store));
       file.close();
       for (const auto& path : {partial_, assembly_})
         if (exists(path)) remove_file(path);
@@ -371,40 +424,48 @@ class Run {
       return d;
     } else if (exists(partial_)) {
       if (!job_.options.resume)
-        throw InputError(fmt::format("'{}' holds an unfinished run of '{}'; use --resume to continue it, "
-                                     "or --force to start over",
-                                     partial_, store));
+        throw InputError(
+            fmt::format("'{}' holds an unfinished run of '{}'; use --resume to continue it, "
+                        "or --force to start over",
+                        partial_, store));
       h5::File file = format::open_store(partial_, false);
       check_same_job(file.get(), partial_, job_, hash);
-      const std::string revision = h5::read_string_attribute(file.get(), "git_revision").value_or("");
+      const std::string revision =
+          h5::read_string_attribute(file.get(), "git_revision").value_or("");
       if (revision != kGitRevision)
-        std::cerr << fmt::format("clustersweep run: warning: '{}' was started by clustersweep git {}, this is "
-                                 "git {}; if the estimator changed, old and new rows differ\n",
-                                 partial_, revision, kGitRevision);
+        std::cerr << fmt::format(
+            "clustersweep run: warning: '{}' was started by clustersweep git {}, this is "
+            "git {}; if the estimator changed, old and new rows differ\n",
+            partial_, revision, kGitRevision);
       d.resumed = 1;
       d.designs_per_chunk = number(file.get(), "designs_per_chunk");
       d.splits_per_design = number(file.get(), "splits_per_design");
       d.chunk_points = number(file.get(), "chunk_points");
-      const ChunkLayout layout = ChunkLayout::stored(begin, end, space_->plan_points(), space_->keep(),
-                                                     d.designs_per_chunk, d.splits_per_design);
-      if (number(file.get(), "chunks") != layout.chunks() || number(file.get(), "design_begin") != begin ||
-          number(file.get(), "design_end") != end)
-        throw InputError(fmt::format("--resume: '{}' has a chunk layout this clustersweep cannot continue; "
-                                     "use --force to start over",
-                                     partial_));
+      const ChunkLayout layout =
+          ChunkLayout::stored(begin, end, space_->plan_points(), space_->keep(),
+                              d.designs_per_chunk, d.splits_per_design);
+      if (number(file.get(), "chunks") != layout.chunks() ||
+          number(file.get(), "design_begin") != begin || number(file.get(), "design_end") != end)
+        throw InputError(
+            fmt::format("--resume: '{}' has a chunk layout this clustersweep cannot continue; "
+                        "use --force to start over",
+                        partial_));
       return d;
     }
     // A fresh run.
     for (const auto& path : {partial_ + ".new", assembly_})
       if (exists(path)) remove_file(path);
     const std::uint64_t points = (end - begin) * space_->plan_points();
-    d.chunk_points = job_.options.chunk_points ? job_.options.chunk_points : auto_chunk_points(points, comm_.size());
-    const ChunkLayout layout = ChunkLayout::make(begin, end, space_->plan_points(), space_->keep(), d.chunk_points);
+    d.chunk_points = job_.options.chunk_points ? job_.options.chunk_points
+                                               : auto_chunk_points(points, comm_.size());
+    const ChunkLayout layout =
+        ChunkLayout::make(begin, end, space_->plan_points(), space_->keep(), d.chunk_points);
     d.designs_per_chunk = layout.designs_per_chunk();
     d.splits_per_design = layout.splits_per_design();
     const StoreHeader header = make_header(*space_, job_, layout, d.chunk_points,
                                            jobs::Provenance::current(command_line_), comm_.size());
-    if (space_->keep() == spaces::Keep::all) check_free_space(store, header.rows * header.schema.row_bytes());
+    if (space_->keep() == spaces::Keep::all)
+      check_free_space(store, header.rows * header.schema.row_bytes());
     create_atomically(partial_, header);
     return d;
   }
@@ -417,16 +478,18 @@ class Run {
       if (comm_.rank() != 0) return;
       const Progress p = read_progress(partial_);
       for (std::uint64_t k = 0; k < p.done.size(); ++k) {
-        if (p.done[k]) done_points += layout_.chunk(k).points();
-        else todo.push_back(k);
+        if (p.done[k])
+          done_points += layout_.chunk(k).points();
+        else
+          todo.push_back(k);
       }
     });
     const Schema schema = make_schema(*space_);
     StoreWriter writer;
     together(comm_, [&] { writer = StoreWriter::open(partial_, comm_); });
 
-    ProgressMeter meter(layout_.point_end() - layout_.point_begin(), done_points, job_.options.progress,
-                        job_.options.progress_interval_s);
+    ProgressMeter meter(layout_.point_end() - layout_.point_begin(), done_points,
+                        job_.options.progress, job_.options.progress_interval_s);
     ScheduleOptions options;
     options.interrupted = [&] {
       if (comm_.rank() == 0) meter.tick();
@@ -458,15 +521,15 @@ class Run {
       std::uint64_t total = 0;
       for (auto r : rows) total += r;
       h5::File staging = format::open_store(partial_, false);
-      StoreHeader header = make_header(*space_, job_, layout_, number(staging.get(), "chunk_points"),
-                                       jobs::Provenance::current(command_line_), comm_.size());
-      for (const char* name : {"created_utc", "host", "user", "command"}) {
-        const std::string value = h5::read_string_attribute(staging.get(), name).value_or("");
-        if (std::string(name) == "created_utc") header.created_utc = value;
-        else if (std::string(name) == "host") header.host = value;
-        else if (std::string(name) == "user") header.user = value;
-        else header.command = value;
-      }
+      StoreHeader header =
+          make_header(*space_, job_, layout_, number(staging.get(), "chunk_points"),
+                      jobs::Provenance::current(command_line_), comm_.size());
+      // The provenance is the run's, from when it started, not the compaction's.
+      for (auto [name, field] :
+           {std::pair{"created_utc", &StoreHeader::created_utc},
+            std::pair{"host", &StoreHeader::host}, std::pair{"user", &StoreHeader::user},
+            std::pair{"command", &StoreHeader::command}})
+        header.*field = h5::read_string_attribute(staging.get(), name).value_or("");
       staging.close();
       header.rows = total;
       header.staging = false;
@@ -479,8 +542,10 @@ class Run {
     // This rank's chunks: a contiguous share of about total / ranks rows.
     auto share = [&](int rank) {
       if (rank == comm_.size()) return rows.size();
-      const std::uint64_t target = total / static_cast<std::uint64_t>(comm_.size()) * static_cast<std::uint64_t>(rank);
-      return static_cast<std::size_t>(std::lower_bound(offset.begin(), offset.end() - 1, target) - offset.begin());
+      const std::uint64_t target =
+          total / static_cast<std::uint64_t>(comm_.size()) * static_cast<std::uint64_t>(rank);
+      return static_cast<std::size_t>(std::lower_bound(offset.begin(), offset.end() - 1, target) -
+                                      offset.begin());
     };
     const std::size_t first = share(comm_.rank());
     const std::size_t last = share(comm_.rank() + 1);
@@ -510,9 +575,10 @@ class Run {
     if (comm_.max(std::int64_t{stopped}) != 0) {
       if (comm_.rank() == 0) {
         remove_file(assembly_);
-        throw Interrupted(fmt::format("interrupted by {} while ordering the kept rows; every chunk is done "
-                                      "and kept in '{}'; rerun with --resume to finish",
-                                      signal_name(SignalGuard::signal()), partial_));
+        throw Interrupted(
+            fmt::format("interrupted by {} while ordering the kept rows; every chunk is done "
+                        "and kept in '{}'; rerun with --resume to finish",
+                        signal_name(SignalGuard::signal()), partial_));
       }
       return false;
     }
@@ -531,7 +597,8 @@ class Run {
     s.mpi_size = comm_.size();
     s.wall_time_s = seconds_since(start_);
     s.points_evaluated = points_evaluated_;
-    s.points_per_s = evaluate_time_s_ > 0 ? static_cast<double>(points_evaluated_) / evaluate_time_s_ : 0;
+    s.points_per_s =
+        evaluate_time_s_ > 0 ? static_cast<double>(points_evaluated_) / evaluate_time_s_ : 0;
     s.compact_time_s = compact_time_s_;
     s.resumed = resumed_;
     return s;
@@ -542,14 +609,16 @@ class Run {
     const StoreReader store(job_.store_path);
     const std::uint64_t points = layout_.point_end() - layout_.point_begin();
     if (already) {
-      out_ << fmt::format("'{}' is already complete ({} rows); nothing to do\n", job_.store_path, store.rows());
+      out_ << fmt::format("'{}' is already complete ({} rows); nothing to do\n", job_.store_path,
+                          store.rows());
     } else {
-      out_ << fmt::format("wrote '{}': {} rows (keep = {}) from {} points; {} points evaluated in {:.2f} s on {} "
-                          "rank{} ({:.0f} points/s){}\n",
-                          job_.store_path, store.rows(), spaces::to_string(space_->keep()), points,
-                          points_evaluated_, evaluate_time_s_, comm_.size(), comm_.size() == 1 ? "" : "s",
-                          evaluate_time_s_ > 0 ? static_cast<double>(points_evaluated_) / evaluate_time_s_ : 0,
-                          resumed_ ? " (resumed)" : "");
+      out_ << fmt::format(
+          "wrote '{}': {} rows (keep = {}) from {} points; {} points evaluated in {:.2f} s on {} "
+          "rank{} ({:.0f} points/s){}\n",
+          job_.store_path, store.rows(), spaces::to_string(space_->keep()), points,
+          points_evaluated_, evaluate_time_s_, comm_.size(), comm_.size() == 1 ? "" : "s",
+          evaluate_time_s_ > 0 ? static_cast<double>(points_evaluated_) / evaluate_time_s_ : 0,
+          resumed_ ? " (resumed)" : "");
       if (comm_.size() > 1 && points_evaluated_ > 0) {
         std::string busy;
         for (double b : busy_) busy += fmt::format(" {:.1f}%", 100 * b);
@@ -575,7 +644,8 @@ class Run {
   std::uint64_t points_evaluated_ = 0;
   double evaluate_time_s_ = 0;
   double compact_time_s_ = 0;
-  std::vector<double> busy_;  // rank 0: each rank's busy fraction of the evaluation
+  std::vector<double> busy_;         // rank 0: each rank's busy fraction of the evaluation
+  std::unique_ptr<StoreLock> lock_;  // rank 0
 };
 
 }  // namespace
@@ -608,10 +678,10 @@ StoreState store_state(const std::string& store_path) {
   const bool complete = number(file.get(), "complete") != 0;
   spaces::Keep keep = spaces::Keep::all;
   parse_keep(h5::read_string_attribute(file.get(), "keep").value_or("all"), keep);
-  const ChunkLayout layout =
-      ChunkLayout::stored(number(file.get(), "design_begin"), number(file.get(), "design_end"),
-                          number(file.get(), "plan_points"), keep, number(file.get(), "designs_per_chunk"),
-                          number(file.get(), "splits_per_design"));
+  const ChunkLayout layout = ChunkLayout::stored(
+      number(file.get(), "design_begin"), number(file.get(), "design_end"),
+      number(file.get(), "plan_points"), keep, number(file.get(), "designs_per_chunk"),
+      number(file.get(), "splits_per_design"));
   file.close();
   const Progress p = read_progress(s.path);
   s.kind = complete ? StoreState::complete : StoreState::unfinished;

@@ -20,11 +20,11 @@ int run(const jobs::Job& job, const std::vector<std::string>& command_line, std:
 // What the files of a store say about its run, without MPI (for `clustersweep status`).
 struct StoreState {
   enum Kind : std::uint8_t { missing, unfinished, complete } kind = missing;
-  std::string path;              // the file looked at: the store or its .partial
+  std::string path;  // the file looked at: the store or its .partial
   std::string spec_hash;
   std::uint64_t chunks = 0;
   std::uint64_t chunks_done = 0;
-  std::uint64_t points = 0;       // of the store's range
+  std::uint64_t points = 0;  // of the store's range
   std::uint64_t points_done = 0;
 };
 StoreState store_state(const std::string& store_path);

@@ -59,8 +59,12 @@ class Master {
  public:
   Master(const mpi::Comm& comm, const std::vector<std::uint64_t>& todo, ChunkWorker& worker,
          const ScheduleOptions& options)
-      : comm_(comm), todo_(todo.begin(), todo.end()), total_(todo.size()), worker_(worker),
-        options_(options), alive_(comm.size() - 1) {}
+      : comm_(comm),
+        todo_(todo.begin(), todo.end()),
+        total_(todo.size()),
+        worker_(worker),
+        options_(options),
+        alive_(comm.size() - 1) {}
 
   ScheduleResult run() {
     while (true) {
@@ -94,7 +98,8 @@ class Master {
     batch[0] = 0;
     batch[1] = 0;
     if (stopping_ || todo_.empty()) return;
-    const std::uint64_t size = std::max<std::uint64_t>(1, todo_.size() / (4 * static_cast<std::uint64_t>(comm_.size())));
+    const std::uint64_t size =
+        std::max<std::uint64_t>(1, todo_.size() / (4 * static_cast<std::uint64_t>(comm_.size())));
     batch[0] = static_cast<std::int64_t>(todo_.front());
     while (static_cast<std::uint64_t>(batch[1]) < size && !todo_.empty() &&
            todo_.front() == static_cast<std::uint64_t>(batch[0] + batch[1])) {
@@ -219,7 +224,8 @@ ScheduleResult::Status run_worker(const mpi::Comm& comm, ChunkWorker& worker,
     if (batch[1] == 0) no_more = true;
     if (stopped || batch[1] == 0) return;
     last_batch = static_cast<std::uint64_t>(batch[1]);
-    for (std::int64_t i = 0; i < batch[1]; ++i) queue.push_back(static_cast<std::uint64_t>(batch[0] + i));
+    for (std::int64_t i = 0; i < batch[1]; ++i)
+      queue.push_back(static_cast<std::uint64_t>(batch[0] + i));
   };
   // Ask for the next batch while half of the last one is still queued.
   auto want_more = [&]() -> std::int64_t {

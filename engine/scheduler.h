@@ -40,8 +40,8 @@ struct ScheduleOptions {
 
 struct ScheduleResult {
   enum Status : int { complete = 0, interrupted = 1, failed = 2 };
-  Status status = complete;   // the same on every rank
-  std::string error;          // rank 0: the first failure's message
+  Status status = complete;       // the same on every rank
+  std::string error;              // rank 0: the first failure's message
   std::uint64_t chunks_done = 0;  // rank 0: chunks completed by this call (all ranks)
   // This rank: seconds in schedule() and of those, seconds blocked waiting for work or for the
   // other ranks to finish (the rest is evaluating and writing).

@@ -23,6 +23,7 @@ std::size_t element_size(ColumnType type) noexcept {
     case ColumnType::f64:
       return 8;
     case ColumnType::i32:
+    case ColumnType::f32:
       return 4;
     case ColumnType::boolean:
       return 1;
@@ -71,17 +72,20 @@ Schema make_schema(const spaces::Space& space) {
     s.columns.back().labels.push_back(estimator::to_string(static_cast<estimator::Infeasible>(r)));
   // The cluster-size axis is "num_gpus" when the spec sweeps GPU counts: no second column then.
   if (s.index("num_gpus") == Schema::npos) add("num_gpus", "", "metric", ColumnType::i32);
-  for (const char* name : {"step_time_s", "time_to_train_s"}) add(name, "s", "metric", ColumnType::f64);
+  for (const char* name : {"step_time_s", "time_to_train_s"})
+    add(name, "s", "metric", ColumnType::f64);
   add("tokens_per_s", "tokens/s", "metric", ColumnType::f64);
   add("mfu", "fraction", "metric", ColumnType::f64);
   add("model_flops_per_step", "FLOP", "metric", ColumnType::f64);
   for (const char* name : {"mem_per_gpu_bytes", "mem_hbm_bytes", "mem_expansion_bytes"})
     add(name, "B", "metric", ColumnType::f64);
-  for (const char* name : {"energy_per_step_j", "energy_to_train_j"}) add(name, "J", "metric", ColumnType::f64);
-  for (const char* name : {"time_compute_s", "time_memory_bound_s", "time_tp_comm_s", "time_cp_comm_s",
-                           "time_pp_p2p_s", "time_pp_bubble_s", "time_dp_exposed_s", "time_optimizer_s",
-                           "time_offload_s", "time_overhead_s"})
-    add(name, "s", "metric", ColumnType::f64);
+  for (const char* name : {"energy_per_step_j", "energy_to_train_j"})
+    add(name, "J", "metric", ColumnType::f64);
+  for (const char* name :
+       {"time_compute_s", "time_memory_bound_s", "time_tp_comm_s", "time_cp_comm_s",
+        "time_pp_p2p_s", "time_pp_bubble_s", "time_dp_exposed_s", "time_optimizer_s",
+        "time_offload_s", "time_overhead_s"})
+    add(name, "s", "metric", ColumnType::f32);
   return s;
 }
 
@@ -97,6 +101,9 @@ RowBlock::RowBlock(const Schema& schema) {
         break;
       case ColumnType::f64:
         data_.emplace_back(std::vector<double>());
+        break;
+      case ColumnType::f32:
+        data_.emplace_back(std::vector<float>());
         break;
       case ColumnType::boolean:
         data_.emplace_back(std::vector<std::uint8_t>());

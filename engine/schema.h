@@ -17,14 +17,15 @@ enum class ColumnType : std::uint8_t {
   u64,      // point and design ids
   i32,      // integral axes and counts (tp, num_nodes, num_gpus)
   f64,      // measurements and non-integral axes
+  f32,      // the step-time breakdown (attribution needs no more than 7 digits; 4 bytes a row less)
   boolean,  // feasible: HDF5 enum int8 {FALSE, TRUE}, which h5py reads as numpy bool
   label,    // HDF5 enum uint16 {label0 = 0, label1 = 1, ...}: gpu, model, infeasible_reason...
 };
 
 struct Column {
   std::string name;
-  std::string unit;                 // the dataset's "units" attribute ("" for ids, counts, labels)
-  std::string role;                 // "id", "design_axis", "plan_axis", "metric"
+  std::string unit;  // the dataset's "units" attribute ("" for ids, counts, labels)
+  std::string role;  // "id", "design_axis", "plan_axis", "metric"
   ColumnType type = ColumnType::f64;
   std::vector<std::string> labels;  // label columns: the names of codes 0..n-1
 };
@@ -44,9 +45,9 @@ Schema make_schema(const spaces::Space& space);
 // Rows of a Schema, column-major: one typed array per column.
 class RowBlock {
  public:
-  using Data = std::variant<std::vector<std::uint64_t>, std::vector<std::int32_t>,
-                            std::vector<double>, std::vector<std::uint8_t>,
-                            std::vector<std::uint16_t>>;
+  using Data =
+      std::variant<std::vector<std::uint64_t>, std::vector<std::int32_t>, std::vector<double>,
+                   std::vector<std::uint8_t>, std::vector<std::uint16_t>, std::vector<float>>;
 
   RowBlock() = default;
   explicit RowBlock(const Schema& schema);
@@ -61,7 +62,7 @@ class RowBlock {
   std::size_t capacity() const noexcept { return capacity_; }
 
   // The typed array of a column; T must match its ColumnType (u64: uint64_t, i32: int32_t,
-  // f64: double, boolean: uint8_t, label: uint16_t).
+  // f64: double, f32: float, boolean: uint8_t, label: uint16_t).
   template <class T>
   T* column(std::size_t c) noexcept {
     return std::get<std::vector<T>>(data_[c]).data();

@@ -18,9 +18,10 @@ h5::File open_store(const std::string& path, bool writable) {
   if (!std::filesystem::exists(path, ec)) {
     std::string hint;
     if (std::filesystem::exists(path + ".partial", ec))
-      hint = fmt::format(" (an unfinished run left '{}.partial'; finish it with 'clustersweep run "
-                         "SPEC -o {} --resume')",
-                         path, path);
+      hint = fmt::format(
+          " (an unfinished run left '{}.partial'; finish it with 'clustersweep run "
+          "SPEC -o {} --resume')",
+          path, path);
     throw InputError(fmt::format("cannot open store '{}': no such file{}", path, hint));
   }
   if (std::filesystem::is_directory(path, ec))
@@ -47,17 +48,18 @@ void check_store(hid_t file, const std::string& path) {
         path, kStoreFormat));
   const auto version = h5::read_number_attribute(file, "format_version");
   if (!version || *version != static_cast<double>(kStoreFormatVersion))
-    throw InputError(fmt::format(
-        "'{}' has store format version {}; this clustersweep reads version {} (use the "
-        "clustersweep that wrote it, or rerun the sweep)",
-        path, version ? fmt::format("{}", *version) : std::string("(missing)"),
-        kStoreFormatVersion));
+    throw InputError(
+        fmt::format("'{}' has store format version {}; this clustersweep reads version {} (use the "
+                    "clustersweep that wrote it, or rerun the sweep)",
+                    path, version ? fmt::format("{}", *version) : std::string("(missing)"),
+                    kStoreFormatVersion));
 }
 
 Schema read_schema(hid_t file, const std::string& path) {
   const auto names = h5::read_strings_attribute(file, "columns");
   if (!names)
-    throw InputError(fmt::format("'{}': damaged store: the root attribute 'columns' is missing", path));
+    throw InputError(
+        fmt::format("'{}': damaged store: the root attribute 'columns' is missing", path));
   Schema schema;
   for (const auto& name : *names) {
     if (!h5::exists(file, name))
@@ -76,6 +78,8 @@ Schema read_schema(hid_t file, const std::string& path) {
       c.type = ColumnType::i32;
     } else if (cls == H5T_FLOAT && size == 8) {
       c.type = ColumnType::f64;
+    } else if (cls == H5T_FLOAT && size == 4) {
+      c.type = ColumnType::f32;
     } else if (cls == H5T_ENUM) {
       const int members = H5Tget_nmembers(type.get());
       std::vector<std::string> labels(static_cast<std::size_t>(std::max(members, 0)));
@@ -91,7 +95,8 @@ Schema read_schema(hid_t file, const std::string& path) {
         std::memcpy(&value, raw, sizeof value);
         if (value < 0 || value >= members) {
           if (label) H5free_memory(label);
-          throw InputError(fmt::format("'{}': column '{}': enum codes must be 0..{}", path, name, members - 1));
+          throw InputError(
+              fmt::format("'{}': column '{}': enum codes must be 0..{}", path, name, members - 1));
         }
         labels[static_cast<std::size_t>(value)] = label ? label : "";
         if (label) H5free_memory(label);
@@ -120,6 +125,8 @@ h5::Id file_type(const Column& column, const std::string& context) {
       return h5::datatype(H5Tcopy(H5T_STD_I32LE), context);
     case ColumnType::f64:
       return h5::datatype(H5Tcopy(H5T_IEEE_F64LE), context);
+    case ColumnType::f32:
+      return h5::datatype(H5Tcopy(H5T_IEEE_F32LE), context);
     case ColumnType::boolean:
       return h5::bool_type(context);
     case ColumnType::label:
@@ -136,6 +143,8 @@ h5::Id memory_type(const Column& column, const std::string& context) {
       return h5::datatype(H5Tcopy(H5T_NATIVE_INT32), context);
     case ColumnType::f64:
       return h5::datatype(H5Tcopy(H5T_NATIVE_DOUBLE), context);
+    case ColumnType::f32:
+      return h5::datatype(H5Tcopy(H5T_NATIVE_FLOAT), context);
     case ColumnType::boolean:
       return h5::bool_type(context);
     case ColumnType::label:

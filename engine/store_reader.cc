@@ -48,8 +48,8 @@ struct StoreReader::Impl {
       return static_cast<std::uint64_t>(h5::read_number_attribute(root, name).value_or(0));
     };
     const ChunkLayout layout =
-        ChunkLayout::stored(number("design_begin"), number("design_end"), number("plan_points"), keep,
-                            number("designs_per_chunk"), number("splits_per_design"));
+        ChunkLayout::stored(number("design_begin"), number("design_end"), number("plan_points"),
+                            keep, number("designs_per_chunk"), number("splits_per_design"));
     h5::Id done_set = h5::open_dataset(root, "progress/chunk_done", path);
     const std::uint64_t chunks = h5::extent(done_set.get(), path);
     if (chunks != layout.chunks()) return 0;
@@ -57,7 +57,8 @@ struct StoreReader::Impl {
     h5::read(done_set.get(), H5T_NATIVE_UINT8, 0, chunks, done.data(), path);
     const auto first_open = std::find(done.begin(), done.end(), 0);
     if (first_open == done.end()) return extent;
-    return std::min(extent, layout.slot_offset(static_cast<std::uint64_t>(first_open - done.begin())));
+    return std::min(extent,
+                    layout.slot_offset(static_cast<std::uint64_t>(first_open - done.begin())));
   }
 
   std::size_t index(const std::string& name) const {
@@ -70,8 +71,8 @@ struct StoreReader::Impl {
 
   void check_range(std::uint64_t offset, std::uint64_t count) const {
     if (offset > rows || count > rows - offset)
-      throw Error(fmt::format("{}: rows [{}, {}) are outside the store's {} rows", file.path(), offset,
-                              offset + count, rows));
+      throw Error(fmt::format("{}: rows [{}, {}) are outside the store's {} rows", file.path(),
+                              offset, offset + count, rows));
   }
 };
 
@@ -103,6 +104,7 @@ void StoreReader::read(const std::string& column, std::uint64_t offset, std::uin
     case ColumnType::u64:
     case ColumnType::i32:
     case ColumnType::f64:
+    case ColumnType::f32:
       h5::read(dataset, H5T_NATIVE_DOUBLE, offset, count, out.data(), m.file.path());
       return;
     case ColumnType::boolean: {

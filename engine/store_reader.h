@@ -12,10 +12,10 @@
 namespace clustersweep::engine {
 
 struct ColumnInfo {
-  std::string name;    // e.g. "step_time_s", "gpu"
-  std::string unit;    // the dataset's "units" attribute ("" for counts/labels)
-  bool is_label = false;             // stored as an index into `labels`
-  std::vector<std::string> labels;   // for label columns (gpu, model, recompute, reason...)
+  std::string name;                 // e.g. "step_time_s", "gpu"
+  std::string unit;                 // the dataset's "units" attribute ("" for counts/labels)
+  bool is_label = false;            // stored as an index into `labels`
+  std::vector<std::string> labels;  // for label columns (gpu, model, recompute, reason...)
   // Added by analysis (H4): the column's role, as engine::Column::role in schema.h: "id",
   // "design_axis", "plan_axis" or "metric"; "" when the store does not say (analysis then infers
   // it from the name).
@@ -32,7 +32,7 @@ class StoreReader {
   StoreReader& operator=(StoreReader&&) noexcept;
 
   const std::string& path() const noexcept;
-  std::uint64_t rows() const noexcept;                 // rows written and committed
+  std::uint64_t rows() const noexcept;  // rows written and committed
   const std::vector<ColumnInfo>& columns() const noexcept;
   const ColumnInfo* find_column(const std::string& name) const noexcept;
 

@@ -31,15 +31,16 @@ void write_axes(hid_t root, const std::vector<spaces::Axis>& axes, const std::st
       h5::Id type = h5::string_type(context);
       std::vector<const char*> texts;
       for (const auto& l : axis.labels) texts.push_back(l.c_str());
-      write_table(group.get(), axis.name, type.get(), type.get(), texts.size(), texts.data(), context);
+      write_table(group.get(), axis.name, type.get(), type.get(), texts.size(), texts.data(),
+                  context);
     } else {
       write_table(group.get(), axis.name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, axis.numbers.size(),
                   axis.numbers.data(), context);
     }
     h5::Id table = h5::open_dataset(group.get(), axis.name, context);
     h5::write_attribute(table.get(), "units", axis.unit, context);
-    h5::write_attribute(table.get(), "role", std::string(axis.is_plan ? "plan_axis" : "design_axis"),
-                        context);
+    h5::write_attribute(table.get(), "role",
+                        std::string(axis.is_plan ? "plan_axis" : "design_axis"), context);
   }
 }
 
@@ -53,7 +54,9 @@ void write_root_attributes(hid_t root, const StoreHeader& h, const std::string& 
   auto integer = [&](const char* name, std::int64_t value) {
     h5::write_attribute(root, name, value, context);
   };
-  auto number = [&](const char* name, double value) { h5::write_attribute(root, name, value, context); };
+  auto number = [&](const char* name, double value) {
+    h5::write_attribute(root, name, value, context);
+  };
   text("format", kStoreFormat);
   integer("format_version", kStoreFormatVersion);
   text("tool_version", h.tool_version);
@@ -118,9 +121,10 @@ void create_store(const std::string& path, const StoreHeader& header) {
   h5::Id progress = h5::create_group(root, "progress", path);
   const std::vector<std::uint8_t> done(header.chunks, 0);
   const std::vector<std::uint64_t> rows(header.chunks, 0);
-  write_table(progress.get(), "chunk_done", H5T_STD_U8LE, H5T_NATIVE_UINT8, done.size(), done.data(), path);
-  write_table(progress.get(), "chunk_rows", H5T_STD_U64LE, H5T_NATIVE_UINT64, rows.size(), rows.data(),
-              path);
+  write_table(progress.get(), "chunk_done", H5T_STD_U8LE, H5T_NATIVE_UINT8, done.size(),
+              done.data(), path);
+  write_table(progress.get(), "chunk_rows", H5T_STD_U64LE, H5T_NATIVE_UINT64, rows.size(),
+              rows.data(), path);
   progress.reset();
   file.close();
 }
@@ -215,7 +219,8 @@ void StoreWriter::write(std::uint64_t offset, const RowBlock& block, std::size_t
 void StoreWriter::mark_done(std::uint64_t chunk, std::uint64_t rows) {
   Impl& m = *impl_;
   if (chunk >= m.chunks)
-    throw Error(fmt::format("{}: chunk {} is outside the store's {} chunks", m.file.path(), chunk, m.chunks));
+    throw Error(fmt::format("{}: chunk {} is outside the store's {} chunks", m.file.path(), chunk,
+                            m.chunks));
   const std::uint8_t done = 1;
   h5::write(m.chunk_rows.get(), H5T_NATIVE_UINT64, chunk, 1, &rows, m.file.path());
   h5::write(m.chunk_done.get(), H5T_NATIVE_UINT8, chunk, 1, &done, m.file.path());
@@ -225,7 +230,8 @@ void StoreWriter::write_progress(std::uint64_t first, const std::vector<std::uin
                                  const std::vector<std::uint64_t>& rows) {
   Impl& m = *impl_;
   if (done.size() != rows.size() || first + done.size() > m.chunks)
-    throw Error(fmt::format("{}: progress marks outside the store's {} chunks", m.file.path(), m.chunks));
+    throw Error(
+        fmt::format("{}: progress marks outside the store's {} chunks", m.file.path(), m.chunks));
   h5::write(m.chunk_rows.get(), H5T_NATIVE_UINT64, first, rows.size(), rows.data(), m.file.path());
   h5::write(m.chunk_done.get(), H5T_NATIVE_UINT8, first, done.size(), done.data(), m.file.path());
 }

@@ -64,10 +64,10 @@ void create_store(const std::string& path, const StoreHeader& header);
 // What a finished run records in a store's root attributes (overwritten in place).
 struct RunStats {
   std::int64_t mpi_size = 1;
-  double wall_time_s = 0;          // of the run that finished the store
-  double points_per_s = 0;         // points evaluated per second of that run
+  double wall_time_s = 0;              // of the run that finished the store
+  double points_per_s = 0;             // points evaluated per second of that run
   std::uint64_t points_evaluated = 0;  // by that run (less than the range after a resume)
-  double compact_time_s = 0;       // filtered modes: ordering the kept rows
+  double compact_time_s = 0;           // filtered modes: ordering the kept rows
   bool resumed = false;
 };
 

@@ -55,7 +55,8 @@ std::uint64_t count_feasible(const StoreReader& store) {
   return count;
 }
 
-std::vector<BestRow> best_designs(const StoreReader& store, spaces::Objective objective, std::size_t top) {
+std::vector<BestRow> best_designs(const StoreReader& store, spaces::Objective objective,
+                                  std::size_t top) {
   const bool cost = objective == spaces::Objective::cost;
   const spaces::Pricing pricing = stored_pricing(store);
   std::vector<BestRow> best;  // at most `top` designs, sorted by objective
@@ -76,7 +77,8 @@ std::vector<BestRow> best_designs(const StoreReader& store, spaces::Objective ob
       const double v = cost ? cost_usd(pricing, gpus[i], time[i], energy[i]) : value[i];
       if (!std::isfinite(v)) continue;
       const auto id = static_cast<std::uint64_t>(design[i]);
-      auto same = std::find_if(best.begin(), best.end(), [&](const BestRow& b) { return b.design_id == id; });
+      auto same = std::find_if(best.begin(), best.end(),
+                               [&](const BestRow& b) { return b.design_id == id; });
       if (same != best.end()) {
         if (v >= same->objective) continue;
         best.erase(same);
@@ -84,8 +86,9 @@ std::vector<BestRow> best_designs(const StoreReader& store, spaces::Objective ob
         continue;
       }
       const BestRow row{offset + i, id, v};
-      best.insert(std::upper_bound(best.begin(), best.end(), row,
-                                   [](const BestRow& a, const BestRow& b) { return a.objective < b.objective; }),
+      best.insert(std::upper_bound(
+                      best.begin(), best.end(), row,
+                      [](const BestRow& a, const BestRow& b) { return a.objective < b.objective; }),
                   row);
       if (best.size() > top) best.pop_back();
     }
@@ -122,13 +125,16 @@ void print_best_designs(const StoreReader& store, const spaces::Space& space, st
     return;
   }
   const spaces::Pricing pricing = stored_pricing(store);
-  out << fmt::format("best designs by {} (the best plan of each):\n", spaces::to_string(space.objective()));
-  out << fmt::format("  {:>2}  {:>10}  {:>10}  {:>5}  {:>9}  {:>10}  {}\n", "#", "train", "step", "MFU",
-                     "MWh", "cost $", "design | plan");
+  out << fmt::format("best designs by {} (the best plan of each):\n",
+                     spaces::to_string(space.objective()));
+  out << fmt::format("  {:>2}  {:>10}  {:>10}  {:>5}  {:>9}  {:>10}  {}\n", "#", "train", "step",
+                     "MFU", "MWh", "cost $", "design | plan");
   std::vector<std::string> design_axes, plan_axes;
   for (const auto& a : space.axes()) {
-    if (a.is_plan) plan_axes.push_back(a.name);
-    else if (a.size() > 1) design_axes.push_back(a.name);
+    if (a.is_plan)
+      plan_axes.push_back(a.name);
+    else if (a.size() > 1)
+      design_axes.push_back(a.name);
   }
   plan_axes.push_back("dp");
   std::vector<double> v;
@@ -150,7 +156,8 @@ void print_best_designs(const StoreReader& store, const spaces::Space& space, st
                           format_value(*store.find_column(name), value(name, row)));
     out << fmt::format("  {:>2}  {:>10}  {:>10}  {:>4.1f}%  {:>9.1f}  {:>10.3g}  {} | {}\n", k + 1,
                        duration(ttt), duration(value("step_time_s", row)), 100 * value("mfu", row),
-                       energy * pricing.pue / 3.6e9, cost, design.empty() ? "(one design)" : design, plan);
+                       energy * pricing.pue / 3.6e9, cost, design.empty() ? "(one design)" : design,
+                       plan);
   }
 }
 

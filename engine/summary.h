@@ -19,7 +19,8 @@ struct BestRow {
 
 // The `top` designs with the lowest objective among feasible rows (one row per design, its best;
 // ties keep the lower row), best first. Objective "cost" is priced with the store's attributes.
-std::vector<BestRow> best_designs(const StoreReader& store, spaces::Objective objective, std::size_t top);
+std::vector<BestRow> best_designs(const StoreReader& store, spaces::Objective objective,
+                                  std::size_t top);
 
 // Counts feasible rows.
 std::uint64_t count_feasible(const StoreReader& store);

@@ -310,11 +310,16 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   // each (account_for_embedding/loss_in_pipeline_split), as the Llama 3.1 405B recipes do.
   const int chunks = plan.pp * plan.vp;
   int embedding_slots = 0;
+  double stage_slots = static_cast<double>(m.layers) / plan.pp;
   if (m.layers % chunks != 0) {
-    if (plan.pp > 1 && (m.layers + 2) % chunks == 0)
+    if (plan.pp > 1 && (m.layers + 2) % chunks == 0) {
       embedding_slots = 1;
-    else
+      stage_slots = (m.layers + 2.0) / plan.pp;
+    } else if (plan.uneven_pipeline) {
+      stage_slots = static_cast<double>((m.layers + chunks - 1) / chunks) * plan.vp;
+    } else {
       return infeasible(Infeasible::pp_vp_not_dividing_layers);
+    }
   }
   // Load-balanced causal context parallelism splits the sequence into 2*cp chunks.
   if (plan.cp > 1 && workload_.seq_len % (2 * plan.cp) != 0)
@@ -423,7 +428,7 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   logit.tp = sp ? tp_one : 0.0;  // gather the sequence-parallel input, reduce-scatter its grad
 
   // ---- the critical pipeline stage ---------------------------------------------------------
-  const double slots = static_cast<double>(m.layers + 2 * embedding_slots) / plan.pp;
+  const double slots = stage_slots;
   const double last_stage_layers = slots - embedding_slots;
   Parts stage = last_stage_layers * layer + logit;
   if (plan.pp > 1 && (plan.pp > 2 || embedding_slots == 0)) {

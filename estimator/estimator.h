@@ -68,6 +68,10 @@ struct Plan {
   Recompute recompute = Recompute::none;
   int micro_batch = 1;
   Offload offload = Offload::none;
+  // Added by the estimator owner: accept pp*vp not dividing the layers (Megatron-Core's uneven
+  // first/last pipeline stages); the critical stage then holds ceil(layers / (pp*vp)) layers per
+  // chunk. Off, such plans are pp_vp_not_dividing_layers; `validate` turns it on for measured runs.
+  bool uneven_pipeline = false;
 };
 
 // Why a point cannot run. Stable codes: they are stored in results (docs/store-format.md).

@@ -33,7 +33,8 @@ Shard Shard::parse(std::string_view text, std::string_view flag) {
   Shard s;
   if (slash == std::string_view::npos || !parse_uint(text.substr(0, slash), s.index) ||
       !parse_uint(text.substr(slash + 1), s.count) || s.count == 0 || s.index >= s.count)
-    throw InputError(fmt::format("{}: expected I/K with 0 <= I < K (shard I of K), got '{}'", flag, text));
+    throw InputError(
+        fmt::format("{}: expected I/K with 0 <= I < K (shard I of K), got '{}'", flag, text));
   return s;
 }
 
@@ -47,12 +48,14 @@ ProgressMode parse_progress_mode(std::string_view text, std::string_view flag) {
 
 void Job::validate() const {
   if (options.resume && options.force)
-    throw InputError("--resume and --force contradict each other: --resume continues the store, "
-                     "--force deletes it");
+    throw InputError(
+        "--resume and --force contradict each other: --resume continues the store, "
+        "--force deletes it");
   if (store_path.empty()) throw InputError("--output: the store path is empty");
   if (!(options.progress_interval_s > 0))
-    throw InputError(fmt::format("--progress-interval: must be a positive number of seconds, got {}",
-                                 options.progress_interval_s));
+    throw InputError(
+        fmt::format("--progress-interval: must be a positive number of seconds, got {}",
+                    options.progress_interval_s));
 }
 
 std::vector<std::string> Job::run_arguments() const {

@@ -29,13 +29,13 @@ enum class ProgressMode : std::uint8_t {
 ProgressMode parse_progress_mode(std::string_view text, std::string_view flag = "--progress");
 
 struct RunOptions {
-  bool resume = false;              // continue an unfinished store (or start it when missing)
-  bool force = false;               // delete an existing store and start over
-  std::uint64_t chunk_points = 0;   // points per chunk; 0 = chosen from the space and rank count
+  bool resume = false;             // continue an unfinished store (or start it when missing)
+  bool force = false;              // delete an existing store and start over
+  std::uint64_t chunk_points = 0;  // points per chunk; 0 = chosen from the space and rank count
   Shard shard;
   ProgressMode progress = ProgressMode::automatic;
-  double progress_interval_s = 5;   // between plain progress lines
-  bool summary = true;              // print the best designs at the end
+  double progress_interval_s = 5;  // between plain progress lines
+  bool summary = true;             // print the best designs at the end
 };
 
 struct Job {
@@ -68,7 +68,7 @@ struct Provenance {
   std::string created_utc;  // ISO 8601, e.g. 2026-11-22T09:47:16Z
   std::string host;
   std::string user;
-  std::string command;      // the command line, arguments joined by spaces
+  std::string command;  // the command line, arguments joined by spaces
   static Provenance current(const std::vector<std::string>& command_line);
 };
 

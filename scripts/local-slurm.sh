@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A private single-node Slurm cluster on localhost, for the real-scheduler tests.
 #
-#   scripts/local-slurm.sh start DIR   start munged, slurmctld and slurmd with everything in DIR
+#   scripts/local-slurm.sh start DIR [OWNER_PID]  start munged, slurmctld and slurmd with everything
+#                                                 in DIR; with OWNER_PID, also stop them when that
+#                                                 process is gone (a test killed on a timeout)
 #   scripts/local-slurm.sh stop DIR    cancel our jobs, stop the three daemons by their recorded PIDs
 #   scripts/local-slurm.sh status DIR  exit 0 when the cluster in DIR answers
 #
@@ -14,10 +16,11 @@
 # packages missing): the tests skip with the printed reason.
 set -euo pipefail
 
-usage() { echo "usage: $0 start|stop|status DIR" >&2; exit 2; }
-[[ $# -eq 2 ]] || usage
+usage() { echo "usage: $0 start DIR [OWNER_PID] | stop DIR | status DIR" >&2; exit 2; }
+[[ $# -eq 2 || ( $# -eq 3 && ( $1 == start || $1 == watch ) ) ]] || usage
 action=$1
 dir=$2
+owner=${3:-}
 
 cannot_run() { echo "local-slurm: cannot run Slurm here: $*" >&2; exit 77; }
 log() { echo "local-slurm: $*" >&2; }
@@ -70,6 +73,7 @@ stop_cluster() {
   fi
   stop_daemons slurmd slurmctld
   stop_daemons munged
+  [[ $action == watch ]] || stop_daemons watch
 }
 
 free_ports() {  # two distinct free TCP ports on localhost
@@ -205,11 +209,29 @@ EOF
   setsid slurmd -D -f "$SLURM_CONF" -N "$host" </dev/null >>"$dir/log/slurmd.out" 2>&1 &
   echo $! >"$dir/run/slurmd.pid"
   wait_for 30 "node $host to become idle" node_idle || fail_start "slurmd did not register"
+  if [[ -n $owner ]]; then
+    setsid bash "$0" watch "$dir" "$owner" </dev/null >>"$dir/log/watch.out" 2>&1 &
+    echo $! >"$dir/run/watch.pid"
+  fi
   log "cluster up in $dir (slurmctld port $ctld_port, node $host, $cpus CPUs); source $dir/env"
+}
+
+# Stops the cluster once process $owner has exited, unless `stop` came first.
+watch_owner() {
+  while kill -0 "$owner" 2>/dev/null; do
+    sleep 2
+    live_pid slurmctld >/dev/null || exit 0
+  done
+  log "owner process $owner is gone; stopping the cluster in $dir"
+  stop_cluster
 }
 
 case $action in
   start) start_cluster ;;
+  watch)
+    export PATH=$PATH:/usr/sbin
+    watch_owner
+    ;;
   stop)
     [[ -d $dir ]] || exit 0
     dir=$(cd "$dir" && pwd)

@@ -56,6 +56,13 @@ std::string join(const std::vector<std::string>& words, std::string_view separat
 
 }  // namespace
 
+bool is_active(const std::string& state) {
+  static const std::set<std::string> active = {"PENDING",   "RUNNING",   "CONFIGURING", "COMPLETING", "REQUEUED",
+                                               "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SUSPENDED", "SIGNALING",
+                                               "STAGE_OUT", "STOPPED"};
+  return active.count(state) > 0;
+}
+
 void require_client(const std::string& program) {
   if (!find_on_path(program))
     throw InputError(fmt::format("Slurm's client is missing: {} not found on PATH", program));

@@ -25,6 +25,10 @@ struct JobState {
   std::string exit_code;   // "0:0" (sacct only)
 };
 
+// True while a job may still run: pending, running, requeued, suspended, completing...; false
+// once it ended (COMPLETED, FAILED, CANCELLED, TIMEOUT, ...).
+bool is_active(const std::string& state);
+
 class Scheduler {
  public:
   virtual ~Scheduler() = default;

@@ -31,7 +31,8 @@ std::pair<std::string, std::string> split_extension(const std::string& path) {
   return {path.substr(0, path.size() - ext.size()), ext};
 }
 
-std::string digits_of(std::uint32_t count) { return std::to_string(std::max(count, 1u) - 1); }
+// Digits of the largest shard index, so that shard file names sort in shard order.
+int index_width(std::uint32_t count) { return static_cast<int>(std::to_string(std::max(count, 1u) - 1).size()); }
 
 std::string header(const SweepJob& job, std::string_view what) {
   std::string text = "#!/bin/bash\n";
@@ -73,7 +74,7 @@ std::uint64_t default_signal_margin(std::uint64_t time_limit_s) {
 
 std::string shard_path(const std::string& store, std::uint32_t index, std::uint32_t count) {
   const auto [stem, ext] = split_extension(store);
-  const int width = static_cast<int>(digits_of(count).size());
+  const int width = index_width(count);
   return fmt::format("{}.shard-{:0{}}-of-{}{}", stem, index, width, count, ext);
 }
 
@@ -107,8 +108,8 @@ std::string sweep_script(const SweepJob& job) {
   s += fmt::format("clustersweep={}\nspec={}\n", q(job.clustersweep), q(job.spec));
   if (array) {
     const auto [stem, ext] = split_extension(job.store);
-    const auto width = digits_of(job.array.tasks).size();
-    s += fmt::format("# This task's shard of the space, in its own store; the merge job joins them.\n");
+    const int width = index_width(job.array.tasks);
+    s += "# This task's shard of the space, in its own store; the merge job joins them.\n";
     s += fmt::format("shard=\"$SLURM_ARRAY_TASK_ID/{}\"\n", job.array.tasks);
     s += fmt::format("store=$(printf {} \"$SLURM_ARRAY_TASK_ID\")\n",
                      q(fmt::format("{}.shard-%0{}d-of-{}{}", replace_all(stem, "%", "%%"), width,

@@ -95,18 +95,23 @@ TEST(Validate, RowsThatCannotBePredictedGetAReason) {
   unknown_gpu.replace(unknown_gpu.find("H100-SXM5-80GB"), 14, "TPU-v5p");
   unknown_gpu[0] = '2';
   std::string bad_plan = kRow;
-  bad_plan.replace(bad_plan.find(",4,8,8,1,6,"), 11,
-                   ",4,8,8,1,5,");  // vp 5: 96 layers over 40 chunks
+  bad_plan.replace(bad_plan.find(",256,8,8,"), 9, ",255,8,8,");  // tp*pp*dp*cp = 256 != 255 GPUs
   bad_plan[0] = '3';
-  const std::string csv = dir.file("runs.csv", kHeader + kRow + unknown_gpu + bad_plan);
+  std::string uneven = kRow;
+  uneven.replace(uneven.find(",4,8,8,1,6,"), 11, ",4,8,8,1,5,");  // 96 layers over 40 chunks
+  uneven[0] = '4';
+  const std::string csv = dir.file("runs.csv", kHeader + kRow + unknown_gpu + bad_plan + uneven);
   const std::string out = (dir.path() / "p.csv").string();
   const Result r = run({"validate", csv, "-o", out});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto rows = lines(read_file(out));
-  ASSERT_EQ(rows.size(), 4u);
+  ASSERT_EQ(rows.size(), 5u);
   EXPECT_EQ(rows[2], "2,TEST,8.408,,,unknown accelerator 'TPU-v5p'");
-  EXPECT_EQ(rows[3], "3,TEST,8.408,,,cannot be estimated: pp_vp_not_dividing_layers");
-  EXPECT_NE(r.out.find("predicted 1 of 3 rows; 2 could not be predicted"), std::string::npos)
+  EXPECT_EQ(rows[3], "3,TEST,8.408,,,cannot be estimated: degrees_mismatch");
+  // An uneven pipeline split ran, so it is predicted (critical stage: ceil(96/40) layers a chunk).
+  EXPECT_TRUE(rows[4].starts_with("4,TEST,8.408,")) << rows[4];
+  EXPECT_TRUE(rows[4].ends_with(",")) << rows[4];
+  EXPECT_NE(r.out.find("predicted 2 of 4 rows; 2 could not be predicted"), std::string::npos)
       << r.out;
 }
 

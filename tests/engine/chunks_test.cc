@@ -73,9 +73,11 @@ TEST(ChunkLayout, TilesForManySizes) {
 
 TEST(ChunkLayout, StoredLayoutIsTheSame) {
   const ChunkLayout a = ChunkLayout::make(0, 50, 333, Keep::all, 100);
-  const ChunkLayout b = ChunkLayout::stored(0, 50, 333, Keep::all, a.designs_per_chunk(), a.splits_per_design());
+  const ChunkLayout b =
+      ChunkLayout::stored(0, 50, 333, Keep::all, a.designs_per_chunk(), a.splits_per_design());
   ASSERT_EQ(a.chunks(), b.chunks());
-  for (std::uint64_t k = 0; k < a.chunks(); ++k) EXPECT_EQ(a.chunk(k).point_end, b.chunk(k).point_end);
+  for (std::uint64_t k = 0; k < a.chunks(); ++k)
+    EXPECT_EQ(a.chunk(k).point_end, b.chunk(k).point_end);
 }
 
 TEST(Shards, ContiguousInOrderAndBalanced) {

@@ -39,16 +39,18 @@ std::vector<Point> reference(const spaces::Space& space) {
         out.push_back({id, false, why, NAN, NAN, NAN});
         continue;
       }
-      const auto e = estimator::estimate(design.workload, design.cluster, plan, space.calibration());
-      const double steps = tokens / (static_cast<double>(design.workload.global_batch) * design.workload.seq_len);
+      const auto e =
+          estimator::estimate(design.workload, design.cluster, plan, space.calibration());
+      const double steps =
+          tokens / (static_cast<double>(design.workload.global_batch) * design.workload.seq_len);
       double objective = e.time.total_s;
       if (space.objective() == spaces::Objective::time_to_train) objective = e.time.total_s * steps;
       if (space.objective() == spaces::Objective::energy) objective = e.energy_per_step_j * steps;
       if (space.objective() == spaces::Objective::cost)
         objective = cost_usd(space.pricing(), design.cluster.num_gpus, e.time.total_s * steps,
                              e.energy_per_step_j * steps);
-      out.push_back({id, e.feasible, e.feasible ? estimator::Infeasible::none : e.reason, e.time.total_s,
-                     e.energy_per_step_j, objective});
+      out.push_back({id, e.feasible, e.feasible ? estimator::Infeasible::none : e.reason,
+                     e.time.total_s, e.energy_per_step_j, objective});
     }
   }
   return out;
@@ -81,9 +83,10 @@ std::vector<std::uint64_t> kept(const spaces::Space& space, const std::vector<Po
           if (!p->feasible) continue;
           bool dominated = false;
           for (auto q = begin; q != end && !dominated; ++q)
-            dominated = q->feasible && q->step_time_s <= p->step_time_s &&
-                        q->energy_per_step_j <= p->energy_per_step_j &&
-                        (q->step_time_s < p->step_time_s || q->energy_per_step_j < p->energy_per_step_j);
+            dominated =
+                q->feasible && q->step_time_s <= p->step_time_s &&
+                q->energy_per_step_j <= p->energy_per_step_j &&
+                (q->step_time_s < p->step_time_s || q->energy_per_step_j < p->energy_per_step_j);
           if (!dominated) ids.push_back(p->id);
         }
         break;
@@ -102,7 +105,8 @@ TEST_P(KeepModes, ChunkedEvaluationMatchesTheBruteForceReference) {
   const std::vector<std::uint64_t> want = kept(space, points);
   ASSERT_FALSE(want.empty());
   for (std::uint64_t target : {1000000, 3456, 1000, 97}) {
-    const ChunkLayout layout = ChunkLayout::make(0, space.designs(), space.plan_points(), space.keep(), target);
+    const ChunkLayout layout =
+        ChunkLayout::make(0, space.designs(), space.plan_points(), space.keep(), target);
     ChunkEvaluator evaluator(space, schema);
     std::vector<std::uint64_t> got;
     const std::size_t id_col = schema.index("point_id");
@@ -120,34 +124,38 @@ TEST_P(KeepModes, ChunkedEvaluationMatchesTheBruteForceReference) {
         const Point& p = points[id];
         got.push_back(id);
         ASSERT_EQ(rows.column<std::uint8_t>(feasible_col)[r], p.feasible ? 1 : 0) << id;
-        ASSERT_EQ(rows.column<std::uint16_t>(reason_col)[r], static_cast<std::uint16_t>(p.reason)) << id;
+        ASSERT_EQ(rows.column<std::uint16_t>(reason_col)[r], static_cast<std::uint16_t>(p.reason))
+            << id;
         const double t = rows.column<double>(step_col)[r];
-        if (p.feasible) ASSERT_EQ(t, p.step_time_s) << id;
-        else ASSERT_TRUE(std::isnan(t)) << id;
+        if (p.feasible)
+          ASSERT_EQ(t, p.step_time_s) << id;
+        else
+          ASSERT_TRUE(std::isnan(t)) << id;
       }
     }
     EXPECT_EQ(got, want) << keep << " target " << target;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Engine, KeepModes,
-                         ::testing::Values(std::pair{"all", "time_to_train"}, std::pair{"feasible", "step_time"},
-                                           std::pair{"best-per-design", "time_to_train"},
-                                           std::pair{"best-per-design", "energy"},
-                                           std::pair{"best-per-design", "cost"},
-                                           std::pair{"pareto-per-design", "step_time"}),
-                         [](const auto& info) {
-                           std::string name = std::string(info.param.first) + "_" + info.param.second;
-                           for (char& c : name)
-                             if (c == '-') c = '_';
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Engine, KeepModes,
+    ::testing::Values(std::pair{"all", "time_to_train"}, std::pair{"feasible", "step_time"},
+                      std::pair{"best-per-design", "time_to_train"},
+                      std::pair{"best-per-design", "energy"}, std::pair{"best-per-design", "cost"},
+                      std::pair{"pareto-per-design", "step_time"}),
+    [](const auto& info) {
+      std::string name = std::string(info.param.first) + "_" + info.param.second;
+      for (char& c : name)
+        if (c == '-') c = '_';
+      return name;
+    });
 
 TEST(ChunkEvaluator, AxisColumnsMatchDecode) {
   const spaces::Space space = spaces::Space::parse(test::small_spec("all"), "test.toml");
   const Schema schema = make_schema(space);
   ChunkEvaluator evaluator(space, schema);
-  evaluator.start(ChunkLayout::make(0, space.designs(), space.plan_points(), space.keep(), 1 << 30).chunk(0));
+  evaluator.start(
+      ChunkLayout::make(0, space.designs(), space.plan_points(), space.keep(), 1 << 30).chunk(0));
   ASSERT_TRUE(evaluator.advance(1 << 30));
   const RowBlock& rows = evaluator.rows();
   ASSERT_EQ(rows.rows(), space.size());

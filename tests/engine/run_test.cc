@@ -1,14 +1,15 @@
 // End-to-end tests of `clustersweep run`: the real binary, on 1, 2 and 3 (oversubscribed) ranks.
+#include "engine/run.h"
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/file.h>
 
 #include <chrono>
 #include <random>
 #include <thread>
 
-#include <fmt/format.h>
-
-#include "engine/run.h"
 #include "engine/store_writer.h"
 #include "test_support.h"
 
@@ -32,9 +33,15 @@ TEST_F(RunTest, SameRowsOnOneTwoAndThreeRanksAndAnyChunkSize) {
     const std::string s = spec("s.toml", small_spec(keep));
     std::string out;
     ASSERT_EQ(run(command(1, {"run", s, "-o", dir_ / "one.h5", "--no-summary"}), &out), 0) << out;
-    ASSERT_EQ(run(command(2, {"run", s, "-o", dir_ / "two.h5", "--chunk-points", "1000", "--no-summary"}), &out), 0)
+    ASSERT_EQ(
+        run(command(2, {"run", s, "-o", dir_ / "two.h5", "--chunk-points", "1000", "--no-summary"}),
+            &out),
+        0)
         << out;
-    ASSERT_EQ(run(command(3, {"run", s, "-o", dir_ / "three.h5", "--chunk-points", "5", "--no-summary"}), &out), 0)
+    ASSERT_EQ(
+        run(command(3, {"run", s, "-o", dir_ / "three.h5", "--chunk-points", "5", "--no-summary"}),
+            &out),
+        0)
         << out;
     EXPECT_EQ(compare_stores(dir_ / "one.h5", dir_ / "two.h5"), "") << keep;
     EXPECT_EQ(compare_stores(dir_ / "one.h5", dir_ / "three.h5"), "") << keep;
@@ -46,10 +53,12 @@ TEST_F(RunTest, ReportsTheRunAndTheBestDesigns) {
   const std::string s = spec("s.toml", small_spec("best-per-design"));
   std::string out;
   ASSERT_EQ(run(command(1, {"run", s, "-o", dir_ / "r.h5"}), &out), 0) << out;
-  EXPECT_NE(out.find("wrote '" + (dir_ / "r.h5") + "': 8 rows (keep = best-per-design) from 27648 points"),
+  EXPECT_NE(out.find("wrote '" + (dir_ / "r.h5") +
+                     "': 8 rows (keep = best-per-design) from 27648 points"),
             std::string::npos)
       << out;
-  EXPECT_NE(out.find("best designs by time_to_train (the best plan of each):"), std::string::npos) << out;
+  EXPECT_NE(out.find("best designs by time_to_train (the best plan of each):"), std::string::npos)
+      << out;
   EXPECT_FALSE(std::filesystem::exists(dir_ / "r.h5.partial"));
 }
 
@@ -60,17 +69,22 @@ TEST_F(RunTest, RefusesToOverwriteWithoutResumeOrForce) {
   const auto before = std::filesystem::last_write_time(store);
   std::string out;
   EXPECT_EQ(run(command(1, {"run", s, "-o", store}), &out), 2);
-  EXPECT_EQ(out, "clustersweep run: error: '" + store +
-                     "' exists; use --resume to continue (or confirm) it, or --force to overwrite it\n");
+  EXPECT_EQ(out,
+            "clustersweep run: error: '" + store +
+                "' exists; use --resume to continue (or confirm) it, or --force to overwrite it\n");
   EXPECT_EQ(std::filesystem::last_write_time(store), before);
 
   EXPECT_EQ(run(command(1, {"run", s, "-o", store, "--resume"}), &out), 0);
-  EXPECT_NE(out.find("'" + store + "' is already complete (8 rows); nothing to do"), std::string::npos) << out;
+  EXPECT_NE(out.find("'" + store + "' is already complete (8 rows); nothing to do"),
+            std::string::npos)
+      << out;
   EXPECT_EQ(run(command(1, {"run", s, "-o", store, "--force", "--no-summary"}), &out), 0) << out;
 
   EXPECT_EQ(run(command(1, {"run", s, "-o", store, "--resume", "--force"}), &out), 2);
-  EXPECT_EQ(out, "clustersweep run: error: --resume and --force contradict each other: --resume continues "
-                 "the store, --force deletes it\n");
+  EXPECT_EQ(
+      out,
+      "clustersweep run: error: --resume and --force contradict each other: --resume continues "
+      "the store, --force deletes it\n");
 }
 
 TEST_F(RunTest, RefusesToResumeAStoreOfAnotherSpec) {
@@ -80,16 +94,35 @@ TEST_F(RunTest, RefusesToResumeAStoreOfAnotherSpec) {
   ASSERT_EQ(run(command(1, {"run", a, "-o", store, "--no-summary"})), 0);
   std::string out;
   EXPECT_EQ(run(command(1, {"run", b, "-o", store, "--resume"}), &out), 2);
-  EXPECT_NE(out.find("error: --resume: '" + store + "' was written for a different spec (spec hash "),
-            std::string::npos)
+  EXPECT_NE(
+      out.find("error: --resume: '" + store + "' was written for a different spec (spec hash "),
+      std::string::npos)
       << out;
   EXPECT_NE(out.find("use --force to start over, or another --output"), std::string::npos) << out;
+}
+
+TEST_F(RunTest, RefusesAStoreAnotherRunIsWriting) {
+  const std::string s = spec("s.toml", small_spec("best-per-design"));
+  const std::string store = dir_ / "r.h5";
+  const int fd = open((store + ".lock").c_str(), O_CREAT | O_RDWR, 0644);
+  ASSERT_EQ(flock(fd, LOCK_EX | LOCK_NB), 0);  // as a running clustersweep holds it
+  std::string out;
+  EXPECT_EQ(run(command(2, {"run", s, "-o", store, "--resume"}), &out), 2);
+  EXPECT_NE(out.find("clustersweep run: error: '" + store +
+                     "' is being written by another clustersweep run (it holds '" + store +
+                     ".lock'); wait for it to finish or stop it"),
+            std::string::npos)
+      << out;
+  close(fd);
+  EXPECT_EQ(run(command(1, {"run", s, "-o", store, "--resume", "--no-summary"}), &out), 0) << out;
+  EXPECT_FALSE(std::filesystem::exists(store + ".lock"));
 }
 
 TEST_F(RunTest, ResumeOfAMissingStoreStartsIt) {
   const std::string s = spec("s.toml", small_spec("feasible"));
   std::string out;
-  EXPECT_EQ(run(command(1, {"run", s, "-o", dir_ / "r.h5", "--resume", "--no-summary"}), &out), 0) << out;
+  EXPECT_EQ(run(command(1, {"run", s, "-o", dir_ / "r.h5", "--resume", "--no-summary"}), &out), 0)
+      << out;
   EXPECT_EQ(engine::StoreReader(dir_ / "r.h5").string_attribute("keep"), "feasible");
 }
 
@@ -105,7 +138,9 @@ TEST_F(RunTest, ClearErrorsForBadOutputAndSpec) {
             std::string::npos)
       << out;
   EXPECT_EQ(run(command(1, {"run", s, "-o", dir_ / "r.h5", "--shard", "2/2"}), &out), 2);
-  EXPECT_EQ(out, "clustersweep run: error: --shard: expected I/K with 0 <= I < K (shard I of K), got '2/2'\n");
+  EXPECT_EQ(
+      out,
+      "clustersweep run: error: --shard: expected I/K with 0 <= I < K (shard I of K), got '2/2'\n");
 }
 
 TEST_F(RunTest, ShardsCoverTheSpaceInOrder) {
@@ -115,8 +150,8 @@ TEST_F(RunTest, ShardsCoverTheSpaceInOrder) {
   for (int i = 0; i < 3; ++i) {
     const std::string shard = dir_ / ("shard" + std::to_string(i) + ".h5");
     std::string out;
-    ASSERT_EQ(run(command(i == 1 ? 2 : 1, {"run", s, "-o", shard, "--shard", std::to_string(i) + "/3",
-                                           "--no-summary"}),
+    ASSERT_EQ(run(command(i == 1 ? 2 : 1, {"run", s, "-o", shard, "--shard",
+                                           std::to_string(i) + "/3", "--no-summary"}),
                   &out),
               0)
         << out;
@@ -126,7 +161,8 @@ TEST_F(RunTest, ShardsCoverTheSpaceInOrder) {
     whole.read_rows(next, part.rows(), b);
     for (std::size_t c = 0; c < a.columns(); ++c)
       for (std::size_t r = 0; r < a.rows(); ++r)
-        if (!(a.number(c, r) == b.number(c, r) || (a.number(c, r) != a.number(c, r) && b.number(c, r) != b.number(c, r))))
+        if (!(a.number(c, r) == b.number(c, r) ||
+              (a.number(c, r) != a.number(c, r) && b.number(c, r) != b.number(c, r))))
           FAIL() << "shard " << i << " column " << whole.columns()[c].name << " row " << r;
     EXPECT_EQ(part.number_attribute("shard_index"), i);
     next += part.rows();
@@ -164,13 +200,16 @@ bool wait_until_working(pid_t pid, const std::string& store, std::uint64_t befor
 TEST_F(RunTest, SigtermStopsWithCode75AndResumeFinishesIdentically) {
   const std::string s = spec("s.toml", long_spec("all"));
   std::string out;
-  ASSERT_EQ(run(command(2, {"run", s, "-o", dir_ / "ref.h5", "--chunk-points", "512", "--no-summary"}), &out), 0)
+  ASSERT_EQ(
+      run(command(2, {"run", s, "-o", dir_ / "ref.h5", "--chunk-points", "512", "--no-summary"}),
+          &out),
+      0)
       << out;
   int stopped = 0;
   for (int signal : {SIGTERM, SIGUSR1, SIGINT}) {
     const std::string store = dir_ / fmt::format("r{}.h5", signal);
-    const pid_t pid = spawn(command(2, {"run", s, "-o", store, "--chunk-points", "512", "--no-summary"}),
-                            dir_ / "log");
+    const pid_t pid = spawn(
+        command(2, {"run", s, "-o", store, "--chunk-points", "512", "--no-summary"}), dir_ / "log");
     int code = 0;
     if (wait_until_working(pid, store, 0, code)) {
       const auto signalled = steady_clock::now();
@@ -181,7 +220,8 @@ TEST_F(RunTest, SigtermStopsWithCode75AndResumeFinishesIdentically) {
     if (code == 0) continue;  // it finished first: nothing to resume
     ++stopped;
     EXPECT_EQ(code, 75) << read_file(dir_ / "log");
-    EXPECT_NE(read_file(dir_ / "log").find("rerun with --resume to finish"), std::string::npos) << read_file(dir_ / "log");
+    EXPECT_NE(read_file(dir_ / "log").find("rerun with --resume to finish"), std::string::npos)
+        << read_file(dir_ / "log");
     EXPECT_FALSE(std::filesystem::exists(store));
     ASSERT_EQ(run(command(1, {"run", s, "-o", store, "--resume", "--no-summary"}), &out), 0) << out;
     EXPECT_NE(out.find("(resumed)"), std::string::npos) << out;
@@ -199,14 +239,16 @@ TEST_F(RunTest, SigkillAtRandomMomentsThenResumeGivesIdenticalRows) {
     const std::string s = spec("s.toml", long_spec(keep));
     std::string out;
     const std::string ref = dir_ / ("ref-" + keep + ".h5");
-    ASSERT_EQ(run(command(2, {"run", s, "-o", ref, "--chunk-points", "512", "--no-summary"}), &out), 0) << out;
+    ASSERT_EQ(run(command(2, {"run", s, "-o", ref, "--chunk-points", "512", "--no-summary"}), &out),
+              0)
+        << out;
     const std::string store = dir_ / ("r-" + keep + ".h5");
     int killed_while_working = 0;
     for (int attempt = 0; attempt < 5; ++attempt) {
       const int ranks = attempt % 2 ? 1 : 2;
       const std::uint64_t before = chunks_done(store);
-      const pid_t pid = spawn(command(ranks, {"run", s, "-o", store, "--resume", "--chunk-points", "512",
-                                              "--no-summary"}),
+      const pid_t pid = spawn(command(ranks, {"run", s, "-o", store, "--resume", "--chunk-points",
+                                              "512", "--no-summary"}),
                               dir_ / "log");
       int code = 0;
       if (wait_until_working(pid, store, before, code)) {
@@ -225,7 +267,8 @@ TEST_F(RunTest, SigkillAtRandomMomentsThenResumeGivesIdenticalRows) {
         continue;
       }
       const auto state = engine::store_state(store);
-      if (state.kind == engine::StoreState::unfinished && state.chunks_done < state.chunks) ++killed_while_working;
+      if (state.kind == engine::StoreState::unfinished && state.chunks_done < state.chunks)
+        ++killed_while_working;
     }
     ASSERT_EQ(run(command(2, {"run", s, "-o", store, "--resume", "--no-summary"}), &out), 0) << out;
     EXPECT_EQ(compare_stores(ref, store), "") << keep;

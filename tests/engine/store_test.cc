@@ -116,7 +116,9 @@ TEST(Store, ReadErrorsNameTheColumnAndRange) {
     r.read("step_time", 0, 1, v);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "unknown column 'step_time'; columns are: point_id, gpu, tp, feasible, step_time_s");
+    EXPECT_STREQ(
+        e.what(),
+        "unknown column 'step_time'; columns are: point_id, gpu, tp, feasible, step_time_s");
   }
   EXPECT_THROW(r.read("tp", 3, 2, v), Error);
 }
@@ -143,32 +145,35 @@ std::string open_error(const std::string& path) {
 
 TEST(StoreReader, ClearErrorsForFilesThatAreNotStores) {
   TempDir dir;
-  EXPECT_EQ(open_error(dir / "missing.h5"), "cannot open store '" + (dir / "missing.h5") + "': no such file");
+  EXPECT_EQ(open_error(dir / "missing.h5"),
+            "cannot open store '" + (dir / "missing.h5") + "': no such file");
   test::write_file(dir / "text.h5", "hello");
-  EXPECT_EQ(open_error(dir / "text.h5"),
-            "'" + (dir / "text.h5") + "' is not an HDF5 file (expected a clustersweep results store)");
+  EXPECT_EQ(
+      open_error(dir / "text.h5"),
+      "'" + (dir / "text.h5") + "' is not an HDF5 file (expected a clustersweep results store)");
   {
     h5::File f = h5::File::create(dir / "other.h5");
     f.close();
   }
-  EXPECT_EQ(open_error(dir / "other.h5"), "'" + (dir / "other.h5") +
-                                              "' is an HDF5 file but not a clustersweep results store (no "
-                                              "'format' attribute \"clustersweep-store\")");
+  EXPECT_EQ(open_error(dir / "other.h5"),
+            "'" + (dir / "other.h5") +
+                "' is an HDF5 file but not a clustersweep results store (no "
+                "'format' attribute \"clustersweep-store\")");
   create_store(dir / "v9.h5", tiny_header(1));
   {
     h5::File f = h5::File::open(dir / "v9.h5", true);
     h5::write_attribute(f.get(), "format_version", std::int64_t{9}, "test");
     f.close();
   }
-  EXPECT_EQ(open_error(dir / "v9.h5"),
-            "'" + (dir / "v9.h5") +
-                "' has store format version 9; this clustersweep reads version 1 (use the clustersweep that "
-                "wrote it, or rerun the sweep)");
+  EXPECT_EQ(open_error(dir / "v9.h5"), "'" + (dir / "v9.h5") +
+                                           "' has store format version 9; this clustersweep reads "
+                                           "version 1 (use the clustersweep that "
+                                           "wrote it, or rerun the sweep)");
   test::write_file(dir / "run.h5.partial", "");
   EXPECT_EQ(open_error(dir / "run.h5"),
             "cannot open store '" + (dir / "run.h5") + "': no such file (an unfinished run left '" +
-                (dir / "run.h5") + ".partial'; finish it with 'clustersweep run SPEC -o " + (dir / "run.h5") +
-                " --resume')");
+                (dir / "run.h5") + ".partial'; finish it with 'clustersweep run SPEC -o " +
+                (dir / "run.h5") + " --resume')");
 }
 
 TEST(StoreReader, RefusesAStagingFile) {
@@ -176,10 +181,10 @@ TEST(StoreReader, RefusesAStagingFile) {
   StoreHeader h = tiny_header(3);
   h.staging = true;
   create_store(dir / "x.h5.partial", h);
-  EXPECT_EQ(open_error(dir / "x.h5.partial"),
-            "'" + (dir / "x.h5.partial") +
-                "' is the staging file of an unfinished run; finish it with 'clustersweep run SPEC -o STORE "
-                "--resume'");
+  EXPECT_EQ(open_error(dir / "x.h5.partial"), "'" + (dir / "x.h5.partial") +
+                                                  "' is the staging file of an unfinished run; "
+                                                  "finish it with 'clustersweep run SPEC -o STORE "
+                                                  "--resume'");
 }
 
 TEST(StoreReader, AnUnfinishedStoreShowsItsLeadingDoneChunks) {

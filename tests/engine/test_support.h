@@ -18,22 +18,30 @@
 namespace clustersweep::test {
 
 // A small space: 8 designs x 3456 plans of Llama 3 8B. `nodes` widens it.
-inline std::string small_spec(const std::string& keep = "all", const std::string& objective = "time_to_train",
-                              const std::string& nodes = "[2, 4]", const std::string& extra_cluster = "") {
+inline std::string small_spec(const std::string& keep = "all",
+                              const std::string& objective = "time_to_train",
+                              const std::string& nodes = "[2, 4]",
+                              const std::string& extra_cluster = "") {
   return "description = \"engine test space\"\n"
          "[workload]\nmodel = \"llama3-8b\"\nprecision = \"bf16\"\ntraining_tokens = 15e12\n"
-         "[cluster]\ngpu = [\"A100-SXM4-80GB\", \"H100-SXM5-80GB\"]\nnodes = " + nodes + "\n"
-         "inter_node_gbps_per_gpu = [200, 400]\n" + extra_cluster +
-         "[plan]\ntp = \"all\"\npp = \"all\"\ncp = [1, 2]\nvp = [1, 2]\nmicro_batch = \"pow2:1..4\"\n"
+         "[cluster]\ngpu = [\"A100-SXM4-80GB\", \"H100-SXM5-80GB\"]\nnodes = " +
+         nodes +
+         "\n"
+         "inter_node_gbps_per_gpu = [200, 400]\n" +
+         extra_cluster +
+         "[plan]\ntp = \"all\"\npp = \"all\"\ncp = [1, 2]\nvp = [1, 2]\nmicro_batch = "
+         "\"pow2:1..4\"\n"
          "zero = [0, 1]\nrecompute = \"all\"\nsequence_parallel = \"all\"\n"
          "[pricing]\ngpu_hour_usd = 2.5\n"
-         "[output]\nkeep = \"" + keep + "\"\nobjective = \"" + objective + "\"\n";
+         "[output]\nkeep = \"" +
+         keep + "\"\nobjective = \"" + objective + "\"\n";
 }
 
 class TempDir {
  public:
   TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "clustersweep-engine-XXXXXX").string();
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "clustersweep-engine-XXXXXX").string();
     if (!mkdtemp(pattern.data())) std::abort();
     path_ = pattern;
   }
@@ -132,7 +140,8 @@ inline std::vector<pid_t> children(pid_t parent) {
 // Empty when both stores hold the same columns with bit-identical values; else what differs.
 inline std::string compare_stores(const std::string& a_path, const std::string& b_path) {
   const engine::StoreReader a(a_path), b(b_path);
-  if (a.rows() != b.rows()) return "rows " + std::to_string(a.rows()) + " vs " + std::to_string(b.rows());
+  if (a.rows() != b.rows())
+    return "rows " + std::to_string(a.rows()) + " vs " + std::to_string(b.rows());
   if (a.columns().size() != b.columns().size()) return "column count differs";
   engine::RowBlock x, y;
   const std::uint64_t step = 1 << 16;
@@ -142,12 +151,14 @@ inline std::string compare_stores(const std::string& a_path, const std::string& 
     b.read_rows(offset, n, y);
     for (std::size_t c = 0; c < x.columns(); ++c) {
       if (a.columns()[c].name != b.columns()[c].name) return "column names differ";
-      const std::size_t bytes = n * (x.type(c) == engine::ColumnType::boolean ? 1
-                                     : x.type(c) == engine::ColumnType::label ? 2
-                                     : x.type(c) == engine::ColumnType::i32  ? 4
-                                                                             : 8);
+      const std::size_t bytes =
+          n * (x.type(c) == engine::ColumnType::boolean                                       ? 1
+               : x.type(c) == engine::ColumnType::label                                       ? 2
+               : x.type(c) == engine::ColumnType::i32 || x.type(c) == engine::ColumnType::f32 ? 4
+                                                                                              : 8);
       if (std::memcmp(x.raw(c), y.raw(c), bytes) != 0)
-        return "column '" + a.columns()[c].name + "' differs in rows from " + std::to_string(offset);
+        return "column '" + a.columns()[c].name + "' differs in rows from " +
+               std::to_string(offset);
     }
   }
   return "";

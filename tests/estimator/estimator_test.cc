@@ -215,6 +215,22 @@ TEST(Feasibility, EmbeddingAndLossMayCountAsPipelineLayers) {
   EXPECT_GT(e.time.total_s, 0);
 }
 
+TEST(Feasibility, UnevenPipelineOnRequest) {
+  const Workload w = gpt3_175b();  // 96 layers
+  const Cluster c = cluster(640);
+  Plan p = plan(8, 5, 16);
+  EXPECT_EQ(estimate(w, c, p, Calibration{}).reason, Infeasible::pp_vp_not_dividing_layers);
+  p.uneven_pipeline = true;
+  const Estimate uneven = estimate(w, c, p, Calibration{});
+  ASSERT_NE(uneven.reason, Infeasible::pp_vp_not_dividing_layers);
+  // The critical stage holds ceil(96/5) = 20 layers, as every stage of a 100-layer model does.
+  Workload hundred = w;
+  hundred.model.layers = 100;
+  const Estimate even = estimate(hundred, c, plan(8, 5, 16), Calibration{});
+  EXPECT_DOUBLE_EQ(uneven.time.compute_s, even.time.compute_s);
+  EXPECT_DOUBLE_EQ(uneven.time.pp_bubble_s, even.time.pp_bubble_s);
+}
+
 // --- Structure of the result ------------------------------------------------------------------
 
 TEST(Breakdown, PartsAddUpToTheStepTime) {

@@ -27,8 +27,9 @@ TEST(Shard, ParsesIOfK) {
 
 TEST(Shard, RejectsWithTheFlagAndWhatIsValid) {
   for (const char* bad : {"5/5", "1", "a/2", "1/0", "-1/2", "1/2/3", ""})
-    EXPECT_EQ(error_of([&] { Shard::parse(bad); }),
-              std::string("--shard: expected I/K with 0 <= I < K (shard I of K), got '") + bad + "'");
+    EXPECT_EQ(
+        error_of([&] { Shard::parse(bad); }),
+        std::string("--shard: expected I/K with 0 <= I < K (shard I of K), got '") + bad + "'");
 }
 
 TEST(Progress, Modes) {
@@ -41,7 +42,8 @@ TEST(Job, ValidatesContradictions) {
   Job job{"s.toml", "r.h5", {}};
   job.options.resume = job.options.force = true;
   EXPECT_EQ(error_of([&] { job.validate(); }),
-            "--resume and --force contradict each other: --resume continues the store, --force deletes it");
+            "--resume and --force contradict each other: --resume continues the store, --force "
+            "deletes it");
 }
 
 TEST(Job, RunArgumentsRoundTripTheOptions) {
@@ -53,8 +55,9 @@ TEST(Job, RunArgumentsRoundTripTheOptions) {
   job.options.progress = ProgressMode::lines;
   job.options.progress_interval_s = 30;
   EXPECT_EQ(job.run_arguments(),
-            (std::vector<std::string>{"run", "s.toml", "-o", "out/r.h5", "--resume", "--chunk-points", "4096",
-                                      "--shard", "1/4", "--progress", "lines", "--progress-interval", "30"}));
+            (std::vector<std::string>{"run", "s.toml", "-o", "out/r.h5", "--resume",
+                                      "--chunk-points", "4096", "--shard", "1/4", "--progress",
+                                      "lines", "--progress-interval", "30"}));
 }
 
 TEST(SpecHash, StableAndSensitive) {

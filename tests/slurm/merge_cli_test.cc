@@ -61,13 +61,13 @@ TEST_P(MergeKeep, ShardsInAnyOrderMergeIntoTheSingleRunsData) {
 
 INSTANTIATE_TEST_SUITE_P(Keep, MergeKeep, ::testing::Values("all", "feasible", "best-per-design"));
 
-// Three shards of the tiny spec, run once for all the refusal tests (each run starts MPI).
+// Two shards of the tiny spec for the refusal tests.
 class MergeRefuses : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new ScratchDir;
     spec_ = spec_in(*dir_, "all");
-    for (int i = 0; i < 3; ++i) run(spec_, *dir_ / fmt::format("s{}.h5", i), fmt::format("{}/3", i));
+    for (int i = 0; i < 2; ++i) run(spec_, *dir_ / fmt::format("s{}.h5", i), fmt::format("{}/2", i));
   }
   static void TearDownTestSuite() { delete dir_; }
   std::string refusal(std::vector<std::string> args) {
@@ -85,33 +85,32 @@ ScratchDir* MergeRefuses::dir_ = nullptr;
 std::string MergeRefuses::spec_;
 
 TEST_F(MergeRefuses, MissingShards) {
-  EXPECT_EQ(refusal({*dir_ / "s0.h5", *dir_ / "s2.h5", "-o", *dir_ / "out.h5"}),
-            "shards missing: 1/3 (got 2 of the 3 shard stores)\n");
+  EXPECT_EQ(refusal({*dir_ / "s1.h5", "-o", *dir_ / "out.h5"}), "shards missing: 0/2 (got 1 of the 2 shard stores)\n");
 }
 
 TEST_F(MergeRefuses, AShardGivenTwice) {
   fs::copy_file(*dir_ / "s1.h5", *dir_ / "copy.h5", fs::copy_options::overwrite_existing);
-  EXPECT_EQ(refusal({*dir_ / "s0.h5", *dir_ / "s1.h5", *dir_ / "copy.h5", *dir_ / "s2.h5", "-o", *dir_ / "out.h5"}),
-            fmt::format("shard 1/3 is given twice: '{}' and '{}'\n", *dir_ / "s1.h5", *dir_ / "copy.h5"));
+  EXPECT_EQ(refusal({*dir_ / "s0.h5", *dir_ / "s1.h5", *dir_ / "copy.h5", "-o", *dir_ / "out.h5"}),
+            fmt::format("shard 1/2 is given twice: '{}' and '{}'\n", *dir_ / "s1.h5", *dir_ / "copy.h5"));
 }
 
 TEST_F(MergeRefuses, ShardsOfAnotherSpecOrCount) {
   const auto other = spec_in(*dir_, "feasible");
-  run(other, *dir_ / "other1.h5", "1/3");
-  const auto message = refusal({*dir_ / "s0.h5", *dir_ / "other1.h5", *dir_ / "s2.h5", "-o", *dir_ / "out.h5"});
+  run(other, *dir_ / "other1.h5", "1/2");
+  const auto message = refusal({*dir_ / "s0.h5", *dir_ / "other1.h5", "-o", *dir_ / "out.h5"});
   EXPECT_TRUE(message.starts_with(fmt::format("'{}' was written for a different spec than '{}' (spec hash ",
                                               *dir_ / "other1.h5", *dir_ / "s0.h5")))
       << message;
   EXPECT_TRUE(message.ends_with("); the shards of one sweep share one spec\n")) << message;
-  run(spec_, *dir_ / "half.h5", "1/2");
-  EXPECT_EQ(refusal({*dir_ / "s0.h5", *dir_ / "half.h5", *dir_ / "s2.h5", "-o", *dir_ / "out.h5"}),
-            fmt::format("'{}' is shard 1/2 but '{}' is shard 0/3; the shards of one sweep share their count\n",
-                        *dir_ / "half.h5", *dir_ / "s0.h5"));
+  run(spec_, *dir_ / "third.h5", "1/3");
+  EXPECT_EQ(refusal({*dir_ / "s0.h5", *dir_ / "third.h5", "-o", *dir_ / "out.h5"}),
+            fmt::format("'{}' is shard 1/3 but '{}' is shard 0/2; the shards of one sweep share their count\n",
+                        *dir_ / "third.h5", *dir_ / "s0.h5"));
 }
 
 TEST_F(MergeRefuses, AnUnfinishedShard) {
   fs::copy_file(*dir_ / "s1.h5", *dir_ / "u1.h5.partial", fs::copy_options::overwrite_existing);
-  EXPECT_EQ(refusal({*dir_ / "s0.h5", *dir_ / "u1.h5", *dir_ / "s2.h5", "-o", *dir_ / "out.h5"}),
+  EXPECT_EQ(refusal({*dir_ / "s0.h5", *dir_ / "u1.h5", "-o", *dir_ / "out.h5"}),
             fmt::format("'{0}' does not exist yet: its run is unfinished ('{0}.partial'); finish it with "
                         "'clustersweep run SPEC -o {0} --shard I/K --resume' before merging\n",
                         *dir_ / "u1.h5"));
@@ -119,13 +118,13 @@ TEST_F(MergeRefuses, AnUnfinishedShard) {
 
 TEST_F(MergeRefuses, ToOverwriteWithoutForce) {
   testing::write_text(*dir_ / "kept.h5", "precious");
-  const auto r = clustersweep({"merge", *dir_ / "s0.h5", *dir_ / "s1.h5", *dir_ / "s2.h5", "-o", *dir_ / "kept.h5"});
+  const auto r = clustersweep({"merge", *dir_ / "s0.h5", *dir_ / "s1.h5", "-o", *dir_ / "kept.h5"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, fmt::format("clustersweep merge: error: '{}' already exists; pass --force to replace it\n",
                                *dir_ / "kept.h5"));
   EXPECT_EQ(testing::read_text(*dir_ / "kept.h5"), "precious");
   const auto forced =
-      clustersweep({"merge", *dir_ / "s0.h5", *dir_ / "s1.h5", *dir_ / "s2.h5", "-o", *dir_ / "kept.h5", "--force"});
+      clustersweep({"merge", *dir_ / "s0.h5", *dir_ / "s1.h5", "-o", *dir_ / "kept.h5", "--force"});
   EXPECT_EQ(forced.exit_code, 0) << forced.err;
 }
 

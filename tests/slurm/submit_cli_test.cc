@@ -37,6 +37,8 @@ std::vector<std::string> submit_args(const ScratchDir& dir, std::vector<std::str
 std::string fake_slurm(const ScratchDir& dir, bool refuse = false) {
   const std::string bin = dir / "fakebin";
   fs::create_directory(bin);
+  // squeue says the job it was asked about runs.
+  testing::write_text(bin + "/squeue", "#!/bin/sh\necho '77|cs|RUNNING|None|0:10|10:00|0|vm|'\n", true);
   testing::write_text(bin + "/sbatch",
                       refuse ? "#!/bin/sh\necho 'sbatch: error: Batch job submission failed: Invalid account "
                                "or account/partition combination specified' >&2\nexit 1\n"
@@ -117,6 +119,18 @@ TEST(SubmitCli, NeverClobbersAnExistingStore) {
                                "--force to start over\n",
                                dir / "results.h5"));
   EXPECT_EQ(testing::read_text(dir / "results.h5"), "precious");
+  // Nor continues an unfinished run silently: the job always resumes.
+  ScratchDir other;
+  testing::write_text(other / "results.h5.partial", "unfinished");
+  const auto partial = clustersweep(submit_args(other, {}), fake_slurm(other));
+  EXPECT_EQ(partial.exit_code, 2);
+  EXPECT_EQ(partial.err, fmt::format("clustersweep submit: error: {}.partial already exists; pass --resume to "
+                                     "continue it or --force to start over\n",
+                                     other / "results.h5"));
+  // --force starts over.
+  const auto forced = clustersweep(submit_args(other, {"--force"}), fake_slurm(other));
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_FALSE(fs::exists(other / "results.h5.partial"));
   // --resume submits a job that continues the store.
   const auto resumed = clustersweep(submit_args(dir, {"--resume"}), fake_slurm(dir));
   EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
@@ -134,6 +148,16 @@ TEST(SubmitCli, SubmitsWithSbatchParsableAndPrintsTheJobId) {
                         dir / "results.h5"));
   EXPECT_NE(testing::read_text(dir / "results.h5.sbatch").find("#SBATCH --signal=B:USR1@60\n"), std::string::npos);
   EXPECT_NE(testing::read_text(dir / "results.h5.slurm-jobs").find("job sweep 77 "), std::string::npos);
+}
+
+TEST(SubmitCli, RefusesWhileAJobOfTheStoreMayStillRun) {
+  ScratchDir dir;
+  ASSERT_EQ(clustersweep(submit_args(dir, {}), fake_slurm(dir)).exit_code, 0);
+  const auto again = clustersweep(submit_args(dir, {"--resume"}), fake_slurm(dir));
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_EQ(again.err, fmt::format("clustersweep submit: error: {} is still being written by job 77 (RUNNING); wait "
+                                   "for it or scancel it first\n",
+                                   dir / "results.h5"));
 }
 
 TEST(SubmitCli, DryRunPrintsTheScriptsAndWritesNothing) {

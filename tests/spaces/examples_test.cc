@@ -103,8 +103,9 @@ TEST(PlanCommand, LongValueListsAreShortened) {
                          "nodes = {start = 1, stop = 20, step = 1}\n";
   const Output r = run("plan " + spec.string() + " --sample-seconds 0");
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("  num_nodes                design     20  -         1, 2, 3, 4, 5, ... (10 more), "
-                       "16, 17, 18, 19, 20\n"),
+  EXPECT_NE(r.out.find(
+                "  num_nodes                design     20  -         1, 2, 3, 4, 5, ... (10 more), "
+                "16, 17, 18, 19, 20\n"),
             std::string::npos)
       << r.out;
   fs::remove_all(dir);

@@ -1,15 +1,14 @@
 // engine::run in-process on the ranks of this mpiexec: the store's rows equal a serial evaluation
 // of the whole space, for every keep mode and chunk size.
-#include "engine/run.h"
-
 #include <gtest/gtest.h>
 
 #include <sstream>
 
+#include "../test_support.h"
 #include "engine/evaluate.h"
 #include "engine/mpi.h"
+#include "engine/run.h"
 #include "engine/store_reader.h"
-#include "../test_support.h"
 
 namespace clustersweep::engine {
 namespace {
@@ -32,7 +31,9 @@ TEST(RunOnRanks, StoreEqualsASerialEvaluationForEveryKeepModeAndChunkSize) {
     const spaces::Space space = spaces::Space::parse(text, spec);
     const Schema schema = make_schema(space);
     ChunkEvaluator evaluator(space, schema);
-    evaluator.start(ChunkLayout::make(0, space.designs(), space.plan_points(), space.keep(), 1ull << 40).chunk(0));
+    evaluator.start(
+        ChunkLayout::make(0, space.designs(), space.plan_points(), space.keep(), 1ull << 40)
+            .chunk(0));
     ASSERT_TRUE(evaluator.advance(1ull << 40));
     const RowBlock& want = evaluator.rows();
     for (std::uint64_t chunk_points : {0, 3456, 100}) {
@@ -53,7 +54,8 @@ TEST(RunOnRanks, StoreEqualsASerialEvaluationForEveryKeepModeAndChunkSize) {
         for (std::size_t r = 0; r < got.rows(); ++r) {
           const double a = got.number(c, r), b = want.number(c, r);
           ASSERT_TRUE(a == b || (a != a && b != b))
-              << keep << " chunk_points " << chunk_points << " column " << schema.columns[c].name << " row " << r;
+              << keep << " chunk_points " << chunk_points << " column " << schema.columns[c].name
+              << " row " << r;
         }
       EXPECT_EQ(store.number_attribute("mpi_size"), comm.size());
     }

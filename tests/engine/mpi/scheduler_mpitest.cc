@@ -1,10 +1,10 @@
 // The chunk scheduler on real MPI ranks with a fake worker: every chunk exactly once, and clean
 // stops on interruption and on failure.
-#include "engine/scheduler.h"
-
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+
+#include "engine/scheduler.h"
 
 namespace clustersweep::engine {
 namespace {
@@ -40,7 +40,8 @@ std::vector<std::uint64_t> range(std::uint64_t n) {
 // Sum of every rank's counts.
 std::vector<std::uint64_t> total(const std::vector<std::uint64_t>& local) {
   std::vector<std::uint64_t> out(local.size());
-  MPI_Allreduce(local.data(), out.data(), static_cast<int>(local.size()), MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(local.data(), out.data(), static_cast<int>(local.size()), MPI_UINT64_T, MPI_SUM,
+                MPI_COMM_WORLD);
   return out;
 }
 
@@ -51,8 +52,8 @@ TEST(Scheduler, EveryChunkExactlyOnce) {
     std::uint64_t rows = 0;
     ScheduleOptions options;
     options.on_done = [&](std::uint64_t, std::uint64_t r) { rows += r; };
-    const ScheduleResult result = schedule(comm, comm.rank() == 0 ? range(n) : std::vector<std::uint64_t>{},
-                                           worker, options);
+    const ScheduleResult result =
+        schedule(comm, comm.rank() == 0 ? range(n) : std::vector<std::uint64_t>{}, worker, options);
     EXPECT_EQ(result.status, ScheduleResult::complete);
     for (std::uint64_t c : total(worker.count)) EXPECT_EQ(c, 1u);
     if (comm.rank() == 0) {
@@ -67,7 +68,8 @@ TEST(Scheduler, OnlyTheChunksToDo) {
   FakeWorker worker(50);
   std::vector<std::uint64_t> odd;
   for (std::uint64_t k = 1; k < 50; k += 2) odd.push_back(k);
-  const ScheduleResult result = schedule(comm, comm.rank() == 0 ? odd : std::vector<std::uint64_t>{}, worker, {});
+  const ScheduleResult result =
+      schedule(comm, comm.rank() == 0 ? odd : std::vector<std::uint64_t>{}, worker, {});
   EXPECT_EQ(result.status, ScheduleResult::complete);
   const auto counts = total(worker.count);
   for (std::uint64_t k = 0; k < 50; ++k) EXPECT_EQ(counts[k], k % 2) << k;
@@ -87,8 +89,8 @@ TEST(Scheduler, AnInterruptOnAnyRankStopsEveryRank) {
   FakeWorker worker(300);
   ScheduleOptions options;
   options.interrupted = [&] { return comm.rank() == signalled && worker.done >= 3; };
-  const ScheduleResult result = schedule(comm, comm.rank() == 0 ? range(300) : std::vector<std::uint64_t>{},
-                                         worker, options);
+  const ScheduleResult result =
+      schedule(comm, comm.rank() == 0 ? range(300) : std::vector<std::uint64_t>{}, worker, options);
   EXPECT_EQ(result.status, ScheduleResult::interrupted);
   std::uint64_t done = 0;
   for (std::uint64_t c : total(worker.count)) {
@@ -105,8 +107,8 @@ TEST(Scheduler, AFailureOnAnyRankFailsEveryRankWithItsMessage) {
   const mpi::Comm comm;
   FakeWorker worker(300);
   if (comm.rank() == comm.size() - 1) worker.fail_at = 2;
-  const ScheduleResult result = schedule(comm, comm.rank() == 0 ? range(300) : std::vector<std::uint64_t>{},
-                                         worker, {});
+  const ScheduleResult result =
+      schedule(comm, comm.rank() == 0 ? range(300) : std::vector<std::uint64_t>{}, worker, {});
   EXPECT_EQ(result.status, ScheduleResult::failed);
   if (comm.rank() == 0) {
     EXPECT_EQ(result.error, "boom on the fake worker");

@@ -1,6 +1,7 @@
 #include "tests/slurm/cluster/cluster_util.h"
 
 #include <chrono>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -9,7 +10,9 @@ namespace clustersweep::slurm::testing {
 Waited wait_for_jobs(const std::vector<std::string>& ids, double timeout_s) {
   SlurmScheduler slurm;
   Waited w;
-  std::set<std::string> released_at_restart;  // "id/restarts" already released
+  // Requeued runs ("id/restarts") seen waiting for their begin time, and those released.
+  std::map<std::string, std::chrono::steady_clock::time_point> begin_time_seen;
+  std::set<std::string> released;
   const auto start = std::chrono::steady_clock::now();
   while (true) {
     w.jobs = slurm.query(ids);
@@ -19,10 +22,15 @@ Waited wait_for_jobs(const std::vector<std::string>& ids, double timeout_s) {
       for (const auto& j : w.jobs) {
         if (j.id != id && !j.id.starts_with(id + "_")) continue;
         seen = true;
-        if (!finished(j.state)) done = false;
-        // An array's pending remainder shows as "7_[2-3]"; its tasks are not requeued ones.
-        if (j.state == "PENDING" && j.reason == "BeginTime" &&
-            released_at_restart.insert(j.id + "/" + std::to_string(j.restarts)).second) {
+        if (is_active(j.state)) done = false;
+        if (j.state != "PENDING" || j.reason != "BeginTime") continue;
+        // Released while its last run is still completing, a job can be started before Slurm let
+        // go of that run ("Killing non-startable batch job: Job credential revoked"), so wait a
+        // few seconds first.
+        const auto key = j.id + "/" + std::to_string(j.restarts);
+        const auto now = std::chrono::steady_clock::now();
+        const auto [first_seen, fresh] = begin_time_seen.emplace(key, now);
+        if (!fresh && now - first_seen->second > std::chrono::seconds(3) && released.insert(key).second) {
           slurm.start_now(j.id);
           ++w.releases;
         }

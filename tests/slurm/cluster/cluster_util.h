@@ -30,12 +30,6 @@ inline std::string store_difference(const std::string& a, const std::string& b) 
   return r.exit_code == 0 ? "" : r.err + r.out;
 }
 
-inline bool finished(const std::string& state) {
-  return state != "PENDING" && state != "RUNNING" && state != "CONFIGURING" && state != "COMPLETING" &&
-         state != "REQUEUED" && state != "REQUEUE_HOLD" && state != "REQUEUE_FED" && state != "RESIZING" &&
-         state != "SUSPENDED" && state != "SIGNALING" && state != "STAGE_OUT";
-}
-
 struct Waited {
   std::vector<JobState> jobs;  // the final states (array jobs: one per task)
   int releases = 0;            // requeued runs started early with scontrol update StartTime=now
@@ -44,7 +38,8 @@ struct Waited {
 };
 
 // Polls squeue until every job (and every task of an array) finished. A requeued job waits about two
-// minutes for its begin time; this releases it at once (scontrol update JobId=ID StartTime=now).
+// minutes for its begin time; this releases it after a few seconds (scontrol update JobId=ID
+// StartTime=now).
 Waited wait_for_jobs(const std::vector<std::string>& ids, double timeout_s);
 
 }  // namespace clustersweep::slurm::testing

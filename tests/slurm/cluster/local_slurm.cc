@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <memory>
@@ -39,7 +40,8 @@ LocalSlurm* LocalSlurm::get() {
     reason = "cannot create a folder for the local Slurm";
     return nullptr;
   }
-  const auto started = run_process({"bash", kScript, "start", dir});
+  // With our PID, the cluster also stops if this process is killed (a test timeout).
+  const auto started = run_process({"bash", kScript, "start", dir, std::to_string(::getpid())});
   if (started.exit_code == 77) {
     reason = fmt::format("Slurm cannot run on this machine, so the real-scheduler tests are skipped: {}",
                          started.err);

@@ -90,7 +90,10 @@ TEST(SubmitToSlurm, AJobPastItsTimeLimitCheckpointsRequeuesAndCompletesWithTheSa
   ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir);
   ASSERT_EQ(waited.jobs.size(), 1u);
   EXPECT_EQ(waited.jobs[0].state, "COMPLETED") << logs(dir);
-  EXPECT_GE(waited.jobs[0].restarts, 1u) << logs(dir);
+  EXPECT_GE(waited.jobs[0].restarts, 1u)
+      << "the sweep finished before its time-limit signal: this machine is faster than the test assumes "
+         "(tests/slurm/requeue.toml should keep one core busy for well over 35 s); enlarge the spec\n"
+      << logs(dir);
   EXPECT_GE(waited.releases, 1);
   const std::string log = read_text(dir / fmt::format("results.h5.slurm-{}.out", id));
   EXPECT_TRUE(contains(log, "SIGUSR1")) << log;
