@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job on the built-in default (make run): a real sweep of a shipped example on every core
-# into results/quick.h5, then the summary of the best designs.
+# The main job on the built-in default (make run): a real sweep of examples/quick.toml on every
+# core into results/quick.h5, then the summary of the best designs and the Pareto front of time
+# to train against cost.
 set -euo pipefail
 bin=${1:-build/bin/clustersweep}
 cd "$(dirname "$0")/.."
@@ -15,10 +16,8 @@ if [ "$ranks" -gt 1 ] && command -v mpiexec >/dev/null; then
   launch=(mpiexec -n "$ranks")
 fi
 
-if "$bin" summary --help >/dev/null 2>&1; then
-  "${launch[@]}" "$bin" run examples/quick.toml -o results/quick.h5 --force --no-summary
-  echo
-  "$bin" summary results/quick.h5
-else
-  "${launch[@]}" "$bin" run examples/quick.toml -o results/quick.h5 --force
-fi
+"${launch[@]}" "$bin" run examples/quick.toml -o results/quick.h5 --force --no-summary
+echo
+"$bin" summary results/quick.h5
+echo
+"$bin" pareto results/quick.h5 --objectives time_to_train_s,cost_usd
