@@ -11,9 +11,6 @@
 namespace clustersweep::analysis {
 namespace {
 
-constexpr double kJoulesPerKwh = 3.6e6;
-constexpr double kSecondsPerYear = 365.25 * 24 * 3600;
-
 struct PricedColumn {
   const char* name;
   const char* unit;
@@ -55,7 +52,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-Pricing Pricing::from(const ColumnSource& source) {
+Pricing stored_pricing(const ColumnSource& source) {
   Pricing p;
   const auto take = [&](const char* name, double& field) {
     if (const auto v = source.number_attribute(name)) field = *v;
@@ -222,10 +219,9 @@ void Scan::load(std::size_t index) {
   const double* energy_j = priced->needs[0] == "energy_to_train_j" ? column("energy_to_train_j") : nullptr;
   const std::string_view n = name;
   if (n == "energy_kwh") {
-    for (std::size_t i = 0; i < size_; ++i) out[i] = energy_j[i] * p.pue / kJoulesPerKwh;
+    for (std::size_t i = 0; i < size_; ++i) out[i] = p.energy_kwh(energy_j[i]);
   } else if (n == "co2e_kg") {
-    for (std::size_t i = 0; i < size_; ++i)
-      out[i] = energy_j[i] * p.pue / kJoulesPerKwh * p.carbon_g_per_kwh / 1000;
+    for (std::size_t i = 0; i < size_; ++i) out[i] = p.co2e_kg(energy_j[i]);
   } else if (n == "gpu_hours") {
     const double* gpus = column("num_gpus");
     const double* time_s = column("time_to_train_s");
@@ -233,11 +229,7 @@ void Scan::load(std::size_t index) {
   } else {  // cost_usd: electricity plus the accelerators (rented, or bought and amortized)
     const double* gpus = column("num_gpus");
     const double* time_s = column("time_to_train_s");
-    const double usd_per_gpu_s = p.gpu_hour_usd > 0 ? p.gpu_hour_usd / 3600
-                                 : p.amortize_years > 0 ? p.capex_usd_per_gpu / (p.amortize_years * kSecondsPerYear)
-                                                        : 0;
-    for (std::size_t i = 0; i < size_; ++i)
-      out[i] = energy_j[i] * p.pue / kJoulesPerKwh * p.usd_per_kwh + gpus[i] * time_s[i] * usd_per_gpu_s;
+    for (std::size_t i = 0; i < size_; ++i) out[i] = p.cost_usd(gpus[i], time_s[i], energy_j[i]);
   }
 }
 

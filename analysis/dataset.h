@@ -9,22 +9,15 @@
 #include <vector>
 
 #include "analysis/source.h"
+#include "spaces/space.h"
 
 namespace clustersweep::analysis {
 
-// Re-pricing parameters (docs/analysis.md). The store's root attributes give the spec's values;
-// command-line flags override them; missing ones keep these defaults.
-struct Pricing {
-  double pue = 1.2;                // facility energy / IT energy
-  double usd_per_kwh = 0.10;       // electricity price
-  double carbon_g_per_kwh = 400;   // grid carbon intensity, g CO2e per kWh
-  double gpu_hour_usd = 0;         // if > 0: accelerator cost = GPU-hours * this price
-  double capex_usd_per_gpu = 0;    // else: purchase price per GPU (incl. its share of the node),
-  double amortize_years = 4;       //       amortized linearly over this many years of use
-
-  // The store's values where it has them, these defaults elsewhere.
-  static Pricing from(const ColumnSource& source);
-};
+// Re-pricing parameters (docs/analysis.md): the spec's pricing with its formula. The store's root
+// attributes give the spec's values; command-line flags override them; missing ones keep the
+// defaults of spaces::Pricing.
+using Pricing = spaces::Pricing;
+Pricing stored_pricing(const ColumnSource& source);
 
 enum class Role : std::uint8_t {
   id,           // point_id

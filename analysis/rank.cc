@@ -95,7 +95,7 @@ void print_rows(std::ostream& out, const Dataset& data, const std::vector<RowRef
 }
 
 Pricing resolve_pricing(const ColumnSource& source, const PricingOverrides& o, std::vector<std::string>* origin) {
-  Pricing p = Pricing::from(source);
+  Pricing p = stored_pricing(source);
   struct Field {
     const char* attribute;
     const char* flag;

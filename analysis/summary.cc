@@ -44,9 +44,11 @@ Summary summarize(const Dataset& data, const std::string& target, ScanOptions op
   // Indices into `axes` of the design axes, the workload axes, and the design axes but expansion.
   std::vector<std::size_t> design, workload, cluster_but_expansion;
   std::size_t gpu_axis = axes.size(), expansion_gb = axes.size(), num_gpus_axis = axes.size();
+  std::size_t dp_axis = axes.size();
   for (std::size_t a = 0; a < axes.size(); ++a) {
     const Column& c = *axes[a];
     if (c.name == "gpu") gpu_axis = a;
+    if (c.name == "dp") dp_axis = a;
     if (c.name == "expansion_gb") expansion_gb = a;
     if (c.name == "num_gpus") num_gpus_axis = a;
     if (c.role != Role::design_axis) continue;
@@ -108,6 +110,9 @@ Summary summarize(const Dataset& data, const std::string& target, ScanOptions op
         key[a] = v;
         if (v == last_value[a]) continue;
         last_value[a] = v;
+        // dp = 0 marks a point whose tp * pp * cp does not divide its GPUs (no dp is derived):
+        // not a swept value (docs/store-format.md).
+        if (a == dp_axis && v == 0) continue;
         SweptAxis& swept = s.axes[a];
         if (std::find(swept.values.begin(), swept.values.end(), v) != swept.values.end()) continue;
         if (swept.values.size() < kMaxListedValues) swept.values.push_back(v);

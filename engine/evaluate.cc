@@ -4,6 +4,11 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "estimator/error.h"
 
 namespace clustersweep::engine {
 
@@ -44,6 +49,11 @@ constexpr const char* kMetricNames[kNumMetrics] = {
     "energy_per_step_j",    "energy_to_train_j", "time_compute_s", "time_memory_bound_s",
     "time_tp_comm_s",       "time_cp_comm_s",    "time_pp_p2p_s",  "time_pp_bubble_s",
     "time_dp_exposed_s",    "time_optimizer_s",  "time_offload_s", "time_overhead_s"};
+
+// The metric columns make_schema() stores as float32 (the others are float64).
+constexpr bool kMetricIsF32[kNumMetrics] = {
+    false, false, false, false, true, false, true, true, false, false,
+    true,  true,  true,  true,  true, true,  true, true, true,  true};
 
 }  // namespace
 
@@ -99,11 +109,14 @@ ChunkEvaluator::ChunkEvaluator(const spaces::Space& space, const Schema& schema)
   reason_col_ = schema.index("infeasible_reason");
   num_gpus_col_ = schema.index("num_gpus");
   const auto& axes = space.axes();
-  for (int i = 0; i < spaces::kNumAxes; ++i) {
-    axis_col_[i] = schema.index(axes[i].name);
-    axis_is_int_[i] = schema.columns[axis_col_[i]].type == ColumnType::i32;
+  for (int i = 0; i < spaces::kNumAxes; ++i) axis_col_[i] = schema.index(axes[i].name);
+  for (int m = 0; m < kNumMetrics; ++m) {
+    metric_col_[m] = schema.index(kMetricNames[m]);
+    if (schema.columns[metric_col_[m]].type != (kMetricIsF32[m] ? ColumnType::f32 : ColumnType::f64))
+      throw Error(fmt::format("internal: metric column '{}' has an unexpected type", kMetricNames[m]));
   }
-  for (int m = 0; m < kNumMetrics; ++m) metric_col_[m] = schema.index(kMetricNames[m]);
+  if (schema.columns[reason_col_].type != ColumnType::label8)
+    throw Error("internal: infeasible_reason is not a label8 column");
 }
 
 void ChunkEvaluator::start(const Chunk& chunk) {
@@ -202,7 +215,7 @@ void ChunkEvaluator::evaluate_point(std::uint64_t point_id) {
   }
   estimator::Plan plan;
   estimator::Infeasible why = estimator::Infeasible::none;
-  if (!space_.plan(design_data_, point_id % plan_points_, plan, why)) {
+  if (!space_.plan_from_digits(design_data_, digits_.data() + spaces::kTp, plan, why)) {
     if (keep_ == spaces::Keep::all) append(point_id, nullptr, why, nullptr);
     return;
   }
@@ -247,22 +260,107 @@ void ChunkEvaluator::finish_design() {
   fill_design_rows();
 }
 
+void ChunkEvaluator::put(std::size_t c, std::size_t r, double value) noexcept {
+  void* p = column_[c];
+  switch (schema_.columns[c].type) {
+    case ColumnType::u64:
+      static_cast<std::uint64_t*>(p)[r] = static_cast<std::uint64_t>(value);
+      return;
+    case ColumnType::u32:
+      static_cast<std::uint32_t*>(p)[r] = static_cast<std::uint32_t>(value);
+      return;
+    case ColumnType::u16:
+    case ColumnType::label:
+      static_cast<std::uint16_t*>(p)[r] = static_cast<std::uint16_t>(value);
+      return;
+    case ColumnType::u8:
+    case ColumnType::boolean:
+    case ColumnType::label8:
+      static_cast<std::uint8_t*>(p)[r] = static_cast<std::uint8_t>(value);
+      return;
+    case ColumnType::i32:
+      static_cast<std::int32_t*>(p)[r] = static_cast<std::int32_t>(value);
+      return;
+    case ColumnType::f64:
+      static_cast<double*>(p)[r] = value;
+      return;
+    case ColumnType::f32:
+      static_cast<float*>(p)[r] = static_cast<float>(value);
+      return;
+  }
+}
+
+double ChunkEvaluator::derived_dp() const noexcept {
+  const auto& axes = space_.axes();
+  const double model_parallel = axes[spaces::kTp].numbers[digits_[spaces::kTp]] *
+                                axes[spaces::kPp].numbers[digits_[spaces::kPp]] *
+                                axes[spaces::kCp].numbers[digits_[spaces::kCp]];
+  const double dp = design_data_.cluster.num_gpus / model_parallel;
+  return dp == std::floor(dp) ? dp : 0;
+}
+
+template <class F>
+void ChunkEvaluator::with_column(std::size_t c, F f) noexcept {
+  void* p = column_[c];
+  switch (schema_.columns[c].type) {
+    case ColumnType::u64:
+      return f(static_cast<std::uint64_t*>(p));
+    case ColumnType::u32:
+      return f(static_cast<std::uint32_t*>(p));
+    case ColumnType::u16:
+    case ColumnType::label:
+      return f(static_cast<std::uint16_t*>(p));
+    case ColumnType::u8:
+    case ColumnType::boolean:
+    case ColumnType::label8:
+      return f(static_cast<std::uint8_t*>(p));
+    case ColumnType::i32:
+      return f(static_cast<std::int32_t*>(p));
+    case ColumnType::f64:
+      return f(static_cast<double*>(p));
+    case ColumnType::f32:
+      return f(static_cast<float*>(p));
+  }
+}
+
 void ChunkEvaluator::fill_design_rows() {
   const std::size_t first = design_first_row_, last = used_;
-  auto fill = [&](std::size_t c, auto value) {
-    auto* p = static_cast<decltype(value)*>(column_[c]);
-    std::fill(p + first, p + last, value);
+  if (first == last) return;
+  auto fill = [&](std::size_t c, double value) {
+    with_column(c, [&](auto* p) {
+      std::fill(p + first, p + last, static_cast<std::remove_pointer_t<decltype(p)>>(value));
+    });
   };
-  fill(design_col_, design_);
-  const auto& axes = space_.axes();
-  for (int i = 0; i < spaces::kTp; ++i) {
-    const std::uint32_t d = digits_[i];
-    if (axes[i].is_label)
-      fill(axis_col_[i], static_cast<std::uint16_t>(d));
-    else if (axis_is_int_[i])
-      fill(axis_col_[i], static_cast<std::int32_t>(axes[i].numbers[d]));
-    else
-      fill(axis_col_[i], axes[i].numbers[d]);
+  fill(design_col_, static_cast<double>(design_));
+  // The design axes with catalog defaults resolved (label axes: the label's code).
+  for (int i = 0; i < spaces::kTp; ++i) fill(axis_col_[i], design_data_.value[i]);
+  if (num_gpus_col_ != Schema::npos && axis_col_[spaces::kClusterSize] != num_gpus_col_)
+    fill(num_gpus_col_, design_data_.cluster.num_gpus);
+  if (keep_ == spaces::Keep::all) {
+    // Rows [first, last) are consecutive plans of the design, so each plan axis's column is runs
+    // of one value, `stride` rows long (the product of the less significant axes' sizes).
+    const auto& axes = space_.axes();
+    const std::uint64_t plan_begin = (chunk_.point_begin + first) % plan_points_;
+    std::uint64_t stride = 1;
+    for (int i = spaces::kNumAxes - 1; i >= spaces::kTp; --i) {
+      const spaces::Axis& axis = axes[i];
+      const std::uint64_t size = axis.size();
+      with_column(axis_col_[i], [&](auto* p) {
+        using T = std::remove_pointer_t<decltype(p)>;
+        std::uint64_t d = (plan_begin / stride) % size;
+        std::uint64_t done = plan_begin % stride;  // rows of the current run already past
+        for (std::size_t r = first; r < last;) {
+          const std::size_t run =
+              static_cast<std::size_t>(std::min<std::uint64_t>(stride - done, last - r));
+          std::fill(p + r, p + r + run,
+                    static_cast<T>(axis.is_label ? static_cast<double>(d) : axis.numbers[d]));
+          r += run;
+          done = 0;
+          if (++d == size) d = 0;
+        }
+      });
+      stride *= size;
+    }
   }
   design_first_row_ = used_;
 }
@@ -274,6 +372,14 @@ void ChunkEvaluator::append_candidate(const Candidate& c) {
 void ChunkEvaluator::refresh_columns() {
   column_.resize(rows_.columns());
   for (std::size_t c = 0; c < column_.size(); ++c) column_[c] = rows_.raw(c);
+  f64_metrics_.clear();
+  f32_metrics_.clear();
+  for (int m = 0; m < kNumMetrics; ++m) {
+    if (kMetricIsF32[m])
+      f32_metrics_.push_back({static_cast<float*>(column_[metric_col_[m]]), m});
+    else
+      f64_metrics_.push_back({static_cast<double*>(column_[metric_col_[m]]), m});
+  }
 }
 
 std::size_t ChunkEvaluator::new_row() {
@@ -292,22 +398,18 @@ void ChunkEvaluator::append(std::uint64_t point_id, const estimator::Plan* plan,
   };
   at(point_col_, point_id);
   // design_id and the design axes are constant over a design's rows: fill_design_rows() sets them.
-  const auto& axes = space_.axes();
-  for (int i = spaces::kTp; i < spaces::kNumAxes; ++i) {
-    const std::uint32_t d = digits_[i];
-    if (axes[i].is_label)
-      at(axis_col_[i], static_cast<std::uint16_t>(d));
-    else if (axis_is_int_[i])
-      at(axis_col_[i], static_cast<std::int32_t>(axes[i].numbers[d]));
-    else
-      at(axis_col_[i], axes[i].numbers[d]);
+  // With keep = "all" the plan axes (like the design axes) are filled by fill_design_rows().
+  if (keep_ != spaces::Keep::all) {
+    const auto& axes = space_.axes();
+    for (int i = spaces::kTp; i < spaces::kNumAxes; ++i) {
+      const std::uint32_t d = digits_[i];
+      put(axis_col_[i], r, axes[i].is_label ? d : axes[i].numbers[d]);
+    }
   }
-  at(dp_col_, static_cast<std::int32_t>(plan ? plan->dp : 0));
+  put(dp_col_, r, plan ? plan->dp : derived_dp());
   const bool feasible = e && e->feasible;
   at(feasible_col_, static_cast<std::uint8_t>(feasible ? 1 : 0));
-  at(reason_col_, static_cast<std::uint16_t>(reason));
-  if (num_gpus_col_ != Schema::npos && axis_col_[spaces::kClusterSize] != num_gpus_col_)
-    at(num_gpus_col_, static_cast<std::int32_t>(design_ok_ ? design_data_.cluster.num_gpus : 0));
+  at(reason_col_, static_cast<std::uint8_t>(reason));  // label8: checked in the constructor
 
   double m[kNumMetrics];
   std::fill(m, m + kNumMetrics, kNaN);
@@ -337,8 +439,8 @@ void ChunkEvaluator::append(std::uint64_t point_id, const estimator::Plan* plan,
     m[kTimeOffload] = t.offload_s;
     m[kTimeOverhead] = t.overhead_s;
   }
-  for (int i = 0; i < kTimeCompute; ++i) at(metric_col_[i], m[i]);
-  for (int i = kTimeCompute; i < kNumMetrics; ++i) at(metric_col_[i], static_cast<float>(m[i]));
+  for (const auto& [column, metric] : f64_metrics_) column[r] = m[metric];
+  for (const auto& [column, metric] : f32_metrics_) column[r] = static_cast<float>(m[metric]);
 }
 
 }  // namespace clustersweep::engine

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "engine/chunks.h"
@@ -53,6 +54,9 @@ class ChunkEvaluator {
   void refresh_columns();
   void fill_design_rows();
   double objective_of(const estimator::Estimate& e) const noexcept;
+  // dp = num_gpus / (tp * pp * cp) of the current digits when that divides, else 0: the derived
+  // degree of a point removed before evaluation (a removed plan has no estimator::Plan).
+  double derived_dp() const noexcept;
 
   const spaces::Space& space_;
   const Schema& schema_;
@@ -63,11 +67,18 @@ class ChunkEvaluator {
   // Column indices.
   std::size_t point_col_, design_col_, dp_col_, feasible_col_, reason_col_, num_gpus_col_;
   std::array<std::size_t, spaces::kNumAxes> axis_col_{};
-  std::array<bool, spaces::kNumAxes> axis_is_int_{};
   std::size_t metric_col_[20] = {};
 
   RowBlock rows_;
   std::vector<void*> column_;  // rows_'s arrays, refreshed when they grow
+  // The metric columns' arrays by type, with their Metric index (refreshed with column_).
+  std::vector<std::pair<double*, int>> f64_metrics_;
+  std::vector<std::pair<float*, int>> f32_metrics_;
+  // Stores `value` converted to column c's type in row r.
+  void put(std::size_t c, std::size_t r, double value) noexcept;
+  // Calls f with column c's array as a pointer of its element type.
+  template <class F>
+  void with_column(std::size_t c, F f) noexcept;
   std::size_t used_ = 0;
   std::size_t design_first_row_ = 0;  // the current design's first row
 

@@ -82,12 +82,15 @@ Id string_type(const std::string& context) {
   return type;
 }
 
-Id enum_type(const std::vector<std::string>& labels, const std::string& context) {
-  Id type = datatype(H5Tenum_create(H5T_NATIVE_UINT16), context);
+Id enum_type(const std::vector<std::string>& labels, const std::string& context,
+             bool one_byte) {
+  Id type = datatype(H5Tenum_create(one_byte ? H5T_NATIVE_UINT8 : H5T_NATIVE_UINT16), context);
   for (std::size_t i = 0; i < labels.size(); ++i) {
-    const std::uint16_t value = static_cast<std::uint16_t>(i);
-    check(H5Tenum_insert(type.get(), labels[i].c_str(), &value), context,
-          "cannot add a label to an enum type");
+    const std::uint16_t value16 = static_cast<std::uint16_t>(i);
+    const std::uint8_t value8 = static_cast<std::uint8_t>(i);
+    check(H5Tenum_insert(type.get(), labels[i].c_str(),
+                         one_byte ? static_cast<const void*>(&value8) : &value16),
+          context, "cannot add a label to an enum type");
   }
   return type;
 }

@@ -56,10 +56,12 @@ Id datatype(hid_t id, const std::string& context);  // takes ownership of a data
 Id dataspace_1d(std::uint64_t size, const std::string& context);
 Id scalar_dataspace(const std::string& context);
 
-// A UTF-8 variable-length string type, and a 1-D enum type (uint16 values 0..n-1 named by
-// `labels`), and the enum h5py reads as numpy bool (int8 FALSE=0, TRUE=1).
+// A UTF-8 variable-length string type, and a 1-D enum type (values 0..n-1 named by `labels`;
+// uint8 codes when `one_byte`, else uint16), and the enum h5py reads as numpy bool (int8 FALSE=0,
+// TRUE=1).
 Id string_type(const std::string& context);
-Id enum_type(const std::vector<std::string>& labels, const std::string& context);
+Id enum_type(const std::vector<std::string>& labels, const std::string& context,
+             bool one_byte = false);
 Id bool_type(const std::string& context);
 
 class File {

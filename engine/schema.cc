@@ -15,33 +15,86 @@ std::size_t Schema::index(const std::string& name) const noexcept {
   return npos;
 }
 
-namespace {
-
 std::size_t element_size(ColumnType type) noexcept {
   switch (type) {
     case ColumnType::u64:
     case ColumnType::f64:
       return 8;
+    case ColumnType::u32:
     case ColumnType::i32:
     case ColumnType::f32:
       return 4;
-    case ColumnType::boolean:
-      return 1;
+    case ColumnType::u16:
     case ColumnType::label:
       return 2;
+    case ColumnType::u8:
+    case ColumnType::boolean:
+    case ColumnType::label8:
+      return 1;
   }
   return 8;
 }
 
-bool all_int32(const std::vector<double>& values) {
-  for (double v : values)
-    if (v != std::floor(v) || v < std::numeric_limits<std::int32_t>::min() ||
-        v > std::numeric_limits<std::int32_t>::max())
-      return false;
-  return true;
+ColumnType narrowest_type(const std::vector<double>& values) noexcept {
+  double lo = 0, hi = 0;
+  for (double v : values) {
+    if (!std::isfinite(v) || v != std::floor(v)) return ColumnType::f64;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  if (lo >= 0 && hi <= std::numeric_limits<std::uint8_t>::max()) return ColumnType::u8;
+  if (lo >= 0 && hi <= std::numeric_limits<std::uint16_t>::max()) return ColumnType::u16;
+  if (lo >= 0 && hi <= std::numeric_limits<std::uint32_t>::max()) return ColumnType::u32;
+  if (lo >= std::numeric_limits<std::int32_t>::min() &&
+      hi <= std::numeric_limits<std::int32_t>::max())
+    return ColumnType::i32;
+  return ColumnType::f64;
 }
 
-}  // namespace
+ColumnType label_type(std::size_t labels) noexcept {
+  return labels <= 256 ? ColumnType::label8 : ColumnType::label;
+}
+
+bool is_label(ColumnType type) noexcept {
+  return type == ColumnType::label8 || type == ColumnType::label;
+}
+
+std::vector<double> design_axis_values(const spaces::Space& space, int axis) {
+  const auto& axes = space.axes();
+  const spaces::Axis& a = axes[static_cast<std::size_t>(axis)];
+  std::vector<double> values;
+  if (a.is_label) {
+    for (std::size_t i = 0; i < a.labels.size(); ++i) values.push_back(static_cast<double>(i));
+    return values;
+  }
+  if (!a.zero_means_default) return a.numbers;
+  auto add = [&](double v) {
+    if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+  };
+  std::size_t zero = 0;
+  for (std::size_t i = 0; i < a.numbers.size(); ++i) {
+    if (a.numbers[i] != 0) add(a.numbers[i]);
+    else zero = i;
+  }
+  // A catalog default depends on the model, the accelerator and gpus_per_node only
+  // (spaces::Space::design()): resolve it for each of their combinations, the other axes at their
+  // first value and this axis at its 0.
+  std::uint32_t digits[spaces::kNumAxes] = {};
+  digits[axis] = static_cast<std::uint32_t>(zero);
+  spaces::Design design;
+  spaces::Violation why = spaces::Violation::none;
+  const std::size_t gpns = axis == spaces::kGpusPerNode ? 1 : axes[spaces::kGpusPerNode].size();
+  for (std::size_t m = 0; m < axes[spaces::kModel].size(); ++m)
+    for (std::size_t g = 0; g < axes[spaces::kGpu].size(); ++g)
+      for (std::size_t n = 0; n < gpns; ++n) {
+        digits[spaces::kModel] = static_cast<std::uint32_t>(m);
+        digits[spaces::kGpu] = static_cast<std::uint32_t>(g);
+        if (axis != spaces::kGpusPerNode) digits[spaces::kGpusPerNode] = static_cast<std::uint32_t>(n);
+        space.design(space.encode(digits) / space.plan_points(), design, why);
+        add(design.value[static_cast<std::size_t>(axis)]);
+      }
+  return values;
+}
 
 std::size_t Schema::row_bytes() const noexcept {
   std::size_t bytes = 0;
@@ -55,30 +108,46 @@ Schema make_schema(const spaces::Space& space) {
     s.columns.push_back(Column{std::move(name), std::move(unit), std::move(role), type, {}});
   };
   add("point_id", "", "id", ColumnType::u64);
-  add("design_id", "", "id", ColumnType::u64);
-  for (const auto& axis : space.axes()) {
+  add("design_id", "", "id",
+      space.designs() - 1 <= std::numeric_limits<std::uint32_t>::max() ? ColumnType::u32
+                                                                         : ColumnType::u64);
+  const auto& axes = space.axes();
+  for (int i = 0; i < spaces::kNumAxes; ++i) {
+    const spaces::Axis& axis = axes[static_cast<std::size_t>(i)];
     const std::string role = axis.is_plan ? "plan_axis" : "design_axis";
     if (axis.is_label) {
-      add(axis.name, axis.unit, role, ColumnType::label);
+      add(axis.name, axis.unit, role, label_type(axis.labels.size()));
       s.columns.back().labels = axis.labels;
     } else {
-      add(axis.name, axis.unit, role, all_int32(axis.numbers) ? ColumnType::i32 : ColumnType::f64);
+      add(axis.name, axis.unit, role,
+          narrowest_type(axis.is_plan ? axis.numbers : design_axis_values(space, i)));
     }
   }
-  add("dp", "", "plan_axis", ColumnType::i32);
+  // dp and num_gpus are at most the largest cluster's GPU count.
+  double max_gpus = 0;
+  for (double size : axes[spaces::kClusterSize].numbers) max_gpus = std::max(max_gpus, size);
+  if (axes[spaces::kClusterSize].name != "num_gpus") {
+    double max_gpn = 0;
+    for (double gpn : design_axis_values(space, spaces::kGpusPerNode))
+      max_gpn = std::max(max_gpn, gpn);
+    max_gpus *= max_gpn;
+  }
+  const ColumnType gpus_type = narrowest_type({max_gpus});
+  add("dp", "", "plan_axis", gpus_type);
   add("feasible", "", "metric", ColumnType::boolean);
-  add("infeasible_reason", "", "metric", ColumnType::label);
+  add("infeasible_reason", "", "metric", label_type(estimator::kNumInfeasible));
   for (int r = 0; r < estimator::kNumInfeasible; ++r)
     s.columns.back().labels.push_back(estimator::to_string(static_cast<estimator::Infeasible>(r)));
   // The cluster-size axis is "num_gpus" when the spec sweeps GPU counts: no second column then.
-  if (s.index("num_gpus") == Schema::npos) add("num_gpus", "", "metric", ColumnType::i32);
+  if (s.index("num_gpus") == Schema::npos) add("num_gpus", "", "metric", gpus_type);
   for (const char* name : {"step_time_s", "time_to_train_s"})
     add(name, "s", "metric", ColumnType::f64);
   add("tokens_per_s", "tokens/s", "metric", ColumnType::f64);
   add("mfu", "fraction", "metric", ColumnType::f64);
-  add("model_flops_per_step", "FLOP", "metric", ColumnType::f64);
-  for (const char* name : {"mem_per_gpu_bytes", "mem_hbm_bytes", "mem_expansion_bytes"})
-    add(name, "B", "metric", ColumnType::f64);
+  add("model_flops_per_step", "FLOP", "metric", ColumnType::f32);
+  add("mem_per_gpu_bytes", "B", "metric", ColumnType::f64);
+  for (const char* name : {"mem_hbm_bytes", "mem_expansion_bytes"})
+    add(name, "B", "metric", ColumnType::f32);
   for (const char* name : {"energy_per_step_j", "energy_to_train_j"})
     add(name, "J", "metric", ColumnType::f64);
   for (const char* name :
@@ -96,6 +165,9 @@ RowBlock::RowBlock(const Schema& schema) {
       case ColumnType::u64:
         data_.emplace_back(std::vector<std::uint64_t>());
         break;
+      case ColumnType::u32:
+        data_.emplace_back(std::vector<std::uint32_t>());
+        break;
       case ColumnType::i32:
         data_.emplace_back(std::vector<std::int32_t>());
         break;
@@ -105,9 +177,12 @@ RowBlock::RowBlock(const Schema& schema) {
       case ColumnType::f32:
         data_.emplace_back(std::vector<float>());
         break;
+      case ColumnType::u8:
       case ColumnType::boolean:
+      case ColumnType::label8:
         data_.emplace_back(std::vector<std::uint8_t>());
         break;
+      case ColumnType::u16:
       case ColumnType::label:
         data_.emplace_back(std::vector<std::uint16_t>());
         break;

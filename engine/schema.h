@@ -13,14 +13,29 @@ class Space;
 
 namespace clustersweep::engine {
 
+// Every column is stored at its natural width: the narrowest type that holds all its values
+// (a `keep = "all"` store is written at disk speed, so a byte a row is a byte of bandwidth).
 enum class ColumnType : std::uint8_t {
-  u64,      // point and design ids
-  i32,      // integral axes and counts (tp, num_nodes, num_gpus)
+  u64,      // point_id; design_id when the space has more than 2^32 designs
+  u32,      // integral values up to 2^32 - 1 (design_id)
+  u16,      // integral values up to 65535 (seq_len, bandwidths in whole units, dp, num_gpus)
+  u8,       // integral values up to 255 (tp, pp, micro_batch, num_nodes...)
+  i32,      // integral values outside 0..2^32-1 that fit int32
   f64,      // measurements and non-integral axes
-  f32,      // the step-time breakdown (attribution needs no more than 7 digits; 4 bytes a row less)
+  f32,      // breakdowns and secondary metrics (7 significant digits are enough)
   boolean,  // feasible: HDF5 enum int8 {FALSE, TRUE}, which h5py reads as numpy bool
-  label,    // HDF5 enum uint16 {label0 = 0, label1 = 1, ...}: gpu, model, infeasible_reason...
+  label8,   // HDF5 enum uint8 {label0 = 0, label1 = 1, ...}: up to 256 labels (gpu, model...)
+  label,    // HDF5 enum uint16: labels beyond 256
 };
+
+// Bytes of one value of `type` (in memory and on disk).
+std::size_t element_size(ColumnType type) noexcept;
+// The narrowest integer column type holding every value of `values` (u8, u16, u32, i32), or f64
+// when one is not an integer or out of int32/uint32 range.
+ColumnType narrowest_type(const std::vector<double>& values) noexcept;
+// The label column type for `labels` labels: label8 up to 256, else label.
+ColumnType label_type(std::size_t labels) noexcept;
+bool is_label(ColumnType type) noexcept;
 
 struct Column {
   std::string name;
@@ -40,14 +55,22 @@ struct Schema {
 
 // The store's columns for a space: point_id, design_id, one column per axis (Space::axes()
 // order), dp, then the feasibility and estimator columns (docs/store-format.md lists them).
+// Integral columns get the narrowest type that holds every value the space can produce (design
+// axes with catalog defaults resolved: design_axis_values()).
 Schema make_schema(const spaces::Space& space);
+
+// The values the store's column of design axis `axis` can hold: the axis's numbers, with a 0 that
+// means "catalog default" (Axis::zero_means_default) replaced by every default it resolves to
+// (spaces::Design::value). Label axes: the label codes.
+std::vector<double> design_axis_values(const spaces::Space& space, int axis);
 
 // Rows of a Schema, column-major: one typed array per column.
 class RowBlock {
  public:
   using Data =
       std::variant<std::vector<std::uint64_t>, std::vector<std::int32_t>, std::vector<double>,
-                   std::vector<std::uint8_t>, std::vector<std::uint16_t>, std::vector<float>>;
+                   std::vector<std::uint8_t>, std::vector<std::uint16_t>, std::vector<float>,
+                   std::vector<std::uint32_t>>;
 
   RowBlock() = default;
   explicit RowBlock(const Schema& schema);
@@ -61,8 +84,9 @@ class RowBlock {
   void clear() noexcept { rows_ = 0; }
   std::size_t capacity() const noexcept { return capacity_; }
 
-  // The typed array of a column; T must match its ColumnType (u64: uint64_t, i32: int32_t,
-  // f64: double, f32: float, boolean: uint8_t, label: uint16_t).
+  // The typed array of a column; T must match its ColumnType (u64: uint64_t, u32: uint32_t,
+  // u16 and label: uint16_t, u8, boolean and label8: uint8_t, i32: int32_t, f64: double,
+  // f32: float).
   template <class T>
   T* column(std::size_t c) noexcept {
     return std::get<std::vector<T>>(data_[c]).data();

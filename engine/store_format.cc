@@ -72,8 +72,15 @@ Schema read_schema(hid_t file, const std::string& path) {
     c.role = h5::read_string_attribute(dataset.get(), "role").value_or("");
     const H5T_class_t cls = H5Tget_class(type.get());
     const std::size_t size = H5Tget_size(type.get());
-    if (cls == H5T_INTEGER && size == 8 && H5Tget_sign(type.get()) == H5T_SGN_NONE) {
+    const bool is_unsigned = cls == H5T_INTEGER && H5Tget_sign(type.get()) == H5T_SGN_NONE;
+    if (is_unsigned && size == 8) {
       c.type = ColumnType::u64;
+    } else if (is_unsigned && size == 4) {
+      c.type = ColumnType::u32;
+    } else if (is_unsigned && size == 2) {
+      c.type = ColumnType::u16;
+    } else if (is_unsigned && size == 1) {
+      c.type = ColumnType::u8;
     } else if (cls == H5T_INTEGER && size == 4 && H5Tget_sign(type.get()) == H5T_SGN_2) {
       c.type = ColumnType::i32;
     } else if (cls == H5T_FLOAT && size == 8) {
@@ -103,8 +110,8 @@ Schema read_schema(hid_t file, const std::string& path) {
       }
       if (size == 1 && members == 2 && labels[0] == "FALSE" && labels[1] == "TRUE") {
         c.type = ColumnType::boolean;
-      } else if (size == 2) {
-        c.type = ColumnType::label;
+      } else if (size == 1 || size == 2) {
+        c.type = size == 1 ? ColumnType::label8 : ColumnType::label;
         c.labels = std::move(labels);
       } else {
         throw InputError(fmt::format("'{}': column '{}' has an unsupported enum type", path, name));
@@ -121,6 +128,12 @@ h5::Id file_type(const Column& column, const std::string& context) {
   switch (column.type) {
     case ColumnType::u64:
       return h5::datatype(H5Tcopy(H5T_STD_U64LE), context);
+    case ColumnType::u32:
+      return h5::datatype(H5Tcopy(H5T_STD_U32LE), context);
+    case ColumnType::u16:
+      return h5::datatype(H5Tcopy(H5T_STD_U16LE), context);
+    case ColumnType::u8:
+      return h5::datatype(H5Tcopy(H5T_STD_U8LE), context);
     case ColumnType::i32:
       return h5::datatype(H5Tcopy(H5T_STD_I32LE), context);
     case ColumnType::f64:
@@ -129,8 +142,9 @@ h5::Id file_type(const Column& column, const std::string& context) {
       return h5::datatype(H5Tcopy(H5T_IEEE_F32LE), context);
     case ColumnType::boolean:
       return h5::bool_type(context);
+    case ColumnType::label8:
     case ColumnType::label:
-      return h5::enum_type(column.labels, context);
+      return h5::enum_type(column.labels, context, column.type == ColumnType::label8);
   }
   throw Error("unknown column type");
 }
@@ -139,6 +153,12 @@ h5::Id memory_type(const Column& column, const std::string& context) {
   switch (column.type) {
     case ColumnType::u64:
       return h5::datatype(H5Tcopy(H5T_NATIVE_UINT64), context);
+    case ColumnType::u32:
+      return h5::datatype(H5Tcopy(H5T_NATIVE_UINT32), context);
+    case ColumnType::u16:
+      return h5::datatype(H5Tcopy(H5T_NATIVE_UINT16), context);
+    case ColumnType::u8:
+      return h5::datatype(H5Tcopy(H5T_NATIVE_UINT8), context);
     case ColumnType::i32:
       return h5::datatype(H5Tcopy(H5T_NATIVE_INT32), context);
     case ColumnType::f64:
@@ -147,8 +167,9 @@ h5::Id memory_type(const Column& column, const std::string& context) {
       return h5::datatype(H5Tcopy(H5T_NATIVE_FLOAT), context);
     case ColumnType::boolean:
       return h5::bool_type(context);
+    case ColumnType::label8:
     case ColumnType::label:
-      return h5::enum_type(column.labels, context);
+      return h5::enum_type(column.labels, context, column.type == ColumnType::label8);
   }
   throw Error("unknown column type");
 }

@@ -30,7 +30,7 @@ struct StoreReader::Impl {
           path));
     schema = format::read_schema(root, path);
     for (const auto& c : schema.columns) {
-      columns.push_back(ColumnInfo{c.name, c.unit, c.type == ColumnType::label, c.labels, c.role});
+      columns.push_back(ColumnInfo{c.name, c.unit, is_label(c.type), c.labels, c.role});
       datasets.push_back(h5::open_dataset(root, c.name, path));
       mem_types.push_back(format::memory_type(c, path));
     }
@@ -102,12 +102,16 @@ void StoreReader::read(const std::string& column, std::uint64_t offset, std::uin
   const hid_t dataset = m.datasets[c].get();
   switch (m.schema.columns[c].type) {
     case ColumnType::u64:
+    case ColumnType::u32:
+    case ColumnType::u16:
+    case ColumnType::u8:
     case ColumnType::i32:
     case ColumnType::f64:
     case ColumnType::f32:
       h5::read(dataset, H5T_NATIVE_DOUBLE, offset, count, out.data(), m.file.path());
       return;
-    case ColumnType::boolean: {
+    case ColumnType::boolean:
+    case ColumnType::label8: {
       std::vector<std::uint8_t> codes(count);
       h5::read(dataset, m.mem_types[c].get(), offset, count, codes.data(), m.file.path());
       std::copy(codes.begin(), codes.end(), out.begin());

@@ -18,7 +18,7 @@
 namespace clustersweep::engine {
 
 inline constexpr const char* kStoreFormat = "clustersweep-store";  // root attribute "format"
-inline constexpr std::int64_t kStoreFormatVersion = 1;
+inline constexpr std::int64_t kStoreFormatVersion = 2;
 
 // Everything written when a store is created.
 struct StoreHeader {

@@ -76,6 +76,22 @@ struct Pricing {
   double gpu_hour_usd = 0;       // if > 0, cost = GPU-hours * price
   double capex_usd_per_gpu = 0;  // else capex amortized over amortize_years
   double amortize_years = 4;
+
+  // The one pricing formula (docs/analysis.md), shared by the engine's objective and analysis.
+  // Facility energy: IT energy (GPUs and node overhead) times PUE.
+  double energy_kwh(double energy_j) const noexcept { return energy_j * pue / 3.6e6; }
+  double co2e_kg(double energy_j) const noexcept {
+    return energy_kwh(energy_j) * carbon_g_per_kwh / 1000;
+  }
+  // Accelerator cost per GPU-second: rented by the hour, or bought and amortized linearly.
+  double usd_per_gpu_s() const noexcept {
+    if (gpu_hour_usd > 0) return gpu_hour_usd / 3600;
+    return amortize_years > 0 ? capex_usd_per_gpu / (amortize_years * 365.25 * 24 * 3600) : 0;
+  }
+  // Electricity plus accelerators.
+  double cost_usd(double num_gpus, double time_s, double energy_j) const noexcept {
+    return energy_kwh(energy_j) * usd_per_kwh + num_gpus * time_s * usd_per_gpu_s();
+  }
 };
 
 enum class Keep : std::uint8_t { all, feasible, best_per_design, pareto_per_design };

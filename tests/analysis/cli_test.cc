@@ -86,7 +86,7 @@ std::vector<std::string> first_column(const std::string& path, std::size_t colum
 
 TEST_F(CliTest, ParetoOnARealStoreEqualsBruteForce) {
   StoreSource source(store_);
-  Dataset data(source, Pricing::from(source));
+  Dataset data(source, stored_pricing(source));
   ASSERT_GT(data.rows(), 10000u);
   const std::vector<std::vector<Objective>> cases = {
       {{"time_to_train_s", false}, {"energy_kwh", false}},
@@ -198,7 +198,7 @@ TEST_F(CliTest, BadInputGetsOneClearErrorAndExitCode2) {
   ASSERT_EQ(std::system(("/usr/bin/python3 -c \"import h5py; f = h5py.File('" + v99 +
                          "', 'r+'); f.attrs['format_version'] = 99; f.close()\"").c_str()), 0);
   expect_error("summary " + v99, "clustersweep summary: error: '" + v99 +
-                                     "' has store format version 99; this clustersweep reads version 1 (use the "
+                                     "' has store format version 99; this clustersweep reads version 2 (use the "
                                      "clustersweep that wrote it, or rerun the sweep)");
 }
 

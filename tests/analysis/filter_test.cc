@@ -12,7 +12,7 @@ namespace {
 class FilterTest : public ::testing::Test {
  protected:
   MemoryTable table = testing::sweep_table();
-  Dataset data{table, Pricing::from(table)};
+  Dataset data{table, stored_pricing(table)};
 
   // Point ids of the rows the filter keeps.
   std::vector<std::uint64_t> kept(const std::string& text, std::size_t chunk = 37) {

@@ -46,7 +46,7 @@ std::map<double, std::vector<std::uint64_t>> reference(const Dataset& data, cons
 class FrontTest : public ::testing::Test {
  protected:
   MemoryTable table = testing::sweep_table();
-  Dataset data{table, Pricing::from(table)};
+  Dataset data{table, stored_pricing(table)};
 
   std::map<double, std::vector<std::uint64_t>> fronts(const FrontRequest& request) {
     const FrontResult r = compute_fronts(data, request);

@@ -69,7 +69,7 @@ class RenderTest : public ::testing::Test {
   }
   fs::path dir;
   MemoryTable table = testing::sweep_table();
-  Dataset data{table, Pricing::from(table)};
+  Dataset data{table, stored_pricing(table)};
 };
 
 TEST_F(RenderTest, ParetoSvgDraws) {

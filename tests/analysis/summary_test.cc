@@ -18,7 +18,7 @@ using testing::SweepRow;
 class SummaryTest : public ::testing::Test {
  protected:
   MemoryTable table = testing::sweep_table();
-  Dataset data{table, Pricing::from(table)};
+  Dataset data{table, stored_pricing(table)};
   std::vector<SweepRow> rows = testing::sweep_rows();
   ScanOptions chunks(std::size_t n) {
     ScanOptions o;

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <random>
+#include <set>
 
 #include "test_support.h"
 
@@ -124,7 +125,7 @@ TEST_P(KeepModes, ChunkedEvaluationMatchesTheBruteForceReference) {
         const Point& p = points[id];
         got.push_back(id);
         ASSERT_EQ(rows.column<std::uint8_t>(feasible_col)[r], p.feasible ? 1 : 0) << id;
-        ASSERT_EQ(rows.column<std::uint16_t>(reason_col)[r], static_cast<std::uint16_t>(p.reason))
+        ASSERT_EQ(rows.column<std::uint8_t>(reason_col)[r], static_cast<std::uint8_t>(p.reason))
             << id;
         const double t = rows.column<double>(step_col)[r];
         if (p.feasible)
@@ -160,14 +161,46 @@ TEST(ChunkEvaluator, AxisColumnsMatchDecode) {
   const RowBlock& rows = evaluator.rows();
   ASSERT_EQ(rows.rows(), space.size());
   std::vector<std::uint32_t> digits(spaces::kNumAxes);
+  spaces::Design design;
+  spaces::Violation why = spaces::Violation::none;
   for (std::uint64_t id = 0; id < space.size(); id += 7) {
     space.decode(id, digits.data());
+    space.design(id / space.plan_points(), design, why);
     for (int a = 0; a < spaces::kNumAxes; ++a) {
       const auto& axis = space.axes()[a];
-      const double want = axis.is_label ? digits[a] : axis.numbers[digits[a]];
+      // Design axes hold the resolved value (a catalog default, not the axis's 0 for it).
+      const double want = a < spaces::kTp ? design.value[a]
+                          : axis.is_label ? digits[a]
+                                          : axis.numbers[digits[a]];
       ASSERT_EQ(rows.number(schema.index(axis.name), id), want) << axis.name << " " << id;
     }
   }
+}
+
+// Axes the spec leaves to the catalog store each row's resolved value: the A100 and H100 rows of
+// small_spec() have their own NVLink bandwidths, never the axis's 0 ("default").
+TEST(ChunkEvaluator, DesignAxesStoreResolvedCatalogDefaults) {
+  const spaces::Space space = spaces::Space::parse(test::small_spec("all"), "test.toml");
+  ASSERT_TRUE(space.axes()[spaces::kNvlinkGbytesPerS].zero_means_default);
+  const Schema schema = make_schema(space);
+  ChunkEvaluator evaluator(space, schema);
+  evaluator.start(
+      ChunkLayout::make(0, space.designs(), space.plan_points(), space.keep(), 1 << 30).chunk(0));
+  ASSERT_TRUE(evaluator.advance(1 << 30));
+  const RowBlock& rows = evaluator.rows();
+  const std::size_t gpu = schema.index("gpu"), hbm = schema.index("hbm_gb"),
+                    nvlink = schema.index("nvlink_gbytes_per_s");
+  std::set<std::pair<double, double>> hbm_by_gpu, nvlink_by_gpu;
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    hbm_by_gpu.insert({rows.number(gpu, r), rows.number(hbm, r)});
+    nvlink_by_gpu.insert({rows.number(gpu, r), rows.number(nvlink, r)});
+  }
+  // gpu 0 = A100-SXM4-80GB, 1 = H100-SXM5-80GB (catalog: 80 GB HBM; 300 and 450 GB/s NVLink a direction).
+  EXPECT_EQ(hbm_by_gpu, (std::set<std::pair<double, double>>{{0, 80}, {1, 80}}));
+  EXPECT_EQ(nvlink_by_gpu, (std::set<std::pair<double, double>>{{0, 300}, {1, 450}}));
+  // The schema sizes the columns for the resolved values.
+  EXPECT_EQ(schema.columns[nvlink].type, ColumnType::u16);
+  EXPECT_EQ(schema.columns[hbm].type, ColumnType::u8);
 }
 
 TEST(ParetoFront, MatchesQuadraticDominanceIncludingTies) {

@@ -7,6 +7,7 @@
 #include <sys/file.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <random>
 #include <thread>
 
@@ -175,6 +176,13 @@ std::string long_spec(const std::string& keep) {
   return small_spec(keep, "time_to_train", "[2, 4, 8, 16, 32, 64]", "hbm_gb = [80, 141]\n");
 }
 
+// The evaluation seconds of a run's report ("... evaluated in S s ..."), or `fallback`.
+double evaluation_seconds(const std::string& report, double fallback) {
+  const auto at = report.find(" evaluated in ");
+  if (at == std::string::npos) return fallback;
+  return std::strtod(report.c_str() + at + 14, nullptr);
+}
+
 std::uint64_t chunks_done(const std::string& store) {
   try {
     return engine::store_state(store).chunks_done;
@@ -242,6 +250,7 @@ TEST_F(RunTest, SigkillAtRandomMomentsThenResumeGivesIdenticalRows) {
     ASSERT_EQ(run(command(2, {"run", s, "-o", ref, "--chunk-points", "512", "--no-summary"}), &out),
               0)
         << out;
+    const std::string ref_report = out;
     const std::string store = dir_ / ("r-" + keep + ".h5");
     int killed_while_working = 0;
     for (int attempt = 0; attempt < 5; ++attempt) {
@@ -252,7 +261,9 @@ TEST_F(RunTest, SigkillAtRandomMomentsThenResumeGivesIdenticalRows) {
                               dir_ / "log");
       int code = 0;
       if (wait_until_working(pid, store, before, code)) {
-        std::uniform_real_distribution<double> when(0.0, 0.15);
+        // Within the first half of the uninterrupted run's evaluation (measured on this machine,
+        // whatever its speed), so the kill lands while chunks are still being written.
+        std::uniform_real_distribution<double> when(0.0, 0.5 * evaluation_seconds(ref_report, 0.15));
         std::this_thread::sleep_for(std::chrono::duration<double>(when(random)));
         if (ranks == 1) {
           kill(pid, SIGKILL);
@@ -291,6 +302,10 @@ need = ["point_id", "gpu", "num_nodes", "tp", "pp", "dp", "feasible", "infeasibl
 missing = [c for c in need if c not in cols]
 assert not missing, missing
 table = {c: f[c][:] for c in cols}
+# Integral columns are stored at their natural width (uint8 tp, uint16 num_gpus...): widen them
+# before arithmetic, as docs/store-format.md says.
+assert table["tp"].dtype == np.uint8 and table["num_gpus"].dtype == np.uint8
+wide = {c: v.astype(np.int64) if v.dtype.kind in "ui" else v for c, v in table.items()}
 n = len(table["point_id"])
 assert n == f.attrs["space_points"] == 27648, n
 assert (table["point_id"] == np.arange(n)).all()
@@ -302,10 +317,15 @@ assert 0 < ok.sum() < n
 assert np.isfinite(table["step_time_s"][ok]).all() and np.isnan(table["step_time_s"][~ok]).all()
 steps = f.attrs["training_tokens"] / (512 * 8192)
 assert np.allclose(table["time_to_train_s"][ok], table["step_time_s"][ok] * steps)
-assert (table["num_gpus"] == table["num_nodes"] * 8).all()
-assert (table["tp"] * table["pp"] * table["cp"] * table["dp"] == table["num_gpus"])[ok].all()
+assert (wide["num_gpus"] == wide["num_nodes"] * 8).all()
+assert (wide["tp"] * wide["pp"] * wide["cp"] * wide["dp"] == wide["num_gpus"])[ok].all()
+# dp is the derived degree wherever tp * pp * cp divides the GPUs, feasible or not; else 0.
+mp = wide["tp"] * wide["pp"] * wide["cp"]
+divides = wide["num_gpus"] % mp == 0
+assert (wide["dp"][divides] * mp[divides] == wide["num_gpus"][divides]).all()
+assert (wide["dp"][~divides] == 0).all() and (~divides).any()
 assert f["step_time_s"].attrs["units"] in ("s", b"s")
-assert f.attrs["format"] == "clustersweep-store" and f.attrs["format_version"] == 1
+assert f.attrs["format"] == "clustersweep-store" and f.attrs["format_version"] == 2
 assert f.attrs["complete"] == 1 and f.attrs["mpi_size"] == 2
 assert "keep = \"all\"" in f.attrs["spec"]
 print("ok", n, int(ok.sum()))

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "engine/h5.h"
+#include "engine/store_format.h"
 #include "engine/store_reader.h"
 #include "engine/store_writer.h"
 #include "estimator/error.h"
@@ -93,7 +95,7 @@ TEST(Store, WritesAndReadsBackEveryType) {
   EXPECT_EQ(r.string_attribute("spec"), "spec text");
   EXPECT_EQ(r.number_attribute("pue"), 1.5);
   EXPECT_EQ(r.number_attribute("mpi_size"), 2);
-  EXPECT_EQ(r.number_attribute("format_version"), 1);
+  EXPECT_EQ(r.number_attribute("format_version"), 2);
   EXPECT_EQ(r.string_attribute("pue"), std::nullopt);
   EXPECT_EQ(r.number_attribute("missing"), std::nullopt);
   RowBlock all;
@@ -103,6 +105,74 @@ TEST(Store, WritesAndReadsBackEveryType) {
   const Progress p = read_progress(path);
   EXPECT_EQ(p.done, (std::vector<std::uint8_t>{1, 0, 0}));
   EXPECT_EQ(p.rows, (std::vector<std::uint64_t>{10, 0, 0}));
+}
+
+// The natural-width types of format version 2: they round-trip through the file (types and
+// values), and StoreReader::read converts each to doubles.
+TEST(Store, WritesAndReadsBackNarrowTypes) {
+  TempDir dir;
+  const std::string path = dir / "n.h5";
+  StoreHeader h = tiny_header(3);
+  h.schema.columns = {
+      {"point_id", "", "id", ColumnType::u64, {}},
+      {"design_id", "", "id", ColumnType::u32, {}},
+      {"seq_len", "", "design_axis", ColumnType::u16, {}},
+      {"pp", "", "plan_axis", ColumnType::u8, {}},
+      {"gpu", "", "design_axis", ColumnType::label8, {"A100", "H100", "B200"}},
+      {"time_compute_s", "s", "metric", ColumnType::f32, {}},
+  };
+  create_store(path, h);
+  RowBlock b(h.schema);
+  b.resize(3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    b.column<std::uint64_t>(0)[i] = i;
+    b.column<std::uint32_t>(1)[i] = 4000000000u + static_cast<std::uint32_t>(i);
+    b.column<std::uint16_t>(2)[i] = static_cast<std::uint16_t>(65535 - i);
+    b.column<std::uint8_t>(3)[i] = static_cast<std::uint8_t>(255 - i);
+    b.column<std::uint8_t>(4)[i] = static_cast<std::uint8_t>(2 - i);
+    b.column<float>(5)[i] = 0.25f * static_cast<float>(i);
+  }
+  {
+    StoreWriter w = StoreWriter::open(path);
+    w.write(0, b, 0, 3);
+    w.mark_done(0, 3);
+    w.close();
+  }
+  finalize_store(path, RunStats{});
+  const StoreReader r(path);
+  std::vector<ColumnType> types;
+  for (const auto& c : format::read_schema(h5::File::open(path, false).get(), path).columns)
+    types.push_back(c.type);
+  EXPECT_EQ(types, (std::vector<ColumnType>{ColumnType::u64, ColumnType::u32, ColumnType::u16,
+                                            ColumnType::u8, ColumnType::label8, ColumnType::f32}));
+  EXPECT_EQ(r.columns()[4].labels, (std::vector<std::string>{"A100", "H100", "B200"}));
+  EXPECT_TRUE(r.columns()[4].is_label);
+  std::vector<double> v;
+  r.read("design_id", 0, 3, v);
+  EXPECT_EQ(v, (std::vector<double>{4e9, 4e9 + 1, 4e9 + 2}));
+  r.read("seq_len", 0, 3, v);
+  EXPECT_EQ(v, (std::vector<double>{65535, 65534, 65533}));
+  r.read("pp", 0, 3, v);
+  EXPECT_EQ(v, (std::vector<double>{255, 254, 253}));
+  r.read("gpu", 0, 3, v);
+  EXPECT_EQ(v, (std::vector<double>{2, 1, 0}));
+  r.read("time_compute_s", 0, 3, v);
+  EXPECT_EQ(v, (std::vector<double>{0, 0.25, 0.5}));
+  RowBlock back;
+  r.read_rows(0, 3, back);
+  for (std::size_t c = 0; c < back.columns(); ++c)
+    EXPECT_EQ(std::memcmp(back.raw(c), b.raw(c), 3 * element_size(back.type(c))), 0) << c;
+}
+
+TEST(Schema, NarrowestTypeHoldsEveryValue) {
+  EXPECT_EQ(narrowest_type({0, 1, 255}), ColumnType::u8);
+  EXPECT_EQ(narrowest_type({256}), ColumnType::u16);
+  EXPECT_EQ(narrowest_type({65536}), ColumnType::u32);
+  EXPECT_EQ(narrowest_type({-1, 8}), ColumnType::i32);
+  EXPECT_EQ(narrowest_type({12.5}), ColumnType::f64);
+  EXPECT_EQ(narrowest_type({5e9}), ColumnType::f64);
+  EXPECT_EQ(label_type(256), ColumnType::label8);
+  EXPECT_EQ(label_type(257), ColumnType::label);
 }
 
 TEST(Store, ReadErrorsNameTheColumnAndRange) {
@@ -167,7 +237,7 @@ TEST(StoreReader, ClearErrorsForFilesThatAreNotStores) {
   }
   EXPECT_EQ(open_error(dir / "v9.h5"), "'" + (dir / "v9.h5") +
                                            "' has store format version 9; this clustersweep reads "
-                                           "version 1 (use the clustersweep that "
+                                           "version 2 (use the clustersweep that "
                                            "wrote it, or rerun the sweep)");
   test::write_file(dir / "run.h5.partial", "");
   EXPECT_EQ(open_error(dir / "run.h5"),

@@ -151,11 +151,7 @@ inline std::string compare_stores(const std::string& a_path, const std::string& 
     b.read_rows(offset, n, y);
     for (std::size_t c = 0; c < x.columns(); ++c) {
       if (a.columns()[c].name != b.columns()[c].name) return "column names differ";
-      const std::size_t bytes =
-          n * (x.type(c) == engine::ColumnType::boolean                                       ? 1
-               : x.type(c) == engine::ColumnType::label                                       ? 2
-               : x.type(c) == engine::ColumnType::i32 || x.type(c) == engine::ColumnType::f32 ? 4
-                                                                                              : 8);
+      const std::size_t bytes = n * engine::element_size(x.type(c));
       if (std::memcmp(x.raw(c), y.raw(c), bytes) != 0)
         return "column '" + a.columns()[c].name + "' differs in rows from " +
                std::to_string(offset);
