@@ -14,8 +14,6 @@ namespace clustersweep::engine {
 
 namespace {
 
-constexpr double kJoulesPerKwh = 3.6e6;
-constexpr double kSecondsPerYear = 365.25 * 24 * 3600;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The metric columns in the order of make_schema(), each read off an estimate.
@@ -56,16 +54,6 @@ constexpr bool kMetricIsF32[kNumMetrics] = {
     true,  true,  true,  true,  true, true,  true, true, true,  true};
 
 }  // namespace
-
-double cost_usd(const spaces::Pricing& p, double num_gpus, double time_to_train_s,
-                double energy_to_train_j) noexcept {
-  const double usd_per_gpu_s = p.gpu_hour_usd > 0 ? p.gpu_hour_usd / 3600
-                               : p.amortize_years > 0
-                                   ? p.capex_usd_per_gpu / (p.amortize_years * kSecondsPerYear)
-                                   : 0;
-  return energy_to_train_j * p.pue / kJoulesPerKwh * p.usd_per_kwh +
-         num_gpus * time_to_train_s * usd_per_gpu_s;
-}
 
 std::vector<std::size_t> pareto_front(const std::vector<double>& time,
                                       const std::vector<double>& energy) {
@@ -202,7 +190,7 @@ double ChunkEvaluator::objective_of(const estimator::Estimate& e) const noexcept
     case spaces::Objective::energy:
       return e.energy_per_step_j * steps_;
     case spaces::Objective::cost:
-      return cost_usd(space_.pricing(), design_data_.cluster.num_gpus, e.time.total_s * steps_,
+      return space_.pricing().cost_usd(design_data_.cluster.num_gpus, e.time.total_s * steps_,
                       e.energy_per_step_j * steps_);
   }
   return e.time.total_s;

@@ -15,11 +15,6 @@
 
 namespace clustersweep::engine {
 
-// Electricity (IT energy x PUE x price) plus the accelerators (rented per GPU-hour, or bought
-// and amortized linearly); the formula analysis re-prices with (docs/store-format.md).
-double cost_usd(const spaces::Pricing& pricing, double num_gpus, double time_to_train_s,
-                double energy_to_train_j) noexcept;
-
 class ChunkEvaluator {
  public:
   // `schema` must be make_schema(space).

@@ -74,7 +74,7 @@ std::vector<BestRow> best_designs(const StoreReader& store, spaces::Objective ob
     }
     for (std::uint64_t i = 0; i < n; ++i) {
       if (feasible[i] == 0) continue;
-      const double v = cost ? cost_usd(pricing, gpus[i], time[i], energy[i]) : value[i];
+      const double v = cost ? pricing.cost_usd(gpus[i], time[i], energy[i]) : value[i];
       if (!std::isfinite(v)) continue;
       const auto id = static_cast<std::uint64_t>(design[i]);
       auto same = std::find_if(best.begin(), best.end(),
@@ -146,7 +146,7 @@ void print_best_designs(const StoreReader& store, const spaces::Space& space, st
     const std::uint64_t row = best[k].row;
     const double ttt = value("time_to_train_s", row);
     const double energy = value("energy_to_train_j", row);
-    const double cost = cost_usd(pricing, value("num_gpus", row), ttt, energy);
+    const double cost = pricing.cost_usd(value("num_gpus", row), ttt, energy);
     std::string design, plan;
     for (const auto& name : design_axes)
       design += fmt::format("{}{}={}", design.empty() ? "" : " ", name,

@@ -48,8 +48,8 @@ std::vector<Point> reference(const spaces::Space& space) {
       if (space.objective() == spaces::Objective::time_to_train) objective = e.time.total_s * steps;
       if (space.objective() == spaces::Objective::energy) objective = e.energy_per_step_j * steps;
       if (space.objective() == spaces::Objective::cost)
-        objective = cost_usd(space.pricing(), design.cluster.num_gpus, e.time.total_s * steps,
-                             e.energy_per_step_j * steps);
+        objective = space.pricing().cost_usd(design.cluster.num_gpus, e.time.total_s * steps,
+                                                 e.energy_per_step_j * steps);
       out.push_back({id, e.feasible, e.feasible ? estimator::Infeasible::none : e.reason,
                      e.time.total_s, e.energy_per_step_j, objective});
     }
@@ -221,19 +221,6 @@ TEST(ParetoFront, MatchesQuadraticDominanceIncludingTies) {
     }
     EXPECT_EQ(pareto_front(t, e), want);
   }
-}
-
-TEST(CostUsd, ElectricityPlusRentedOrAmortizedGpus) {
-  spaces::Pricing p;
-  p.pue = 1.5;
-  p.usd_per_kwh = 0.2;
-  p.gpu_hour_usd = 2;
-  // 3.6e9 J = 1000 kWh -> x1.5 x $0.2 = $300; 10 GPUs x 1 h x $2 = $20.
-  EXPECT_DOUBLE_EQ(cost_usd(p, 10, 3600, 3.6e9), 320);
-  p.gpu_hour_usd = 0;
-  p.capex_usd_per_gpu = 365.25 * 24;
-  p.amortize_years = 1;
-  EXPECT_DOUBLE_EQ(cost_usd(p, 10, 3600, 0), 10);
 }
 
 }  // namespace

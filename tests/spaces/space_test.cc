@@ -525,5 +525,23 @@ TEST(Space, CopiesShareState) {
   EXPECT_EQ(b.size(), a.size());
 }
 
+TEST(Pricing, CostIsElectricityPlusRentedOrAmortizedGpus) {
+  Pricing p;
+  p.pue = 1.5;
+  p.usd_per_kwh = 0.2;
+  p.carbon_g_per_kwh = 400;
+  p.gpu_hour_usd = 2;
+  // 3.6e9 J = 1000 kWh of IT energy -> 1500 kWh at the meter -> $300 and 600 kg CO2e;
+  // 10 GPUs x 1 h x $2 = $20.
+  EXPECT_DOUBLE_EQ(p.energy_kwh(3.6e9), 1500);
+  EXPECT_DOUBLE_EQ(p.co2e_kg(3.6e9), 600);
+  EXPECT_DOUBLE_EQ(p.cost_usd(10, 3600, 3.6e9), 320);
+  // Bought: a capex of one dollar per hour of a year, amortized over one year = $1 per GPU-hour.
+  p.gpu_hour_usd = 0;
+  p.capex_usd_per_gpu = 365.25 * 24;
+  p.amortize_years = 1;
+  EXPECT_DOUBLE_EQ(p.cost_usd(10, 3600, 0), 10);
+}
+
 }  // namespace
 }  // namespace clustersweep::spaces
