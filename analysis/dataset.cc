@@ -54,15 +54,9 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 Pricing stored_pricing(const ColumnSource& source) {
   Pricing p;
-  const auto take = [&](const char* name, double& field) {
+  Pricing::for_each(p, [&](const char* name, double& field) {
     if (const auto v = source.number_attribute(name)) field = *v;
-  };
-  take("pue", p.pue);
-  take("usd_per_kwh", p.usd_per_kwh);
-  take("carbon_g_per_kwh", p.carbon_g_per_kwh);
-  take("gpu_hour_usd", p.gpu_hour_usd);
-  take("capex_usd_per_gpu", p.capex_usd_per_gpu);
-  take("amortize_years", p.amortize_years);
+  });
   return p;
 }
 

@@ -83,12 +83,7 @@ void write_root_attributes(hid_t root, const StoreHeader& h, const std::string& 
   integer("shard_index", h.shard_index);
   integer("shard_count", h.shard_count);
   number("training_tokens", h.training_tokens);
-  number("pue", h.pricing.pue);
-  number("usd_per_kwh", h.pricing.usd_per_kwh);
-  number("carbon_g_per_kwh", h.pricing.carbon_g_per_kwh);
-  number("gpu_hour_usd", h.pricing.gpu_hour_usd);
-  number("capex_usd_per_gpu", h.pricing.capex_usd_per_gpu);
-  number("amortize_years", h.pricing.amortize_years);
+  spaces::Pricing::for_each(h.pricing, [&](const char* name, double value) { number(name, value); });
   count("chunk_points", h.chunk_points);
   count("designs_per_chunk", h.designs_per_chunk);
   count("splits_per_design", h.splits_per_design);

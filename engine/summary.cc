@@ -30,15 +30,9 @@ const char* objective_column(spaces::Objective objective) {
 
 spaces::Pricing stored_pricing(const StoreReader& store) {
   spaces::Pricing p;
-  auto take = [&](const char* name, double& field) {
+  spaces::Pricing::for_each(p, [&](const char* name, double& field) {
     if (const auto v = store.number_attribute(name)) field = *v;
-  };
-  take("pue", p.pue);
-  take("usd_per_kwh", p.usd_per_kwh);
-  take("carbon_g_per_kwh", p.carbon_g_per_kwh);
-  take("gpu_hour_usd", p.gpu_hour_usd);
-  take("capex_usd_per_gpu", p.capex_usd_per_gpu);
-  take("amortize_years", p.amortize_years);
+  });
   return p;
 }
 

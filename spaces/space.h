@@ -77,6 +77,18 @@ struct Pricing {
   double capex_usd_per_gpu = 0;  // else capex amortized over amortize_years
   double amortize_years = 4;
 
+  // Visits every parameter of `p` (a Pricing or a const Pricing) as (name, field): the names of
+  // the spec's [pricing] keys and of the store's root attributes.
+  template <class Self, class Visit>
+  static void for_each(Self& p, Visit&& visit) {
+    visit("pue", p.pue);
+    visit("usd_per_kwh", p.usd_per_kwh);
+    visit("carbon_g_per_kwh", p.carbon_g_per_kwh);
+    visit("gpu_hour_usd", p.gpu_hour_usd);
+    visit("capex_usd_per_gpu", p.capex_usd_per_gpu);
+    visit("amortize_years", p.amortize_years);
+  }
+
   // The one pricing formula (docs/analysis.md), shared by the engine's objective and analysis.
   // Facility energy: IT energy (GPUs and node overhead) times PUE.
   double energy_kwh(double energy_j) const noexcept { return energy_j * pue / 3.6e6; }
