@@ -137,13 +137,7 @@ StoreHeader merged_header(const ShardStore& first, const spaces::Space& space, s
   h.splits_per_design = layout.splits_per_design();
   h.chunks = layout.chunks();
   h.staging = false;
-  const auto provenance = jobs::Provenance::current(command_line);
-  h.tool_version = provenance.tool_version;
-  h.git_revision = provenance.git_revision;
-  h.created_utc = provenance.created_utc;
-  h.host = provenance.host;
-  h.user = provenance.user;
-  h.command = provenance.command;
+  h.provenance = jobs::Provenance::current(command_line);
   h.mpi_size = 1;
   return h;
 }

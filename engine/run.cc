@@ -237,12 +237,7 @@ StoreHeader make_header(const spaces::Space& space, const jobs::Job& job, const 
   h.chunks = layout.chunks();
   h.staging = space.keep() != spaces::Keep::all;
   h.rows = layout.slots();
-  h.tool_version = provenance.tool_version;
-  h.git_revision = provenance.git_revision;
-  h.created_utc = provenance.created_utc;
-  h.host = provenance.host;
-  h.user = provenance.user;
-  h.command = provenance.command;
+  h.provenance = provenance;
   h.mpi_size = ranks;
   return h;
 }
@@ -526,10 +521,10 @@ class Run {
                       jobs::Provenance::current(command_line_), comm_.size());
       // The provenance is the run's, from when it started, not the compaction's.
       for (auto [name, field] :
-           {std::pair{"created_utc", &StoreHeader::created_utc},
-            std::pair{"host", &StoreHeader::host}, std::pair{"user", &StoreHeader::user},
-            std::pair{"command", &StoreHeader::command}})
-        header.*field = h5::read_string_attribute(staging.get(), name).value_or("");
+           {std::pair{"created_utc", &jobs::Provenance::created_utc},
+            std::pair{"host", &jobs::Provenance::host}, std::pair{"user", &jobs::Provenance::user},
+            std::pair{"command", &jobs::Provenance::command}})
+        header.provenance.*field = h5::read_string_attribute(staging.get(), name).value_or("");
       staging.close();
       header.rows = total;
       header.staging = false;

@@ -65,8 +65,8 @@ void write_root_attributes(hid_t root, const StoreHeader& h, const std::string& 
   };
   text("format", kStoreFormat);
   integer("format_version", kStoreFormatVersion);
-  text("tool_version", h.tool_version);
-  text("git_revision", h.git_revision);
+  text("tool_version", h.provenance.tool_version);
+  text("git_revision", h.provenance.git_revision);
   text("spec", h.spec);
   text("spec_file", h.spec_file);
   text("spec_hash", h.spec_hash);
@@ -89,10 +89,10 @@ void write_root_attributes(hid_t root, const StoreHeader& h, const std::string& 
   count("splits_per_design", h.splits_per_design);
   count("chunks", h.chunks);
   integer("staging", h.staging ? 1 : 0);
-  text("created_utc", h.created_utc);
-  text("host", h.host);
-  text("user", h.user);
-  text("command", h.command);
+  text("created_utc", h.provenance.created_utc);
+  text("host", h.provenance.host);
+  text("user", h.provenance.user);
+  text("command", h.provenance.command);
   // Overwritten in place by finalize_store(): same types now as then.
   integer("complete", 0);
   integer("mpi_size", h.mpi_size);

@@ -13,6 +13,7 @@
 
 #include "engine/mpi.h"
 #include "engine/schema.h"
+#include "jobs/job.h"
 #include "spaces/space.h"
 
 namespace clustersweep::engine {
@@ -48,13 +49,7 @@ struct StoreHeader {
   std::uint64_t chunks = 0;
   // A filtered run's staging file: rows are per-chunk slots, not yet the result.
   bool staging = false;
-  // Provenance.
-  std::string tool_version;
-  std::string git_revision;
-  std::string created_utc;
-  std::string host;
-  std::string user;
-  std::string command;
+  jobs::Provenance provenance;
   std::int64_t mpi_size = 1;
 };
 
