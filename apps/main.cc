@@ -5,10 +5,13 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "apps/commands.h"
 #include "clustersweep/version.h"
 #include "estimator/error.h"
+#include "spaces/catalog.h"
 
 namespace {
 
@@ -85,7 +88,10 @@ int main(int argc, char** argv) {
       return clustersweep::kExitFailure;
     }
   }
-  std::cerr << fmt::format("clustersweep: error: unknown command '{}'; run 'clustersweep --help'\n",
-                           name);
+  std::vector<std::string> names;
+  for (const auto& c : kCommands) names.emplace_back(c.name);
+  const auto close = clustersweep::spaces::closest_names(name, names, 1);
+  std::cerr << fmt::format("clustersweep: error: unknown command '{}'{}; run 'clustersweep --help'\n",
+                           name, close.empty() ? "" : fmt::format(" (did you mean '{}'?)", close[0]));
   return clustersweep::kExitBadInput;
 }
