@@ -124,22 +124,27 @@ Schema read_schema(hid_t file, const std::string& path) {
   return schema;
 }
 
-h5::Id file_type(const Column& column, const std::string& context) {
+namespace {
+// The HDF5 type of a column in the file (explicit little-endian) or in memory (native).
+h5::Id column_type(const Column& column, bool in_file, const std::string& context) {
+  const auto pick = [&](hid_t file, hid_t native) {
+    return h5::datatype(H5Tcopy(in_file ? file : native), context);
+  };
   switch (column.type) {
     case ColumnType::u64:
-      return h5::datatype(H5Tcopy(H5T_STD_U64LE), context);
+      return pick(H5T_STD_U64LE, H5T_NATIVE_UINT64);
     case ColumnType::u32:
-      return h5::datatype(H5Tcopy(H5T_STD_U32LE), context);
+      return pick(H5T_STD_U32LE, H5T_NATIVE_UINT32);
     case ColumnType::u16:
-      return h5::datatype(H5Tcopy(H5T_STD_U16LE), context);
+      return pick(H5T_STD_U16LE, H5T_NATIVE_UINT16);
     case ColumnType::u8:
-      return h5::datatype(H5Tcopy(H5T_STD_U8LE), context);
+      return pick(H5T_STD_U8LE, H5T_NATIVE_UINT8);
     case ColumnType::i32:
-      return h5::datatype(H5Tcopy(H5T_STD_I32LE), context);
+      return pick(H5T_STD_I32LE, H5T_NATIVE_INT32);
     case ColumnType::f64:
-      return h5::datatype(H5Tcopy(H5T_IEEE_F64LE), context);
+      return pick(H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE);
     case ColumnType::f32:
-      return h5::datatype(H5Tcopy(H5T_IEEE_F32LE), context);
+      return pick(H5T_IEEE_F32LE, H5T_NATIVE_FLOAT);
     case ColumnType::boolean:
       return h5::bool_type(context);
     case ColumnType::label8:
@@ -148,30 +153,14 @@ h5::Id file_type(const Column& column, const std::string& context) {
   }
   throw Error("unknown column type");
 }
+}  // namespace
+
+h5::Id file_type(const Column& column, const std::string& context) {
+  return column_type(column, true, context);
+}
 
 h5::Id memory_type(const Column& column, const std::string& context) {
-  switch (column.type) {
-    case ColumnType::u64:
-      return h5::datatype(H5Tcopy(H5T_NATIVE_UINT64), context);
-    case ColumnType::u32:
-      return h5::datatype(H5Tcopy(H5T_NATIVE_UINT32), context);
-    case ColumnType::u16:
-      return h5::datatype(H5Tcopy(H5T_NATIVE_UINT16), context);
-    case ColumnType::u8:
-      return h5::datatype(H5Tcopy(H5T_NATIVE_UINT8), context);
-    case ColumnType::i32:
-      return h5::datatype(H5Tcopy(H5T_NATIVE_INT32), context);
-    case ColumnType::f64:
-      return h5::datatype(H5Tcopy(H5T_NATIVE_DOUBLE), context);
-    case ColumnType::f32:
-      return h5::datatype(H5Tcopy(H5T_NATIVE_FLOAT), context);
-    case ColumnType::boolean:
-      return h5::bool_type(context);
-    case ColumnType::label8:
-    case ColumnType::label:
-      return h5::enum_type(column.labels, context, column.type == ColumnType::label8);
-  }
-  throw Error("unknown column type");
+  return column_type(column, false, context);
 }
 
 }  // namespace clustersweep::engine::format
