@@ -98,7 +98,7 @@ int plan(const Args& args) {
   }
   std::cout << '\n';
 
-  const auto counts = space.count_by_violation();
+  const auto counts = space.count_by_rule();
   const std::uint64_t valid = counts[0];
   std::cout << fmt::format("points: {} = {} designs x {} plans\n", with_commas(space.size()),
                            with_commas(space.designs()), with_commas(space.plan_points()));
@@ -107,11 +107,11 @@ int plan(const Args& args) {
                            100.0 * static_cast<double>(valid) / static_cast<double>(space.size()));
   if (valid < space.size()) {
     std::cout << "removed before evaluation:\n";
-    for (int v = 1; v < spaces::kNumViolations; ++v) {
+    for (int v = 1; v < spaces::kNumRules; ++v) {
       if (counts[v] == 0) continue;
-      const auto violation = static_cast<spaces::Violation>(v);
+      const auto rule = static_cast<spaces::Rule>(v);
       std::cout << fmt::format("  {:>16}  {:<26} {}\n", with_commas(counts[v]),
-                               spaces::to_string(violation), spaces::describe(violation));
+                               spaces::to_string(rule), spaces::describe(rule));
     }
   }
   std::cout << '\n';

@@ -147,9 +147,9 @@ bool ChunkEvaluator::advance(std::uint64_t points) {
 void ChunkEvaluator::load_design(std::uint64_t design) {
   design_ = design;
   design_loaded_ = true;
-  spaces::Violation why = spaces::Violation::none;
+  spaces::Violation why;
   design_ok_ = space_.design(design, design_data_, why);
-  design_reason_ = design_ok_ ? estimator::Infeasible::none : spaces::to_infeasible(why);
+  design_reason_ = spaces::to_infeasible(why.rule);
   space_.decode(design * plan_points_, digits_.data());
   estimator_.reset();
   steps_ = 0;

@@ -82,7 +82,7 @@ std::vector<double> design_axis_values(const spaces::Space& space, int axis) {
   std::uint32_t digits[spaces::kNumAxes] = {};
   digits[axis] = static_cast<std::uint32_t>(zero);
   spaces::Design design;
-  spaces::Violation why = spaces::Violation::none;
+  spaces::Violation why;
   const std::size_t gpns = axis == spaces::kGpusPerNode ? 1 : axes[spaces::kGpusPerNode].size();
   for (std::size_t m = 0; m < axes[spaces::kModel].size(); ++m)
     for (std::size_t g = 0; g < axes[spaces::kGpu].size(); ++g)

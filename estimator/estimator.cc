@@ -150,6 +150,11 @@ const char* to_string(Offload o) noexcept {
   return names[static_cast<int>(o)];
 }
 
+const char* to_string(PipelineSplit split) noexcept {
+  constexpr const char* names[] = {"even", "embedding_loss", "uneven"};
+  return names[static_cast<int>(split)];
+}
+
 namespace {
 template <class Enum, int N>
 bool parse_name(std::string_view name, Enum& out) noexcept {
@@ -172,6 +177,9 @@ bool parse_recompute(std::string_view name, Recompute& out) noexcept {
 }
 bool parse_offload(std::string_view name, Offload& out) noexcept {
   return parse_name<Offload, 4>(name, out);
+}
+bool parse_pipeline_split(std::string_view name, PipelineSplit& out) noexcept {
+  return parse_name<PipelineSplit, kNumPipelineSplits>(name, out);
 }
 
 namespace {
@@ -298,38 +306,34 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
     e.reason = reason;
     return e;
   };
-  if (plan.tp < 1 || plan.pp < 1 || plan.dp < 1 || plan.cp < 1 || plan.vp < 1 ||
-      plan.micro_batch < 1 || plan.zero < 0 || plan.zero > 3 || (plan.vp > 1 && plan.pp == 1) ||
-      m.layers < 1 || m.hidden < 1 || m.heads < 1 || workload_.seq_len < 1)
-    return infeasible(Infeasible::invalid_plan);
-  if (static_cast<std::int64_t>(plan.tp) * plan.pp * plan.dp * plan.cp != cluster_.num_gpus)
-    return infeasible(Infeasible::degrees_mismatch);
-  if (m.heads % plan.tp != 0 || (m.kv_heads % plan.tp != 0 && plan.tp % m.kv_heads != 0))
-    return infeasible(Infeasible::tp_not_dividing_heads);
-  // Layers per pipeline chunk; Megatron-Core may count the embedding and the loss as one layer
-  // each (account_for_embedding/loss_in_pipeline_split), as the Llama 3.1 405B recipes do.
+  // The structural rules (heads, layers, batch, sequence divisibility...) are spaces::check_plan's,
+  // which every command applies before estimating. This guard only keeps a plan that skipped it
+  // from dividing by zero or indexing past the model: it is not the rule check.
   const int chunks = plan.pp * plan.vp;
+  const bool well_formed =
+      plan.tp >= 1 && plan.pp >= 1 && plan.dp >= 1 && plan.cp >= 1 && plan.vp >= 1 &&
+      plan.micro_batch >= 1 && plan.zero >= 0 && plan.zero <= 3 && m.layers >= 1 &&
+      chunks <= m.layers + 2 && (plan.offload == Offload::none || expansion_bytes_per_s_ > 0) &&
+      m.hidden >= 1 && m.heads >= 1 && m.kv_heads >= 1 && workload_.seq_len >= plan.cp &&
+      static_cast<std::int64_t>(plan.tp) * plan.pp * plan.dp * plan.cp == cluster_.num_gpus &&
+      workload_.global_batch >= static_cast<std::int64_t>(plan.dp) * plan.micro_batch;
+  if (!well_formed) return infeasible(Infeasible::invalid_plan);
+  if (peak_flops_ <= 0) return infeasible(Infeasible::precision_unsupported);
+  // Layer slots of the critical stage (docs/estimator.md, "Pipeline splits").
   int embedding_slots = 0;
   double stage_slots = static_cast<double>(m.layers) / plan.pp;
-  if (m.layers % chunks != 0) {
-    if (plan.pp > 1 && (m.layers + 2) % chunks == 0) {
+  switch (plan.pipeline_split) {
+    case PipelineSplit::even:
+      break;
+    case PipelineSplit::embedding_loss:
       embedding_slots = 1;
       stage_slots = (m.layers + 2.0) / plan.pp;
-    } else if (plan.uneven_pipeline) {
+      break;
+    case PipelineSplit::uneven:
       stage_slots = static_cast<double>((m.layers + chunks - 1) / chunks) * plan.vp;
-    } else {
-      return infeasible(Infeasible::pp_vp_not_dividing_layers);
-    }
+      break;
   }
-  // Load-balanced causal context parallelism splits the sequence into 2*cp chunks.
-  if (plan.cp > 1 && workload_.seq_len % (2 * plan.cp) != 0)
-    return infeasible(Infeasible::cp_not_dividing_seq);
   const std::int64_t replica_batch = static_cast<std::int64_t>(plan.dp) * plan.micro_batch;
-  if (workload_.global_batch < 1 || workload_.global_batch % replica_batch != 0)
-    return infeasible(Infeasible::batch_not_divisible);
-  if (peak_flops_ <= 0) return infeasible(Infeasible::precision_unsupported);
-  if (plan.offload != Offload::none && expansion_bytes_per_s_ <= 0)
-    return infeasible(Infeasible::invalid_plan);
 
   const double h = m.hidden;
   const double f = m.ffn_hidden;

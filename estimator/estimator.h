@@ -14,6 +14,13 @@ enum class Recompute : std::uint8_t { none, selective, full };
 // What lives in the memory-expansion tier (COMET): nothing; the optimizer state (master weights
 // and moments); the optimizer state and stashed activations; or also the weights.
 enum class Offload : std::uint8_t { none, optimizer, optimizer_activations, all };
+// How the layers are placed on the pp*vp pipeline chunks (docs/estimator.md, "Pipeline splits"):
+// every chunk holds layers/(pp*vp) layers; Megatron-Core's account_for_embedding_in_pipeline_split
+// and account_for_loss_in_pipeline_split, which count the embedding and the loss as one layer each
+// ((layers + 2)/(pp*vp) slots a chunk); or uneven first and last stages, so the critical stage
+// holds ceil(layers/(pp*vp)) layers a chunk.
+enum class PipelineSplit : std::uint8_t { even, embedding_loss, uneven };
+inline constexpr int kNumPipelineSplits = 3;
 
 // The architecture of a dense decoder-only transformer.
 struct Model {
@@ -68,10 +75,7 @@ struct Plan {
   Recompute recompute = Recompute::none;
   int micro_batch = 1;
   Offload offload = Offload::none;
-  // Added by the estimator owner: accept pp*vp not dividing the layers (Megatron-Core's uneven
-  // first/last pipeline stages); the critical stage then holds ceil(layers / (pp*vp)) layers per
-  // chunk. Off, such plans are pp_vp_not_dividing_layers; `validate` turns it on for measured runs.
-  bool uneven_pipeline = false;
+  PipelineSplit pipeline_split = PipelineSplit::even;
 };
 
 // Why a point cannot run. Stable codes: they are stored in results (docs/store-format.md).
@@ -94,11 +98,13 @@ const char* to_string(Precision precision) noexcept;
 const char* to_string(Mlp mlp) noexcept;
 const char* to_string(Recompute recompute) noexcept;
 const char* to_string(Offload offload) noexcept;
+const char* to_string(PipelineSplit split) noexcept;
 // false (and `out` untouched) when `name` is not one of the names above.
 bool parse_precision(std::string_view name, Precision& out) noexcept;
 bool parse_mlp(std::string_view name, Mlp& out) noexcept;
 bool parse_recompute(std::string_view name, Recompute& out) noexcept;
 bool parse_offload(std::string_view name, Offload& out) noexcept;
+bool parse_pipeline_split(std::string_view name, PipelineSplit& out) noexcept;
 
 // Seconds of one optimizer step, by cause; total_s is the step time (not the plain sum: overlap).
 struct StepTime {

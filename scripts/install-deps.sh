@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
   openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools
-  libboost-program-options-dev libeigen3-dev libfmt-dev libtomlplusplus-dev
+  libboost-program-options-dev libeigen3-dev libfmt-dev libtomlplusplus-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev
 )
 if [[ "${1:-}" == "--test" ]]; then

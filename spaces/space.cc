@@ -15,6 +15,7 @@
 #include "estimator/error.h"
 #include "spaces/catalog.h"
 #include "spaces/expression.h"
+#include "spaces/resolve.h"
 
 namespace clustersweep::spaces {
 
@@ -26,6 +27,7 @@ constexpr std::size_t kMaxAxisValues = 1'000'000;
 constexpr const char* kPrecisionNames[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"};
 constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
 constexpr const char* kOffloadNames[] = {"none", "optimizer", "optimizer_activations", "all"};
+constexpr const char* kSplitNames[] = {"even", "embedding_loss", "uneven"};
 constexpr const char* kKeepNames[] = {"all", "feasible", "best-per-design", "pareto-per-design"};
 constexpr const char* kObjectiveNames[] = {"step_time", "time_to_train", "energy", "cost"};
 
@@ -341,20 +343,10 @@ bool bool_key(const Reporter& r, const toml::table& table, std::string_view pref
   return b->get();
 }
 
-struct ModelChoice {
-  std::string key;
-  estimator::Model model;
-  int seq_len = 0;  // 0: not given (inline model without a default)
-  std::int64_t global_batch = 0;
-  const toml::node* where = nullptr;  // during parsing only: the spec's value naming the model
-};
-
-struct GpuChoice {
-  std::string key;
-  estimator::Accelerator accelerator;
-  int gpus_per_node = 8;
-  int nvlink_domain = 8;
-  double node_overhead_w = 0;
+// A model of the spec, and the spec's value naming it (during parsing only).
+struct SpecModel {
+  ModelChoice choice;
+  const toml::node* where = nullptr;
 };
 
 // The sorted union of the divisors of `values` (positive integers).
@@ -373,8 +365,6 @@ std::vector<double> divisors_of(const std::vector<double>& values) {
   return out;
 }
 
-bool kv_heads_compatible(int tp, int kv_heads) { return kv_heads % tp == 0 || tp % kv_heads == 0; }
-
 }  // namespace
 
 struct Space::Impl {
@@ -390,18 +380,19 @@ struct Space::Impl {
   bool size_is_nodes = true;
 
   std::vector<ModelChoice> models;
-  std::vector<GpuChoice> gpus;
+  std::vector<const AcceleratorEntry*> gpus;
   std::vector<estimator::Precision> precisions;
   // Plan axis values as the estimator's types.
   std::vector<int> tp, pp, cp, vp, micro_batch, zero;
   std::vector<estimator::Recompute> recompute;
   std::vector<std::uint8_t> sequence_parallel;
   std::vector<estimator::Offload> offload;
+  std::vector<estimator::PipelineSplit> pipeline_split;
 
-  double nvlink_latency_s = 0;
-  double inter_node_latency_s = 0;
+  double nvlink_latency_us = -1;  // < 0: the calibration's
+  double inter_node_latency_us = -1;
   double node_overhead_w = -1;  // < 0: the accelerator's catalog value
-  bool allow_tp_across_nodes = false;
+  RuleOptions rules;
 
   std::vector<std::string> constraint_texts;
   std::vector<Expression> design_constraints;
@@ -422,7 +413,7 @@ struct Space::Impl {
   // Everything the structural plan rules read of a design: designs with equal keys have the
   // same valid plans.
   std::vector<double> plan_rules_key(const Design& design) const;
-  void count_plans(const Design& design, std::array<std::uint64_t, kNumViolations>& counts) const;
+  void count_plans(const Design& design, std::array<std::uint64_t, kNumRules>& counts) const;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -457,7 +448,6 @@ class Parser {
     parse_output();
     layout();
     parse_constraints();
-    for (auto& m : im_.models) m.where = nullptr;  // points into the parsed document
   }
 
  private:
@@ -504,9 +494,10 @@ class Parser {
         return static_cast<int>(
             checked_number(r_, *n, join_key(prefix, field), Kind::positive_int));
       };
-      ModelChoice m;
+      SpecModel spec_model;
+      spec_model.where = &node;
+      ModelChoice& m = spec_model.choice;
       m.key = name;
-      m.where = &node;
       m.model.layers = required("layers");
       m.model.hidden = required("hidden");
       m.model.heads = required("heads");
@@ -538,7 +529,7 @@ class Parser {
       m.seq_len = static_cast<int>(number_key(r_, t, prefix, "seq_len", Kind::positive_int, 0));
       m.global_batch = static_cast<std::int64_t>(
           number_key(r_, t, prefix, "global_batch", Kind::positive_int, 0));
-      inline_models_.push_back(std::move(m));
+      inline_models_.push_back(std::move(spec_model));
     }
   }
 
@@ -555,11 +546,12 @@ class Parser {
     }
     Axis& models = axis(kModel, "model", "", true);
     for (const auto& [name, at] : name_list(r_, *model_node, "workload.model")) {
-      const auto inline_model = std::find_if(inline_models_.begin(), inline_models_.end(),
-                                             [&](const ModelChoice& m) { return m.key == name; });
+      const auto inline_model =
+          std::find_if(inline_models_.begin(), inline_models_.end(),
+                       [&](const SpecModel& m) { return m.choice.key == name; });
       ModelChoice m;
       if (inline_model != inline_models_.end()) {
-        m = *inline_model;
+        m = inline_model->choice;
       } else {
         const ModelEntry& e = Catalog::builtin().model(
             name, fmt::format("{}: workload.model", r_.where(at->source())));
@@ -568,7 +560,7 @@ class Parser {
         m.seq_len = e.seq_len;
         m.global_batch = e.global_batch;
       }
-      m.where = at;
+      model_where_.push_back(at);
       models.labels.push_back(m.key);
       im_.models.push_back(std::move(m));
     }
@@ -581,11 +573,12 @@ class Parser {
         return;
       }
       std::vector<double> defaults;
-      for (const auto& m : im_.models) {
+      for (std::size_t i = 0; i < im_.models.size(); ++i) {
+        const ModelChoice& m = im_.models[i];
         const double v = static_cast<double>(m.*field);
         if (v == 0) {
           r_.fail(
-              *m.where, "workload.model",
+              *model_where_[i], "workload.model",
               fmt::format("inline model '{}' has no default {}; set workload.{} or models.{}.{}",
                           m.key, key, key, m.key, key));
         }
@@ -626,8 +619,7 @@ class Parser {
       const AcceleratorEntry& e = Catalog::builtin().accelerator(
           name, fmt::format("{}: cluster.gpu", r_.where(at->source())));
       gpus.labels.push_back(e.key);
-      im_.gpus.push_back({e.key, e.accelerator, e.default_gpus_per_node, e.default_nvlink_domain,
-                          e.default_node_overhead_w});
+      im_.gpus.push_back(&e);
     }
 
     const toml::node* nodes = t.get("nodes");
@@ -660,11 +652,11 @@ class Parser {
       a.zero_means_default = defaults.size() > 1;
     };
     gpu_default(kGpusPerNode, "gpus_per_node", "", Kind::positive_int,
-                [](const GpuChoice& g) { return double(g.gpus_per_node); });
+                [](const AcceleratorEntry* g) { return double(g->default_gpus_per_node); });
     if (im_.size_is_nodes) {
       double max_gpn = 0;
       for (double v : im_.axes[kGpusPerNode].numbers) max_gpn = std::max(max_gpn, v);
-      for (const auto& g : im_.gpus) max_gpn = std::max(max_gpn, double(g.gpus_per_node));
+      for (const auto* g : im_.gpus) max_gpn = std::max(max_gpn, double(g->default_gpus_per_node));
       for (double n : im_.axes[kClusterSize].numbers) {
         if (n * max_gpn > 2147483647.0) {
           r_.fail(*nodes, "cluster.nodes",
@@ -673,17 +665,16 @@ class Parser {
         }
       }
     }
-    // The NVLink domain: node-local NVLink (the catalog's domain equals its node) follows
-    // gpus_per_node; a rack-scale domain (NVL72) keeps its size.
+    // The NVLink domain: default_nvlink_domain() of each accelerator and node size.
     Axis& domain = axis(kNvlinkDomain, "nvlink_domain", "", false);
     if (const toml::node* n = t.get("nvlink_domain")) {
       domain.numbers = axis_numbers(r_, *n, "cluster.nvlink_domain", Kind::positive_int, false);
     } else {
       std::vector<double> resolved;
-      for (const auto& g : im_.gpus) {
+      for (const auto* g : im_.gpus) {
         for (double v : im_.axes[kGpusPerNode].numbers) {
-          const double gpn = v != 0 ? v : g.gpus_per_node;
-          const double d = g.nvlink_domain == g.gpus_per_node ? gpn : g.nvlink_domain;
+          const int gpn = v != 0 ? static_cast<int>(v) : g->default_gpus_per_node;
+          const double d = default_nvlink_domain(*g, gpn);
           if (std::find(resolved.begin(), resolved.end(), d) == resolved.end())
             resolved.push_back(d);
         }
@@ -692,7 +683,7 @@ class Parser {
       domain.zero_means_default = resolved.size() > 1;
     }
     gpu_default(kNvlinkGbytesPerS, "nvlink_gbytes_per_s", "GB/s", Kind::positive_real,
-                [](const GpuChoice& g) { return g.accelerator.nvlink_bytes_per_s / 1e9; });
+                [](const AcceleratorEntry* g) { return g->accelerator.nvlink_bytes_per_s / 1e9; });
     Axis& inter = axis(kInterNodeGbpsPerGpu, "inter_node_gbps_per_gpu", "Gbit/s", false);
     if (const toml::node* n = t.get("inter_node_gbps_per_gpu")) {
       inter.numbers =
@@ -701,7 +692,7 @@ class Parser {
       inter.numbers = {im_.calibration.default_inter_node_gbps_per_gpu};
     }
     gpu_default(kHbmGb, "hbm_gb", "GB", Kind::positive_real,
-                [](const GpuChoice& g) { return g.accelerator.hbm_bytes / 1e9; });
+                [](const AcceleratorEntry* g) { return g->accelerator.hbm_bytes / 1e9; });
     Axis& expansion = axis(kExpansionGb, "expansion_gb", "GB", false);
     expansion.numbers = {0};
     if (const toml::node* n = t.get("expansion_gb")) {
@@ -723,13 +714,10 @@ class Parser {
       expansion_bw.numbers = {0};
     }
     // Scalars: latencies default to the calibration's, node overhead to the accelerator's (-1).
-    im_.nvlink_latency_s = number_key(r_, t, "cluster", "nvlink_latency_us", Kind::nonnegative_real,
-                                      im_.calibration.nvlink_latency_s * 1e6) *
-                           1e-6;
-    im_.inter_node_latency_s =
-        number_key(r_, t, "cluster", "inter_node_latency_us", Kind::nonnegative_real,
-                   im_.calibration.inter_node_latency_s * 1e6) *
-        1e-6;
+    im_.nvlink_latency_us =
+        number_key(r_, t, "cluster", "nvlink_latency_us", Kind::nonnegative_real, -1);
+    im_.inter_node_latency_us =
+        number_key(r_, t, "cluster", "inter_node_latency_us", Kind::nonnegative_real, -1);
     im_.node_overhead_w =
         number_key(r_, t, "cluster", "node_overhead_w", Kind::nonnegative_real, -1);
   }
@@ -755,9 +743,9 @@ class Parser {
     const toml::table* found = subtable(r_, root_, "plan", "plan");
     const toml::table& t = found ? *found : empty;
     check_keys(r_, t, "plan",
-               {"tp", "pp", "cp", "vp", "micro_batch", "zero", "recompute", "sequence_parallel",
-                "offload", "allow_tp_across_nodes"});
-    im_.allow_tp_across_nodes = bool_key(r_, t, "plan", "allow_tp_across_nodes", false);
+               {"tp", "pp", "cp", "vp", "pipeline_split", "micro_batch", "zero", "recompute",
+                "sequence_parallel", "offload", "allow_tp_across_nodes"});
+    im_.rules.allow_tp_across_nodes = bool_key(r_, t, "plan", "allow_tp_across_nodes", false);
 
     // What "all" may choose from: the values the workloads and clusters can make valid.
     const auto seq_lens = distinct(kSeqLen, [&](auto add) {
@@ -767,10 +755,10 @@ class Parser {
       for (auto& m : im_.models) add(double(m.global_batch));
     });
     const auto gpns = distinct(kGpusPerNode, [&](auto add) {
-      for (auto& g : im_.gpus) add(g.gpus_per_node);
+      for (auto* g : im_.gpus) add(g->default_gpus_per_node);
     });
     auto domains = distinct(kNvlinkDomain, [&](auto add) {
-      for (auto& g : im_.gpus) add(g.nvlink_domain);
+      for (auto* g : im_.gpus) add(g->default_nvlink_domain);
     });
     for (double g : gpns) {
       if (std::find(domains.begin(), domains.end(), g) == domains.end()) domains.push_back(g);
@@ -816,20 +804,60 @@ class Parser {
         [&](double d) {
           const bool heads_ok =
               std::any_of(im_.models.begin(), im_.models.end(), [&](const ModelChoice& m) {
-                return m.model.heads % int(d) == 0 && kv_heads_compatible(int(d), m.model.kv_heads);
+                return tp_fits_heads(int(d), m.model);
               });
           return heads_ok && divides_some(d, gpu_counts) &&
-                 (im_.allow_tp_across_nodes || divides_some(d, domains));
+                 (im_.rules.allow_tp_across_nodes || divides_some(d, domains));
         },
         divisors_of(heads), im_.tp);
+    // The pipeline splits the spec allows (all by default); "all" for pp and vp then offers the
+    // degrees one of them can place the layers on.
+    std::vector<int> splits = {0, 1, 2};
+    const toml::node* split_node = t.get("pipeline_split");
+    if (split_node)
+      splits = axis_labels(r_, *split_node, "plan.pipeline_split", kSplitNames, true);
+    auto allows = [&](estimator::PipelineSplit split) {
+      return std::find(splits.begin(), splits.end(), static_cast<int>(split)) != splits.end();
+    };
+    // Whether some model of the spec can place its layers on pp*vp chunks with an allowed split:
+    // check_plan()'s split rules.
+    auto placeable = [&](int p, int v, estimator::PipelineSplit split) {
+      if (!allows(split)) return false;
+      const std::int64_t chunks = std::int64_t{p} * v;
+      return std::any_of(im_.models.begin(), im_.models.end(), [&](const ModelChoice& m) {
+        const int l = m.model.layers;
+        switch (split) {
+          case estimator::PipelineSplit::even:
+            return l % chunks == 0;
+          case estimator::PipelineSplit::embedding_loss:
+            return p > 1 && (l + 2) % chunks == 0;
+          case estimator::PipelineSplit::uneven:
+            return p > 1 && l % chunks != 0 && chunks <= l;
+        }
+        return false;
+      });
+    };
+    auto any_split = [&](int p, int v) {
+      for (int sp = 0; sp < estimator::kNumPipelineSplits; ++sp)
+        if (placeable(p, v, static_cast<estimator::PipelineSplit>(sp))) return true;
+      return false;
+    };
+    std::vector<double> layer_slots = layers;
+    for (double l : layers) layer_slots.push_back(l + 2);
+    std::vector<double> pp_candidates = divisors_of(layer_slots);
+    if (allows(estimator::PipelineSplit::uneven)) {
+      // Uneven stages place any layer count: every pipeline degree that fits the GPUs.
+      const double most = *std::max_element(layers.begin(), layers.end());
+      for (double d : divisors_of(gpu_counts))
+        if (d <= most) pp_candidates.push_back(d);
+      std::sort(pp_candidates.begin(), pp_candidates.end());
+      pp_candidates.erase(std::unique(pp_candidates.begin(), pp_candidates.end()),
+                          pp_candidates.end());
+    }
     int_axis(
         kPp, "pp", Kind::positive_int,
-        [&](double d) {
-          return std::any_of(im_.models.begin(), im_.models.end(),
-                             [&](const ModelChoice& m) { return m.model.layers % int(d) == 0; }) &&
-                 divides_some(d, gpu_counts);
-        },
-        divisors_of(layers), im_.pp);
+        [&](double d) { return any_split(int(d), 1) && divides_some(d, gpu_counts); },
+        pp_candidates, im_.pp);
     int_axis(
         kCp, "cp", Kind::positive_int,
         [&](double d) {
@@ -840,15 +868,28 @@ class Parser {
         kVp, "vp", Kind::positive_int,
         [&](double d) {
           if (d == 1) return true;
-          for (int p : im_.pp) {
-            if (p < 2) continue;
-            for (const auto& m : im_.models) {
-              if (m.model.layers % (p * int(d)) == 0) return true;
-            }
-          }
-          return false;
+          return std::any_of(im_.pp.begin(), im_.pp.end(),
+                             [&](int p) { return p > 1 && any_split(p, int(d)); });
         },
-        divisors_of(layers), im_.vp);
+        divisors_of(layer_slots), im_.vp);
+    // Without the key: the splits that place the layers of some pipeline of the space, so that a
+    // spec whose pipelines all divide the layers sweeps no plan twice.
+    Axis& split_axis = axis(kPipelineSplit, "pipeline_split", "", true);
+    const auto* split_text = split_node ? split_node->as_string() : nullptr;
+    if (!split_node || (split_text && split_text->get() == "all")) {
+      std::vector<int> used;
+      for (int sp : splits) {
+        bool any = false;
+        for (int p : im_.pp)
+          for (int v : im_.vp) any = any || placeable(p, v, static_cast<estimator::PipelineSplit>(sp));
+        if (any) used.push_back(sp);
+      }
+      splits = used.empty() ? std::vector<int>{0} : used;
+    }
+    for (int sp : splits) {
+      split_axis.labels.push_back(kSplitNames[sp]);
+      im_.pipeline_split.push_back(static_cast<estimator::PipelineSplit>(sp));
+    }
     int_axis(
         kMicroBatch, "micro_batch", Kind::positive_int,
         [&](double d) { return divides_some(d, batches); }, divisors_of(batches), im_.micro_batch,
@@ -1070,7 +1111,8 @@ class Parser {
   std::string_view text_;
   Space::Impl& im_;
   toml::table root_;
-  std::vector<ModelChoice> inline_models_;
+  std::vector<SpecModel> inline_models_;
+  std::vector<const toml::node*> model_where_;  // the spec's value naming each of im_.models
 };
 
 }  // namespace
@@ -1079,7 +1121,7 @@ class Parser {
 // Designs and plans
 
 bool Space::Impl::fill_design(std::uint64_t design, Design& out, Violation& why) const noexcept {
-  why = Violation::none;
+  why = Violation{};
   out.id = design;
   std::uint64_t rest = design;
   for (int i = kNumDesignAxes - 1; i >= 0; --i) {
@@ -1088,52 +1130,31 @@ bool Space::Impl::fill_design(std::uint64_t design, Design& out, Violation& why)
   }
   auto number = [&](AxisId id) { return axes[id].numbers[out.axis_index[id]]; };
 
-  const ModelChoice& m = models[out.axis_index[kModel]];
-  const GpuChoice& g = gpus[out.axis_index[kGpu]];
-  estimator::Workload& w = out.workload;
-  w.model = m.model;
-  w.seq_len = number(kSeqLen) != 0 ? static_cast<int>(number(kSeqLen)) : m.seq_len;
-  w.global_batch =
-      number(kGlobalBatch) != 0 ? static_cast<std::int64_t>(number(kGlobalBatch)) : m.global_batch;
-  w.precision = precisions[out.axis_index[kPrecision]];
-
-  estimator::Cluster& c = out.cluster;
-  c = estimator::Cluster{};
-  c.gpu = g.accelerator;
-  c.gpus_per_node =
-      number(kGpusPerNode) != 0 ? static_cast<int>(number(kGpusPerNode)) : g.gpus_per_node;
-  if (number(kNvlinkDomain) != 0) {
-    c.nvlink_domain = static_cast<int>(number(kNvlinkDomain));
-  } else {
-    // Node-local NVLink follows gpus_per_node; a rack-scale domain (NVL72) keeps its size.
-    c.nvlink_domain = g.nvlink_domain == g.gpus_per_node ? c.gpus_per_node : g.nvlink_domain;
-  }
-  const double size = number(kClusterSize);
-  c.num_gpus = size_is_nodes ? static_cast<int>(size) * c.gpus_per_node : static_cast<int>(size);
-  c.nvlink_bytes_per_s = number(kNvlinkGbytesPerS) != 0 ? number(kNvlinkGbytesPerS) * 1e9
-                                                        : g.accelerator.nvlink_bytes_per_s;
-  c.inter_node_bytes_per_s = number(kInterNodeGbpsPerGpu) * 1e9 / 8;
-  c.nvlink_latency_s = nvlink_latency_s;
-  c.inter_node_latency_s = inter_node_latency_s;
-  c.hbm_bytes = number(kHbmGb) != 0 ? number(kHbmGb) * 1e9 : g.accelerator.hbm_bytes;
-  c.expansion_bytes = number(kExpansionGb) * 1e9;
-  c.expansion_bytes_per_s = number(kExpansionGbytesPerS) * 1e9;
-  c.node_overhead_w = node_overhead_w >= 0 ? node_overhead_w : g.node_overhead_w;
+  // Axis values of 0 are "the catalog default": resolve_cluster() and resolve_workload() read 0
+  // as "not set", as they do for a flag not given.
+  out.workload = resolve_workload(models[out.axis_index[kModel]],
+                                  static_cast<int>(number(kSeqLen)),
+                                  static_cast<std::int64_t>(number(kGlobalBatch)),
+                                  precisions[out.axis_index[kPrecision]]);
+  ClusterSettings cs;
+  (size_is_nodes ? cs.nodes : cs.num_gpus) = static_cast<std::int64_t>(number(kClusterSize));
+  cs.gpus_per_node = static_cast<int>(number(kGpusPerNode));
+  cs.nvlink_domain = static_cast<int>(number(kNvlinkDomain));
+  cs.nvlink_gbytes_per_s = number(kNvlinkGbytesPerS);
+  cs.inter_node_gbps_per_gpu = number(kInterNodeGbpsPerGpu);
+  cs.hbm_gb = number(kHbmGb);
+  cs.expansion_gb = number(kExpansionGb);
+  cs.expansion_gbytes_per_s = number(kExpansionGbytesPerS);
+  cs.nvlink_latency_us = nvlink_latency_us;
+  cs.inter_node_latency_us = inter_node_latency_us;
+  cs.node_overhead_w = node_overhead_w;
+  out.cluster = resolve_cluster(*gpus[out.axis_index[kGpu]], cs, calibration);
 
   resolve_values(out);
-  if (c.gpu.peak_flops[static_cast<int>(w.precision)] <= 0) {
-    why = Violation::precision_unsupported;
-    return false;
-  }
-  const bool whole_nodes = c.num_gpus % c.gpus_per_node == 0 || c.num_gpus < c.gpus_per_node;
-  const bool domain_fits =
-      c.nvlink_domain % c.gpus_per_node == 0 || c.gpus_per_node % c.nvlink_domain == 0;
-  if (!whole_nodes || !domain_fits) {
-    why = Violation::cluster_shape;
-    return false;
-  }
-  if (c.expansion_bytes == 0 && out.axis_index[kExpansionGbytesPerS] > 0) {
-    why = Violation::expansion_duplicate;
+  why = check_design(out.workload, out.cluster);
+  if (why) return false;
+  if (out.cluster.expansion_bytes == 0 && out.axis_index[kExpansionGbytesPerS] > 0) {
+    why.rule = Rule::expansion_duplicate;
     return false;
   }
   if (!design_constraints.empty()) {
@@ -1141,7 +1162,7 @@ bool Space::Impl::fill_design(std::uint64_t design, Design& out, Violation& why)
     design_variables(out, vars);
     for (const Expression& x : design_constraints) {
       if (!x.holds(vars)) {
-        why = Violation::user_constraint;
+        why.rule = Rule::user_constraint;
         return false;
       }
     }
@@ -1173,45 +1194,20 @@ void Space::Impl::design_variables(const Design& d, double* vars) const noexcept
 
 bool Space::Impl::check_plan(const Design& d, const std::uint32_t* digit, estimator::Plan& p,
                              Violation& why) const noexcept {
-  const auto& m = d.workload.model;
-  const int gpus = d.cluster.num_gpus;
-  p.tp = tp[digit[0]];
-  p.pp = pp[digit[1]];
-  p.cp = cp[digit[2]];
-  p.vp = vp[digit[3]];
-  p.micro_batch = micro_batch[digit[4]];
-  p.zero = zero[digit[5]];
-  p.recompute = recompute[digit[6]];
-  p.sequence_parallel = sequence_parallel[digit[7]] != 0;
-  p.offload = offload[digit[8]];
-  p.dp = 1;
-
-  auto fail = [&](Violation v) {
-    why = v;
-    return false;
-  };
-  if (m.heads % p.tp != 0 || !kv_heads_compatible(p.tp, m.kv_heads))
-    return fail(Violation::tp_heads);
-  if (!allow_tp_across_nodes && d.cluster.nvlink_domain % p.tp != 0)
-    return fail(Violation::tp_nvlink_domain);
-  const int model_parallel = p.tp * p.pp * p.cp;
-  if (gpus % model_parallel != 0) return fail(Violation::degrees);
-  p.dp = gpus / model_parallel;
-  if (m.layers % (p.pp * p.vp) != 0) return fail(Violation::pp_vp_layers);
-  if (p.vp > 1 && p.pp == 1) return fail(Violation::vp_needs_pp);
-  if (p.cp > 1 && d.workload.seq_len % (2 * p.cp) != 0) return fail(Violation::cp_seq);
-  const std::int64_t per_step = std::int64_t{p.dp} * p.micro_batch;
-  if (d.workload.global_batch % per_step != 0) return fail(Violation::batch);
-  if (p.vp > 1 && (d.workload.global_batch / per_step) % p.pp != 0) {
-    return fail(Violation::interleave_microbatches);
-  }
-  if (p.sequence_parallel && (p.tp == 1 || d.workload.seq_len % (p.tp * p.cp) != 0)) {
-    return fail(Violation::sequence_parallel_needs_tp);
-  }
-  if (p.zero > 0 && p.dp == 1) return fail(Violation::zero_needs_dp);
-  if (p.offload != estimator::Offload::none && d.cluster.expansion_bytes <= 0) {
-    return fail(Violation::offload_needs_expansion);
-  }
+  p.tp = tp[digit[kTp - kTp]];
+  p.pp = pp[digit[kPp - kTp]];
+  p.cp = cp[digit[kCp - kTp]];
+  p.vp = vp[digit[kVp - kTp]];
+  p.micro_batch = micro_batch[digit[kMicroBatch - kTp]];
+  p.zero = zero[digit[kZero - kTp]];
+  p.recompute = recompute[digit[kRecompute - kTp]];
+  p.sequence_parallel = sequence_parallel[digit[kSequenceParallel - kTp]] != 0;
+  p.offload = offload[digit[kOffload - kTp]];
+  p.pipeline_split = pipeline_split[digit[kPipelineSplit - kTp]];
+  // dp is what the GPUs leave; a remainder makes `degrees` fail.
+  p.dp = std::max(1, d.cluster.num_gpus / (p.tp * p.pp * p.cp));
+  why = spaces::check_plan(d.workload, d.cluster, p, rules);
+  if (why) return false;
   if (!plan_constraints.empty()) {
     double vars[kNumVars];
     if (!plan_constraint_design_vars.empty()) design_variables(d, vars);
@@ -1221,10 +1217,12 @@ bool Space::Impl::check_plan(const Design& d, const std::uint32_t* digit, estima
     }
     vars[kVarDp] = p.dp;
     for (const Expression& x : plan_constraints) {
-      if (!x.holds(vars)) return fail(Violation::user_constraint);
+      if (!x.holds(vars)) {
+        why.rule = Rule::user_constraint;
+        return false;
+      }
     }
   }
-  why = Violation::none;
   return true;
 }
 
@@ -1237,7 +1235,8 @@ std::vector<double> Space::Impl::plan_rules_key(const Design& d) const {
                              double(d.workload.global_batch),
                              double(d.cluster.num_gpus),
                              double(d.cluster.nvlink_domain),
-                             d.cluster.expansion_bytes > 0 ? 1.0 : 0.0};
+                             d.cluster.expansion_bytes > 0 ? 1.0 : 0.0,
+                             d.cluster.expansion_bytes_per_s > 0 ? 1.0 : 0.0};
   if (!plan_constraint_design_vars.empty()) {
     double vars[kNumVars] = {};
     design_variables(d, vars);
@@ -1247,7 +1246,7 @@ std::vector<double> Space::Impl::plan_rules_key(const Design& d) const {
 }
 
 void Space::Impl::count_plans(const Design& d,
-                              std::array<std::uint64_t, kNumViolations>& counts) const {
+                              std::array<std::uint64_t, kNumRules>& counts) const {
   // An odometer over the plan digits (no divisions). A rule that reads only the leading digits
   // (tp; tp, pp, cp) and is checked before every rule reading later digits removes the whole
   // block of plans sharing those digits, so the block is counted at once and skipped.
@@ -1261,9 +1260,9 @@ void Space::Impl::count_plans(const Design& d,
   while (done < plan_points) {
     check_plan(d, digit.data(), plan, why);
     int leading = kNumPlanAxes;  // digits that decide `why`
-    if (why == Violation::tp_heads || why == Violation::tp_nvlink_domain) leading = 1;
-    if (why == Violation::degrees) leading = 3;  // tp, pp, cp
-    counts[static_cast<int>(why)] += block[leading];
+    if (why.rule == Rule::tp_heads || why.rule == Rule::tp_nvlink_domain) leading = 1;
+    if (why.rule == Rule::degrees) leading = 3;  // tp, pp, cp
+    counts[static_cast<int>(why.rule)] += block[leading];
     done += block[leading];
     for (int a = leading; a < kNumPlanAxes; ++a) digit[a] = 0;
     for (int a = leading - 1; a >= 0; --a) {
@@ -1346,7 +1345,7 @@ bool Space::plan(const Design& design, std::uint64_t plan, estimator::Plan& out,
                  estimator::Infeasible& why) const noexcept {
   Violation v;
   const bool ok = this->plan(design, plan, out, v);
-  why = to_infeasible(v);
+  why = to_infeasible(v.rule);
   return ok;
 }
 
@@ -1354,37 +1353,37 @@ bool Space::plan_from_digits(const Design& design, const std::uint32_t* plan_dig
                              estimator::Plan& out, estimator::Infeasible& why) const noexcept {
   Violation v;
   const bool ok = impl_->check_plan(design, plan_digits, out, v);
-  why = to_infeasible(v);
+  why = to_infeasible(v.rule);
   return ok;
 }
 
 std::uint64_t Space::valid_plans(std::uint64_t design) const {
   Design d;
   if (!this->design(design, d)) return 0;
-  std::array<std::uint64_t, kNumViolations> counts{};
+  std::array<std::uint64_t, kNumRules> counts{};
   impl_->count_plans(d, counts);
   return counts[0];
 }
 
-std::array<std::uint64_t, kNumViolations> Space::count_by_violation() const {
+std::array<std::uint64_t, kNumRules> Space::count_by_rule() const {
   const Impl& im = *impl_;
-  std::array<std::uint64_t, kNumViolations> total{};
-  std::map<std::vector<double>, std::array<std::uint64_t, kNumViolations>> memo;
+  std::array<std::uint64_t, kNumRules> total{};
+  std::map<std::vector<double>, std::array<std::uint64_t, kNumRules>> memo;
   Design d;
   Violation why;
   for (std::uint64_t i = 0; i < im.designs; ++i) {
     if (!im.fill_design(i, d, why)) {
-      total[static_cast<int>(why)] += im.plan_points;
+      total[static_cast<int>(why.rule)] += im.plan_points;
       continue;
     }
     auto [it, inserted] = memo.try_emplace(im.plan_rules_key(d));
     if (inserted) im.count_plans(d, it->second);
-    for (int v = 0; v < kNumViolations; ++v) total[v] += it->second[v];
+    for (int v = 0; v < kNumRules; ++v) total[v] += it->second[v];
   }
   return total;
 }
 
-std::uint64_t Space::valid_points() const { return count_by_violation()[0]; }
+std::uint64_t Space::valid_points() const { return count_by_rule()[0]; }
 
 std::string Space::describe_point(std::uint64_t point_id) const {
   std::uint32_t index[kNumAxes];
@@ -1404,7 +1403,7 @@ Objective Space::objective() const noexcept { return impl_->objective; }
 const estimator::Calibration& Space::calibration() const noexcept { return impl_->calibration; }
 const std::string& Space::text() const noexcept { return impl_->text; }
 const std::string& Space::filename() const noexcept { return impl_->filename; }
-bool Space::allow_tp_across_nodes() const noexcept { return impl_->allow_tp_across_nodes; }
+const RuleOptions& Space::rule_options() const noexcept { return impl_->rules; }
 const std::vector<std::string>& Space::constraints() const noexcept {
   return impl_->constraint_texts;
 }
@@ -1418,70 +1417,6 @@ std::string Axis::value_text(std::size_t index) const {
 const char* to_string(Keep keep) noexcept { return kKeepNames[static_cast<int>(keep)]; }
 const char* to_string(Objective objective) noexcept {
   return kObjectiveNames[static_cast<int>(objective)];
-}
-
-const char* to_string(Violation violation) noexcept {
-  static constexpr const char* kNames[kNumViolations] = {"none",
-                                                         "precision_unsupported",
-                                                         "cluster_shape",
-                                                         "expansion_duplicate",
-                                                         "user_constraint",
-                                                         "tp_heads",
-                                                         "tp_nvlink_domain",
-                                                         "degrees",
-                                                         "pp_vp_layers",
-                                                         "vp_needs_pp",
-                                                         "cp_seq",
-                                                         "batch",
-                                                         "interleave_microbatches",
-                                                         "sequence_parallel_needs_tp",
-                                                         "zero_needs_dp",
-                                                         "offload_needs_expansion"};
-  return kNames[static_cast<int>(violation)];
-}
-
-const char* describe(Violation violation) noexcept {
-  static constexpr const char* kText[kNumViolations] = {
-      "valid",
-      "the accelerator has no peak FLOP/s for the precision",
-      "num_gpus must fill whole nodes, and the NVLink domain must divide or be a multiple of "
-      "gpus_per_node",
-      "expansion_gb = 0 makes every expansion bandwidth the same design; only the first is kept",
-      "a constraints expression is false",
-      "tp must divide heads, and kv_heads must divide tp or tp divide kv_heads",
-      "tp must divide the NVLink domain size (plan.allow_tp_across_nodes lifts this)",
-      "tp*pp*cp must divide num_gpus",
-      "pp*vp must divide layers",
-      "vp > 1 needs pp > 1",
-      "seq_len must be divisible by 2*cp",
-      "global_batch must be divisible by dp*micro_batch",
-      "with vp > 1 the number of micro-batches must be divisible by pp",
-      "sequence_parallel needs tp > 1 and seq_len divisible by tp*cp",
-      "zero > 0 needs dp > 1",
-      "offload needs an expansion tier (expansion_gb > 0)"};
-  return kText[static_cast<int>(violation)];
-}
-
-estimator::Infeasible to_infeasible(Violation violation) noexcept {
-  using estimator::Infeasible;
-  switch (violation) {
-    case Violation::none:
-      return Infeasible::none;
-    case Violation::precision_unsupported:
-      return Infeasible::precision_unsupported;
-    case Violation::tp_heads:
-      return Infeasible::tp_not_dividing_heads;
-    case Violation::degrees:
-      return Infeasible::degrees_mismatch;
-    case Violation::pp_vp_layers:
-      return Infeasible::pp_vp_not_dividing_layers;
-    case Violation::cp_seq:
-      return Infeasible::cp_not_dividing_seq;
-    case Violation::batch:
-      return Infeasible::batch_not_divisible;
-    default:
-      return Infeasible::invalid_plan;
-  }
 }
 
 }  // namespace clustersweep::spaces

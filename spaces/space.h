@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "estimator/estimator.h"
+#include "spaces/rules.h"
 
 namespace clustersweep::spaces {
 
@@ -63,8 +64,10 @@ enum AxisId : std::uint8_t {
   kRecompute,
   kSequenceParallel,
   kOffload,
+  // Last, so that the points of a spec without pipeline_split keep the order of the other axes.
+  kPipelineSplit,
 };
-inline constexpr int kNumAxes = 22;
+inline constexpr int kNumAxes = 23;
 inline constexpr int kNumDesignAxes = 13;
 inline constexpr int kNumPlanAxes = kNumAxes - kNumDesignAxes;
 
@@ -123,32 +126,6 @@ struct Design {
   std::array<double, kNumDesignAxes> value{};
 };
 
-// Why a point is removed before evaluation, finer than estimator::Infeasible (which is what the
-// store records); `clustersweep plan` prints counts by this reason. Stable order.
-enum class Violation : std::uint8_t {
-  none = 0,
-  precision_unsupported,       // design: the accelerator has no peak for the precision
-  cluster_shape,               // design: num_gpus vs gpus_per_node vs nvlink_domain
-  expansion_duplicate,         // design: a swept expansion bandwidth with expansion_gb = 0 repeats
-                               //   the design with the first bandwidth
-  user_constraint,             // a `constraints` expression is false
-  tp_heads,                    // tp must divide heads, and kv_heads divide tp or tp divide kv_heads
-  tp_nvlink_domain,            // tp must divide the NVLink domain (unless allow_tp_across_nodes)
-  degrees,                     // tp*pp*cp must divide num_gpus
-  pp_vp_layers,                // pp*vp must divide layers
-  vp_needs_pp,                 // vp > 1 needs pp > 1
-  cp_seq,                      // seq_len must be divisible by 2*cp (cp > 1)
-  batch,                       // global_batch must be divisible by dp*micro_batch
-  interleave_microbatches,     // vp > 1: the number of micro-batches must be divisible by pp
-  sequence_parallel_needs_tp,  // sequence_parallel needs tp > 1 and seq_len divisible by tp*cp
-  zero_needs_dp,               // zero > 0 needs dp > 1 (it is the same point as zero = 0)
-  offload_needs_expansion,     // offload needs an expansion tier (expansion_gb > 0)
-};
-inline constexpr int kNumViolations = 16;
-const char* to_string(Violation violation) noexcept;  // e.g. "tp_heads"
-const char* describe(Violation violation) noexcept;   // the rule, one line
-estimator::Infeasible to_infeasible(Violation violation) noexcept;
-
 class Space {
  public:
   // Parses and validates spec text; every error is an InputError naming
@@ -175,13 +152,14 @@ class Space {
   void decode(std::uint64_t point_id, std::uint32_t* axis_index) const noexcept;
   // The inverse of decode().
   std::uint64_t encode(const std::uint32_t* axis_index) const noexcept;
-  // The workload and cluster of design `design` (0 <= design < designs()). Returns false (and
-  // leaves `why` set) when the design itself violates a structural constraint.
+  // The workload and cluster of design `design` (0 <= design < designs()), resolved by
+  // resolve_workload() and resolve_cluster() (spaces/resolve.h). Returns false (and leaves `why`
+  // set) when the design breaks a rule: check_design() or the spec's own design rules.
   bool design(std::uint64_t design, Design& out) const noexcept;
   bool design(std::uint64_t design, Design& out, Violation& why) const noexcept;
-  // The plan of plan index `plan` within a design; false with `why` when a structural constraint
-  // (docs/spec-format.md) removes it before evaluation. dp is derived here. Allocation-free.
-  // `design` must be one that design() filled and accepted.
+  // The plan of plan index `plan` within a design; false with `why` when a structural rule
+  // (check_plan() of spaces/rules.h, or a constraint of the spec) removes it before evaluation.
+  // dp is derived here. Allocation-free. `design` must be one that design() filled and accepted.
   bool plan(const Design& design, std::uint64_t plan, estimator::Plan& out,
             estimator::Infeasible& why) const noexcept;
   bool plan(const Design& design, std::uint64_t plan, estimator::Plan& out,
@@ -196,8 +174,8 @@ class Space {
   // structural rules read, so it costs far less than checking every point.
   std::uint64_t valid_plans(std::uint64_t design) const;
   std::uint64_t valid_points() const;
-  // Points removed, by reason (index = Violation; [none] = valid points). Sums to size().
-  std::array<std::uint64_t, kNumViolations> count_by_violation() const;
+  // Points removed, by rule (index = Rule; [none] = valid points). Sums to size().
+  std::array<std::uint64_t, kNumRules> count_by_rule() const;
 
   // "model=gpt3-175b gpu=H100-SXM5-80GB num_nodes=16 ... tp=8 pp=4 ..." for messages.
   std::string describe_point(std::uint64_t point_id) const;
@@ -209,7 +187,7 @@ class Space {
   const estimator::Calibration& calibration() const noexcept;
   const std::string& text() const noexcept;      // the full spec text, stored with the results
   const std::string& filename() const noexcept;  // as given to parse()/load()
-  bool allow_tp_across_nodes() const noexcept;
+  const RuleOptions& rule_options() const noexcept;
   const std::vector<std::string>& constraints() const noexcept;  // the user's expressions
 
   struct Impl;  // defined in spaces/space.cc

@@ -95,7 +95,7 @@ TEST(Validate, RowsThatCannotBePredictedGetAReason) {
   unknown_gpu.replace(unknown_gpu.find("H100-SXM5-80GB"), 14, "TPU-v5p");
   unknown_gpu[0] = '2';
   std::string bad_plan = kRow;
-  bad_plan.replace(bad_plan.find(",256,8,8,"), 9, ",255,8,8,");  // tp*pp*dp*cp = 256 != 255 GPUs
+  bad_plan.replace(bad_plan.find(",4,8,8,1,6,"), 11, ",4,8,7,1,6,");  // 224 of 256 GPUs
   bad_plan[0] = '3';
   std::string uneven = kRow;
   uneven.replace(uneven.find(",4,8,8,1,6,"), 11, ",4,8,8,1,5,");  // 96 layers over 40 chunks
@@ -107,7 +107,9 @@ TEST(Validate, RowsThatCannotBePredictedGetAReason) {
   const auto rows = lines(read_file(out));
   ASSERT_EQ(rows.size(), 5u);
   EXPECT_EQ(rows[2], "2,TEST,8.408,,,unknown accelerator 'TPU-v5p'");
-  EXPECT_EQ(rows[3], "3,TEST,8.408,,,cannot be estimated: degrees_mismatch");
+  EXPECT_EQ(rows[3],
+            "3,TEST,8.408,,,cannot be estimated: degrees: tp*pp*cp*dp = 4*8*1*7 = 224 does not "
+            "equal the 256 GPUs");
   // An uneven pipeline split ran, so it is predicted (critical stage: ceil(96/40) layers a chunk).
   EXPECT_TRUE(rows[4].starts_with("4,TEST,8.408,")) << rows[4];
   EXPECT_TRUE(rows[4].ends_with(",")) << rows[4];
@@ -126,7 +128,7 @@ TEST(Validate, BadCsvNamesFileLineAndColumnAndKeepsTheOutput) {
   EXPECT_EQ(
       r.err,
       fmt::format(
-          "clustersweep validate: error: {}:3: column 'tp': expected an integer >= 1, got 'x'\n",
+          "clustersweep validate: error: {}:3: column 'tp': must be a positive integer, got 'x'\n",
           csv));
   EXPECT_EQ(read_file(out), "previous content\n");
 
@@ -136,7 +138,7 @@ TEST(Validate, BadCsvNamesFileLineAndColumnAndKeepsTheOutput) {
   EXPECT_EQ(
       r.err,
       fmt::format(
-          "clustersweep validate: error: {}:2: column 'precision': expected fp32, tf32, fp16, "
+          "clustersweep validate: error: {}:2: column 'precision': must be fp32, tf32, fp16, "
           "bf16, fp8 or fp4, got 'int8'\n",
           (dir.path() / "p.csv").string()));
 

@@ -31,7 +31,7 @@ std::vector<Point> reference(const spaces::Space& space) {
     for (std::uint64_t p = 0; p < space.plan_points(); ++p) {
       const std::uint64_t id = d * space.plan_points() + p;
       if (!design_ok) {
-        out.push_back({id, false, spaces::to_infeasible(violation), NAN, NAN, NAN});
+        out.push_back({id, false, spaces::to_infeasible(violation.rule), NAN, NAN, NAN});
         continue;
       }
       estimator::Plan plan;
@@ -162,7 +162,7 @@ TEST(ChunkEvaluator, AxisColumnsMatchDecode) {
   ASSERT_EQ(rows.rows(), space.size());
   std::vector<std::uint32_t> digits(spaces::kNumAxes);
   spaces::Design design;
-  spaces::Violation why = spaces::Violation::none;
+  spaces::Violation why;
   for (std::uint64_t id = 0; id < space.size(); id += 7) {
     space.decode(id, digits.data());
     space.design(id / space.plan_points(), design, why);

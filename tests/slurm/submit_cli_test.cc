@@ -193,7 +193,7 @@ TEST(StatusCli, ReportsACompleteStoreAndSaysWhenSlurmCannotBeAsked) {
                       "clustersweep-slurm-jobs 1\nsubmission 2026-11-22T10:00:00Z 0\njob sweep 12 /x.sbatch\n");
   const auto r = clustersweep({"status", dir / "results.h5"}, "/nonexistent");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("points: 512 of 512 (100.0%), "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("points: 1,024 of 1,024 (100.0%), "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("; complete\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("jobs:   submitted 2026-11-22T10:00:00Z"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("        cannot ask Slurm: Slurm's client is missing: squeue not found on PATH\n"),

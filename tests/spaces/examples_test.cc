@@ -71,11 +71,11 @@ TEST(PlanCommand, PrintsAxesCountsAndForecast) {
   EXPECT_NE(r.out.find("  tp                       plan        4  -         1, 2, 4, 8\n"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("points: 73,728 = 16 designs x 4,608 plans\n"), std::string::npos) << r.out;
-  EXPECT_EQ(s.size(), 73'728u);
+  EXPECT_NE(r.out.find("points: 147,456 = 16 designs x 9,216 plans\n"), std::string::npos) << r.out;
+  EXPECT_EQ(s.size(), 147'456u);
   EXPECT_NE(r.out.find("run time:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("on 2 ranks"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("store:      keep = all: 73,728 rows x "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("store:      keep = all: 147,456 rows x "), std::string::npos) << r.out;
 }
 
 TEST(PlanCommand, BadSpecExitsTwoWithOneLine) {

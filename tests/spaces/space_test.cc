@@ -71,7 +71,8 @@ TEST(Space, AxesInFixedOrderWithPlanAxesLast) {
                          "zero",
                          "recompute",
                          "sequence_parallel",
-                         "offload"};
+                         "offload",
+                         "pipeline_split"};
   for (int i = 0; i < kNumAxes; ++i) {
     EXPECT_EQ(s.axes()[i].name, names[i]);
     EXPECT_EQ(s.axes()[i].is_plan, i >= kTp) << names[i];
@@ -89,8 +90,12 @@ TEST(Space, SizesAreProductsOfAxisSizes) {
   EXPECT_EQ(s.axes()[kTp].numbers, (std::vector<double>{1, 2, 4, 8}));
   // pp "all": divisors of 8 layers that divide some GPU count (8, 16).
   EXPECT_EQ(s.axes()[kPp].numbers, (std::vector<double>{1, 2, 4, 8}));
+  // pipeline_split: even, and embedding_loss, which places the 8 layers + 2 on pp = 2; no
+  // pipeline leaves the 8 layers to an uneven split.
+  EXPECT_EQ(s.axes()[kPipelineSplit].labels,
+            (std::vector<std::string>{"even", "embedding_loss"}));
   EXPECT_EQ(s.designs(), 4u);
-  EXPECT_EQ(s.plan_points(), 4u * 4 * 2 * 2);
+  EXPECT_EQ(s.plan_points(), 4u * 4 * 2 * 2 * 2);
   EXPECT_EQ(s.size(), s.designs() * s.plan_points());
 }
 
@@ -124,10 +129,10 @@ TEST(Space, PlanDerivesDpAndAppliesRules) {
   ASSERT_TRUE(s.plan(d, 0, p, why));  // tp=1 pp=1 mb=1 zero=0
   EXPECT_EQ(p.dp, 16);
   EXPECT_EQ(why, estimator::Infeasible::none);
-  // Digits (tp, pp, cp, vp, mb, zero, recompute, sp, offload) with radices (4, 4, 1, 1, 2, 2, 1, 1,
-  // 1).
+  // Digits (tp, pp, cp, vp, mb, zero, recompute, sp, offload, pipeline_split) with radices
+  // (4, 4, 1, 1, 2, 2, 1, 1, 1, 2); the even split.
   auto plan_index = [](int tp, int pp, int mb, int zero) {
-    return std::uint64_t(((tp * 4 + pp) * 2 + mb) * 2 + zero);
+    return std::uint64_t((((tp * 4 + pp) * 2 + mb) * 2 + zero) * 2);
   };
   ASSERT_TRUE(s.plan(d, plan_index(3, 1, 1, 0), p, why));  // tp=8 pp=2 mb=2 zero=0 -> dp=1
   EXPECT_EQ(p.tp, 8);
@@ -137,11 +142,11 @@ TEST(Space, PlanDerivesDpAndAppliesRules) {
   EXPECT_EQ(p.dp, 1);
   Violation v;
   EXPECT_FALSE(s.plan(d, plan_index(3, 1, 1, 1), p, v));  // zero=1 with dp=1 repeats zero=0
-  EXPECT_EQ(v, Violation::zero_needs_dp);
+  EXPECT_EQ(v.rule, Rule::zero_needs_dp);
   EXPECT_FALSE(s.plan(d, plan_index(3, 1, 1, 1), p, why));
   EXPECT_EQ(why, estimator::Infeasible::invalid_plan);
   EXPECT_FALSE(s.plan(d, plan_index(3, 3, 0, 0), p, v));  // tp=8 pp=8: 64 GPUs > 16
-  EXPECT_EQ(v, Violation::degrees);
+  EXPECT_EQ(v.rule, Rule::degrees);
   EXPECT_FALSE(s.plan(d, plan_index(3, 3, 0, 0), p, why));
   EXPECT_EQ(why, estimator::Infeasible::degrees_mismatch);
 }
@@ -176,9 +181,9 @@ offload = "none"
     for (int a = 0; a < kNumDesignAxes; ++a) ASSERT_EQ(d.axis_index[a], index[a]);
   }
   EXPECT_EQ(seen.size(), s.size());
-  // The last axis varies fastest.
+  // The last axis (the pipeline split: even, embedding_loss for pp = 2) varies fastest.
   s.decode(1, index);
-  EXPECT_EQ(index[kRecompute], 1u);
+  EXPECT_EQ(index[kPipelineSplit], 1u);
   s.decode(s.plan_points(), index);
   EXPECT_EQ(index[kHbmGb], 1u);
   EXPECT_EQ(index[kTp], 0u);
@@ -186,42 +191,46 @@ offload = "none"
 
 // Brute force: check every point with plan() and compare with the memoized counts.
 void expect_counts_match_brute_force(const Space& s) {
-  std::array<std::uint64_t, kNumViolations> brute{};
+  std::array<std::uint64_t, kNumRules> brute{};
   Design d;
   estimator::Plan p;
   for (std::uint64_t design = 0; design < s.designs(); ++design) {
     Violation why;
     if (!s.design(design, d, why)) {
-      brute[static_cast<int>(why)] += s.plan_points();
+      brute[static_cast<int>(why.rule)] += s.plan_points();
       EXPECT_EQ(s.valid_plans(design), 0u);
       continue;
     }
     std::uint64_t valid = 0;
     for (std::uint64_t plan = 0; plan < s.plan_points(); ++plan) {
       s.plan(d, plan, p, why);
-      ++brute[static_cast<int>(why)];
+      ++brute[static_cast<int>(why.rule)];
       // plan_from_digits() agrees with plan().
       std::uint32_t index[kNumAxes];
       s.decode(design * s.plan_points() + plan, index);
       estimator::Plan q;
       estimator::Infeasible reason;
-      EXPECT_EQ(s.plan_from_digits(d, index + kTp, q, reason), why == Violation::none);
-      EXPECT_EQ(reason, to_infeasible(why));
+      EXPECT_EQ(s.plan_from_digits(d, index + kTp, q, reason), !why);
+      EXPECT_EQ(reason, to_infeasible(why.rule));
       EXPECT_EQ(q.tp, p.tp);
       EXPECT_EQ(q.dp, p.dp);
       EXPECT_EQ(q.offload, p.offload);
-      if (why == Violation::none) {
+      if (!why) {
         ++valid;
         // A valid plan satisfies the structural rules.
         EXPECT_EQ(d.workload.model.heads % p.tp, 0);
         EXPECT_EQ(p.tp * p.pp * p.cp * p.dp, d.cluster.num_gpus);
-        EXPECT_EQ(d.workload.model.layers % (p.pp * p.vp), 0);
+        const int slots = d.workload.model.layers +
+                          (p.pipeline_split == estimator::PipelineSplit::embedding_loss ? 2 : 0);
+        if (p.pipeline_split != estimator::PipelineSplit::uneven) {
+          EXPECT_EQ(slots % (p.pp * p.vp), 0);
+        }
         EXPECT_EQ(d.workload.global_batch % (std::int64_t{p.dp} * p.micro_batch), 0);
       }
     }
     EXPECT_EQ(s.valid_plans(design), valid);
   }
-  EXPECT_EQ(s.count_by_violation(), brute);
+  EXPECT_EQ(s.count_by_rule(), brute);
   EXPECT_EQ(s.valid_points(), brute[0]);
   std::uint64_t sum = 0;
   for (auto c : brute) sum += c;
@@ -275,7 +284,7 @@ pp = "all"
   Design d;
   Violation why;
   EXPECT_FALSE(s.design(0, d, why));  // A100, 1 node
-  EXPECT_EQ(why, Violation::user_constraint);
+  EXPECT_EQ(why.rule, Rule::user_constraint);
   ASSERT_TRUE(s.design(1, d, why));  // A100, 2 nodes
   estimator::Plan p;
   std::uint64_t valid = 0;
@@ -360,7 +369,9 @@ offload = "all"
                                "all.toml");
   const auto& a = s.axes();
   EXPECT_EQ(a[kCp].numbers, (std::vector<double>{1, 2, 4, 8, 16}));  // 2*cp | 2048, cp | 8 or 16
-  EXPECT_EQ(a[kVp].numbers, (std::vector<double>{1, 2, 4}));  // pp >= 2 with pp*vp | 8 layers
+  // pp >= 2 with pp*vp | 8 layers, or | 10 slots with the embedding and the loss (pp 2, vp 5).
+  EXPECT_EQ(a[kVp].numbers, (std::vector<double>{1, 2, 4, 5}));
+  EXPECT_EQ(a[kPipelineSplit].labels, (std::vector<std::string>{"even", "embedding_loss"}));
   EXPECT_EQ(a[kMicroBatch].numbers,
             (std::vector<double>{1, 2, 4, 8, 16, 32, 64}));  // divisors of 64
   EXPECT_EQ(a[kZero].numbers, (std::vector<double>{0, 1, 2, 3}));
@@ -387,7 +398,7 @@ tp = [4, 8, 16]
             (std::vector<double>{4}));   // node-local NVLink follows
   EXPECT_EQ(within.valid_points(), 1u);  // only tp=4
   const Space across = Space::parse(spec(body + "allow_tp_across_nodes = true\n"), "a.toml");
-  EXPECT_TRUE(across.allow_tp_across_nodes());
+  EXPECT_TRUE(across.rule_options().allow_tp_across_nodes);
   EXPECT_EQ(across.valid_points(), 2u);  // tp=4 and tp=8 (16 does not divide 8 GPUs)
 }
 
@@ -431,12 +442,12 @@ gpus = [4, 12, 16]
   Violation why;
   // bf16 on V100 is unsupported.
   EXPECT_FALSE(s.design(0, d, why));
-  EXPECT_EQ(why, Violation::precision_unsupported);
+  EXPECT_EQ(why.rule, Rule::precision_unsupported);
   // H100, bf16: 4 GPUs (part of one node) fine, 12 GPUs is not whole nodes of 8.
   EXPECT_TRUE(s.design(3, d, why));
   EXPECT_EQ(d.cluster.num_gpus, 4);
   EXPECT_FALSE(s.design(4, d, why));
-  EXPECT_EQ(why, Violation::cluster_shape);
+  EXPECT_EQ(why.rule, Rule::cluster_shape);
   EXPECT_TRUE(s.design(5, d, why));
 }
 

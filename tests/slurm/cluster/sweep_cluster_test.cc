@@ -65,7 +65,7 @@ TEST(SubmitToSlurm, ASweepRunsToCompletionWithTheDataOfAnMpirunRun) {
 
   const auto status = clustersweep({"status", dir / "results.h5"});
   ASSERT_EQ(status.exit_code, 0) << status.err;
-  EXPECT_TRUE(contains(status.out, "points: 73,728 of 73,728 (100.0%)")) << status.out;
+  EXPECT_TRUE(contains(status.out, "points: 147,456 of 147,456 (100.0%)")) << status.out;
   EXPECT_TRUE(contains(status.out, "; complete\n")) << status.out;
   EXPECT_TRUE(contains(status.out, fmt::format("  sweep   {:<14}COMPLETED", record[0].jobs[0].id))) << status.out;
   EXPECT_TRUE(contains(status.out, fmt::format("  then    {:<14}COMPLETED", record[0].jobs[1].id))) << status.out;

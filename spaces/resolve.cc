@@ -1,0 +1,366 @@
+#include "spaces/resolve.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "estimator/error.h"
+
+namespace clustersweep::spaces {
+
+namespace est = estimator;
+
+const char* to_string(Origin origin) noexcept {
+  constexpr const char* kNames[] = {"given", "catalog", "calibration", "rule", "fallback"};
+  return kNames[static_cast<int>(origin)];
+}
+
+std::string flag_name(std::string_view setting) {
+  std::string out(setting);
+  std::replace(out.begin(), out.end(), '_', '-');
+  return out;
+}
+
+void Settings::set(const std::string& name, std::string text, std::string where) {
+  values_[name] = {std::move(text), std::move(where)};
+}
+
+std::string Settings::where(const std::string& name) const {
+  return has(name) ? values_.at(name).where : "--" + flag_name(name);
+}
+
+long long Settings::integer(const std::string& name, long long fallback,
+                            long long min_value) const {
+  if (!has(name)) return fallback;
+  const Setting& s = values_.at(name);
+  std::size_t used = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(s.text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  // Degrees, layers and counts are ints in the estimator: past 2^31 they would wrap.
+  if (used == 0 || used != s.text.size() || value < min_value || value > 2147483647LL)
+    throw InputError(fmt::format("{}: must be {}, got '{}'", s.where,
+                                 min_value == 1 ? std::string("a positive integer")
+                                                : fmt::format("an integer >= {}", min_value),
+                                 s.text));
+  return value;
+}
+
+double Settings::number(const std::string& name, double fallback, bool allow_zero) const {
+  if (!has(name)) return fallback;
+  const Setting& s = values_.at(name);
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(s.text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != s.text.size() || !std::isfinite(value) || value < 0 ||
+      (!allow_zero && value == 0))
+    throw InputError(fmt::format("{}: must be a {} number, got '{}'", s.where,
+                                 allow_zero ? "non-negative" : "positive", s.text));
+  return value;
+}
+
+bool Settings::boolean(const std::string& name, bool fallback) const {
+  if (!has(name)) return fallback;
+  const Setting& s = values_.at(name);
+  if (s.text == "1" || s.text == "true" || s.text == "yes" || s.text == "on") return true;
+  if (s.text == "0" || s.text == "false" || s.text == "no" || s.text == "off") return false;
+  throw InputError(fmt::format("{}: must be true or false, got '{}'", s.where, s.text));
+}
+
+const std::vector<SettingInfo>& setting_infos() {
+  static const std::vector<SettingInfo> kInfos = {
+      {"model", "catalog model, e.g. gpt3-175b, llama3-70b (or give the architecture below)"},
+      {"layers", "transformer layers"},
+      {"hidden", "model width"},
+      {"heads", "attention (query) heads"},
+      {"kv_heads", "key/value heads (GQA/MQA; default: heads)"},
+      {"ffn_hidden", "MLP width (per gate/up matrix for SwiGLU; default: 4 x hidden for gelu)"},
+      {"mlp", "gelu (2-matrix) or swiglu (3-matrix)"},
+      {"vocab", "vocabulary size"},
+      {"seq_len", "training sequence length (default: the model's)"},
+      {"global_batch", "sequences per optimizer step (default: the model's)"},
+      {"precision", "fp32, tf32, fp16, bf16 (default), fp8, fp4"},
+      {"gpu", "catalog accelerator, e.g. H100-SXM5-80GB"},
+      {"nodes", "number of nodes (GPUs = nodes x gpus-per-node)"},
+      {"gpus", "number of GPUs, instead of --nodes"},
+      {"gpus_per_node", "GPUs per node (default: the accelerator's)"},
+      {"nvlink_domain",
+       "GPUs per NVLink/NVSwitch domain (default: the accelerator's; a node-local domain follows "
+       "gpus-per-node)"},
+      {"nvlink_gbytes_per_s", "NVLink GB/s per GPU, one direction (default: the accelerator's)"},
+      {"inter_node_gbps_per_gpu", "scale-out Gbit/s per GPU (default: the calibration's)"},
+      {"hbm_gb", "HBM capacity per GPU in GB (default: the accelerator's)"},
+      {"expansion_gb", "memory-expansion tier per GPU in GB (default 0)"},
+      {"expansion_gbytes_per_s",
+       "expansion-tier GB/s per GPU, one direction (default: the calibration's)"},
+      {"nvlink_latency_us", "NVLink latency per hop in us (default: the calibration's)"},
+      {"inter_node_latency_us", "scale-out latency per hop in us (default: the calibration's)"},
+      {"node_overhead_w", "power per node beyond the GPUs in W (default: the accelerator's)"},
+      {"tp", "tensor-parallel degree (default 1)"},
+      {"pp", "pipeline-parallel degree (default 1)"},
+      {"dp", "data-parallel degree (default: GPUs / (tp*pp*cp))"},
+      {"cp", "context-parallel degree (default 1)"},
+      {"vp", "interleaved virtual stages per pipeline rank (default 1)"},
+      {"pipeline_split",
+       "even, embedding_loss or uneven (default: the first of them the plan allows)"},
+      {"sequence_parallel", "Megatron sequence parallelism (flag, or =true/false)"},
+      {"zero", "ZeRO stage 0-3 (3 = FSDP FULL_SHARD; default 0)"},
+      {"recompute", "none (default), selective or full"},
+      {"micro_batch", "sequences per micro-batch (default 1)"},
+      {"offload", "none (default), optimizer, optimizer_activations, all (to the expansion tier)"},
+      {"allow_tp_across_nodes", "accept tp groups that leave the NVLink domain (default false)"},
+      {"calibration", "calibration TOML overriding the built-in one"},
+  };
+  return kInfos;
+}
+
+int default_nvlink_domain(const AcceleratorEntry& gpu, int gpus_per_node) noexcept {
+  return gpu.default_nvlink_domain == gpu.default_gpus_per_node ? gpus_per_node
+                                                                : gpu.default_nvlink_domain;
+}
+
+est::Cluster resolve_cluster(const AcceleratorEntry& gpu, const ClusterSettings& s,
+                             const est::Calibration& calibration) noexcept {
+  est::Cluster c;
+  c.gpu = gpu.accelerator;
+  c.gpus_per_node = s.gpus_per_node > 0 ? s.gpus_per_node : gpu.default_gpus_per_node;
+  c.nvlink_domain =
+      s.nvlink_domain > 0 ? s.nvlink_domain : default_nvlink_domain(gpu, c.gpus_per_node);
+  c.num_gpus = static_cast<int>(s.num_gpus > 0 ? s.num_gpus : s.nodes * c.gpus_per_node);
+  c.nvlink_bytes_per_s = s.nvlink_gbytes_per_s > 0 ? s.nvlink_gbytes_per_s * 1e9
+                                                   : gpu.accelerator.nvlink_bytes_per_s;
+  c.inter_node_bytes_per_s = (s.inter_node_gbps_per_gpu > 0
+                                  ? s.inter_node_gbps_per_gpu
+                                  : calibration.default_inter_node_gbps_per_gpu) *
+                             1e9 / 8;
+  c.hbm_bytes = s.hbm_gb > 0 ? s.hbm_gb * 1e9 : gpu.accelerator.hbm_bytes;
+  c.expansion_bytes = s.expansion_gb * 1e9;
+  if (c.expansion_bytes > 0)
+    c.expansion_bytes_per_s = (s.expansion_gbytes_per_s > 0
+                                   ? s.expansion_gbytes_per_s
+                                   : calibration.default_expansion_gbytes_per_s) *
+                              1e9;
+  c.nvlink_latency_s =
+      (s.nvlink_latency_us >= 0 ? s.nvlink_latency_us * 1e-6 : calibration.nvlink_latency_s);
+  c.inter_node_latency_s = (s.inter_node_latency_us >= 0 ? s.inter_node_latency_us * 1e-6
+                                                         : calibration.inter_node_latency_s);
+  c.node_overhead_w = s.node_overhead_w >= 0 ? s.node_overhead_w : gpu.default_node_overhead_w;
+  return c;
+}
+
+est::Workload resolve_workload(const ModelChoice& model, int seq_len, std::int64_t global_batch,
+                               est::Precision precision) noexcept {
+  est::Workload w;
+  w.model = model.model;
+  w.seq_len = seq_len > 0 ? seq_len : model.seq_len;
+  w.global_batch = global_batch > 0 ? global_batch : model.global_batch;
+  w.precision = precision;
+  return w;
+}
+
+est::PipelineSplit default_pipeline_split(const est::Model& model, int pp, int vp) noexcept {
+  est::Workload w;
+  w.model = model;
+  est::Plan p;
+  p.pp = pp;
+  p.vp = vp;
+  for (int i = 0; i < est::kNumPipelineSplits; ++i) {
+    p.pipeline_split = static_cast<est::PipelineSplit>(i);
+    const std::int64_t chunks = std::int64_t{pp} * vp;
+    // The split rules of check_plan(), which read nothing but the model and the pipeline.
+    const bool ok = i == 0   ? model.layers % chunks == 0
+                    : i == 1 ? pp > 1 && (model.layers + 2) % chunks == 0
+                             : pp > 1 && model.layers % chunks != 0 && chunks <= model.layers;
+    if (ok) return p.pipeline_split;
+  }
+  return est::PipelineSplit::even;
+}
+
+namespace {
+
+// Reads an enum setting through its parse function, naming the valid names on error.
+template <class Enum>
+void read_enum(const Settings& s, const std::string& name, bool (*parse)(std::string_view, Enum&),
+               const char* (*to_string)(Enum), int count, Enum& out) {
+  if (!s.has(name)) return;
+  if (parse(s.at(name).text, out)) return;
+  std::string valid;
+  for (int i = 0; i < count; ++i)
+    valid += fmt::format("{}{}", i == 0 ? "" : i + 1 == count ? " or " : ", ",
+                         to_string(static_cast<Enum>(i)));
+  throw InputError(
+      fmt::format("{}: must be {}, got '{}'", s.at(name).where, valid, s.at(name).text));
+}
+
+const char* mlp_name(est::Mlp m) { return est::to_string(m); }
+const char* precision_name(est::Precision p) { return est::to_string(p); }
+const char* recompute_name(est::Recompute r) { return est::to_string(r); }
+const char* offload_name(est::Offload o) { return est::to_string(o); }
+const char* split_name(est::PipelineSplit p) { return est::to_string(p); }
+
+}  // namespace
+
+Point resolve(const Settings& s) {
+  return resolve(s, s.has("calibration") ? load_calibration(s.at("calibration").text)
+                                         : builtin_calibration());
+}
+
+Point resolve(const Settings& s, const est::Calibration& calibration) {
+  Point pt;
+  auto origin = [&pt, &s](const char* name, Origin o) {
+    if (!s.has(name)) pt.origin[name] = o;
+  };
+  const auto& catalog = Catalog::builtin();
+  pt.calibration = calibration;
+
+  // ---- workload
+  ModelChoice model;
+  est::Model& m = model.model;
+  if (s.has("model")) {
+    const auto& entry = catalog.model(s.at("model").text, s.where("model"));
+    model = {entry.key, entry.model, entry.seq_len, entry.global_batch};
+    for (const char* name : {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "mlp", "vocab",
+                             "seq_len", "global_batch"})
+      origin(name, Origin::catalog);
+  } else {
+    for (const char* name :
+         {"layers", "hidden", "heads", "vocab", "seq_len", "global_batch"})
+      if (!s.has(name))
+        throw InputError(fmt::format(
+            "--{}: required without --model (or give --model with a catalog name)",
+            flag_name(name)));
+    model.key = "custom";
+  }
+  pt.model_name = model.key;
+  m.layers = static_cast<int>(s.integer("layers", m.layers));
+  m.hidden = static_cast<int>(s.integer("hidden", m.hidden));
+  m.heads = static_cast<int>(s.integer("heads", m.heads));
+  // An inline architecture without kv_heads has none of its own: one per head.
+  m.kv_heads = static_cast<int>(s.integer("kv_heads", s.has("heads") ? m.heads : m.kv_heads));
+  read_enum(s, "mlp", est::parse_mlp, mlp_name, 2, m.mlp);
+  if (!s.has("model") && !s.has("ffn_hidden") && m.mlp == est::Mlp::swiglu)
+    throw InputError("--ffn-hidden: required with --mlp swiglu");
+  m.ffn_hidden = static_cast<int>(
+      s.integer("ffn_hidden", s.has("model") ? m.ffn_hidden : std::int64_t{4} * m.hidden));
+  m.vocab = static_cast<int>(s.integer("vocab", m.vocab));
+  if (m.hidden % m.heads != 0)
+    throw InputError(fmt::format("{}: {} is not a multiple of the {} heads", s.where("hidden"),
+                                 m.hidden, m.heads));
+  if (m.heads % m.kv_heads != 0)
+    throw InputError(fmt::format("{}: {} does not divide the {} heads", s.where("kv_heads"),
+                                 m.kv_heads, m.heads));
+  est::Precision precision = est::Precision::bf16;
+  read_enum(s, "precision", est::parse_precision, precision_name, est::kNumPrecisions, precision);
+  origin("precision", Origin::fallback);
+  pt.workload = resolve_workload(model, static_cast<int>(s.integer("seq_len", 0)),
+                                 s.integer("global_batch", 0), precision);
+
+  // ---- cluster
+  if (!s.has("gpu"))
+    throw InputError("--gpu: required (an accelerator of the catalog, e.g. H100-SXM5-80GB)");
+  const auto& gpu = catalog.accelerator(s.at("gpu").text, s.where("gpu"));
+  pt.gpu_name = gpu.key;
+  if (s.has("nodes") && s.has("gpus"))
+    throw InputError(fmt::format("{}: give either nodes or gpus, not both", s.where("gpus")));
+  ClusterSettings cs;
+  cs.nodes = s.integer("nodes", 0);
+  cs.num_gpus = s.integer("gpus", 0);
+  cs.gpus_per_node = static_cast<int>(s.integer("gpus_per_node", 0));
+  cs.nvlink_domain = static_cast<int>(s.integer("nvlink_domain", 0));
+  cs.nvlink_gbytes_per_s = s.number("nvlink_gbytes_per_s", 0);
+  cs.inter_node_gbps_per_gpu = s.number("inter_node_gbps_per_gpu", 0);
+  cs.hbm_gb = s.number("hbm_gb", 0);
+  cs.expansion_gb = s.number("expansion_gb", 0, true);
+  cs.expansion_gbytes_per_s = s.number("expansion_gbytes_per_s", 0, true);
+  cs.nvlink_latency_us = s.number("nvlink_latency_us", -1, true);
+  cs.inter_node_latency_us = s.number("inter_node_latency_us", -1, true);
+  cs.node_overhead_w = s.number("node_overhead_w", -1, true);
+  for (const char* name : {"gpus_per_node", "nvlink_gbytes_per_s", "hbm_gb", "node_overhead_w"})
+    origin(name, Origin::catalog);
+  origin("nvlink_domain", gpu.default_nvlink_domain == gpu.default_gpus_per_node
+                              ? Origin::rule
+                              : Origin::catalog);
+  for (const char* name : {"inter_node_gbps_per_gpu", "expansion_gbytes_per_s",
+                           "nvlink_latency_us", "inter_node_latency_us"})
+    origin(name, Origin::calibration);
+
+  // ---- plan
+  est::Plan& p = pt.plan;
+  p.tp = static_cast<int>(s.integer("tp", 1));
+  p.pp = static_cast<int>(s.integer("pp", 1));
+  p.cp = static_cast<int>(s.integer("cp", 1));
+  p.vp = static_cast<int>(s.integer("vp", 1));
+  p.micro_batch = static_cast<int>(s.integer("micro_batch", 1));
+  p.zero = static_cast<int>(s.integer("zero", 0, 0));
+  if (p.zero > 3)
+    throw InputError(fmt::format("{}: must be 0, 1, 2 or 3, got '{}'", s.where("zero"), p.zero));
+  p.sequence_parallel = s.boolean("sequence_parallel");
+  read_enum(s, "recompute", est::parse_recompute, recompute_name, 3, p.recompute);
+  read_enum(s, "offload", est::parse_offload, offload_name, 4, p.offload);
+  p.pipeline_split = default_pipeline_split(m, p.pp, p.vp);
+  origin("pipeline_split", Origin::rule);
+  read_enum(s, "pipeline_split", est::parse_pipeline_split, split_name, est::kNumPipelineSplits,
+            p.pipeline_split);
+  for (const char* name : {"tp", "pp", "cp", "vp", "micro_batch", "zero", "sequence_parallel",
+                           "recompute", "offload"})
+    origin(name, Origin::fallback);
+  pt.rules.allow_tp_across_nodes = s.boolean("allow_tp_across_nodes");
+
+  // The GPU count: nodes or gpus, or tp*pp*dp*cp when only dp is given.
+  const std::int64_t model_parallel = std::int64_t{p.tp} * p.pp * p.cp;
+  if (!s.has("nodes") && !s.has("gpus")) {
+    if (!s.has("dp"))
+      throw InputError("--nodes: required unless --gpus or --dp is given (GPUs = tp*pp*dp*cp)");
+    cs.num_gpus = model_parallel * s.integer("dp", 1);
+    if (cs.num_gpus > 2147483647LL)
+      throw InputError(fmt::format("{}: tp*pp*dp*cp = {} GPUs exceed 2^31", s.where("dp"),
+                                   cs.num_gpus));
+  }
+  if (cs.nodes > 0) {
+    const int gpn = cs.gpus_per_node > 0 ? cs.gpus_per_node : gpu.default_gpus_per_node;
+    if (cs.nodes * gpn > 2147483647LL)
+      throw InputError(fmt::format("{}: {} nodes of {} GPUs exceed 2^31 GPUs", s.where("nodes"),
+                                   cs.nodes, gpn));
+  }
+  pt.cluster = resolve_cluster(gpu, cs, pt.calibration);
+  const est::Cluster& c = pt.cluster;
+  pt.nodes = (c.num_gpus + c.gpus_per_node - 1) / c.gpus_per_node;
+  // dp: given, or what the GPUs leave (a remainder is the `degrees` rule's to report).
+  p.dp = static_cast<int>(s.integer("dp", std::max<std::int64_t>(1, c.num_gpus / model_parallel)));
+  origin("dp", Origin::rule);
+  return pt;
+}
+
+Violation check(const Point& pt) noexcept {
+  if (Violation v = check_design(pt.workload, pt.cluster)) return v;
+  return check_plan(pt.workload, pt.cluster, pt.plan, pt.rules);
+}
+
+std::string explain(const Violation& v, const Settings& settings) {
+  std::string blamed = blamed_setting(v);
+  auto first_given = [&](std::initializer_list<const char*> names) {
+    for (const char* name : names)
+      if (settings.has(name)) return std::string(name);
+    return std::string(*names.begin());
+  };
+  // Where the blamed value was derived, blame the setting it was derived from.
+  if (v.rule == Rule::degrees) blamed = first_given({"dp", "tp", "pp", "cp"});
+  if (v.rule == Rule::cluster_shape)
+    blamed = first_given({"nvlink_domain", "gpus_per_node", "gpus", "dp", "nodes"});
+  if (v.rule == Rule::pp_vp_layers) blamed = first_given({"pp", "vp", "pipeline_split"});
+  if (v.rule == Rule::batch) blamed = first_given({"global_batch", "micro_batch", "dp"});
+  if (v.rule == Rule::precision_unsupported)
+    return fmt::format("{}: {} {}", settings.where("precision"), settings.at("gpu").text,
+                       message(v));
+  return fmt::format("{}: {}", settings.where(blamed), message(v));
+}
+
+}  // namespace clustersweep::spaces

@@ -1,0 +1,133 @@
+#pragma once
+// The one way from settings to a point: named settings that remember where each value came from
+// (a flag, a file key, a CSV column) resolve, with the catalog's and the calibration's defaults,
+// to the estimator's Workload, Cluster and Plan. `estimate` and `validate` resolve Settings; the
+// sweep resolves each design's axis values through the same resolve_workload() and
+// resolve_cluster(), and every path checks the result with the rules of spaces/rules.h.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "estimator/estimator.h"
+#include "spaces/catalog.h"
+#include "spaces/rules.h"
+
+namespace clustersweep::spaces {
+
+// Where a resolved value came from.
+enum class Origin : std::uint8_t {
+  given,        // a flag, a file key or a CSV column (Setting::where names it)
+  catalog,      // the accelerator's or the model's catalog entry
+  calibration,  // the calibration's default (e.g. default_inter_node_gbps_per_gpu)
+  rule,         // derived by a rule of the point (dp = num_gpus / (tp*pp*cp), a following domain)
+  fallback,     // the built-in default of the setting (tp = 1, recompute = none...)
+};
+const char* to_string(Origin origin) noexcept;  // "given", "catalog", ...
+
+// One setting's text and where it was given: "--tp", "plan.toml:4:1: tp",
+// "runs.csv:12: column 'tp'".
+struct Setting {
+  std::string text;
+  std::string where;
+};
+
+// The settings of one point by name (snake_case, as the spec's keys and the store's columns:
+// "tp", "seq_len", "inter_node_gbps_per_gpu"). Later set() calls override earlier ones.
+class Settings {
+ public:
+  void set(const std::string& name, std::string text, std::string where);
+  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  const Setting& at(const std::string& name) const { return values_.at(name); }
+  // Where `name` was given, or "--name-with-dashes" when it was not (the flag that would set it).
+  std::string where(const std::string& name) const;
+
+  // Typed reads; InputError "WHERE: must be ..., got 'TEXT'" when the text is not one.
+  long long integer(const std::string& name, long long fallback, long long min_value = 1) const;
+  double number(const std::string& name, double fallback, bool allow_zero = false) const;
+  bool boolean(const std::string& name, bool fallback = false) const;
+
+ private:
+  std::map<std::string, Setting> values_;
+};
+
+// Every setting resolve() reads, with its help line: the flags of `estimate`, the keys of its TOML
+// file, in the order --help lists them.
+struct SettingInfo {
+  const char* name;
+  const char* help;
+};
+const std::vector<SettingInfo>& setting_infos();
+// "seq_len" -> "seq-len".
+std::string flag_name(std::string_view setting);
+
+// The cluster a design describes before catalog defaults: 0 (or < 0 for the latencies and the
+// node overhead, where 0 is a value) means "not set".
+struct ClusterSettings {
+  std::int64_t nodes = 0;  // give nodes or num_gpus
+  std::int64_t num_gpus = 0;
+  int gpus_per_node = 0;
+  int nvlink_domain = 0;
+  double nvlink_gbytes_per_s = 0;
+  double inter_node_gbps_per_gpu = 0;
+  double hbm_gb = 0;
+  double expansion_gb = 0;
+  double expansion_gbytes_per_s = 0;
+  double nvlink_latency_us = -1;
+  double inter_node_latency_us = -1;
+  double node_overhead_w = -1;
+};
+
+// The catalog and calibration defaults of a cluster, in one place: gpus_per_node, the NVLink
+// bandwidth, HBM and node overhead are the accelerator's; a node-local NVLink domain (the catalog's
+// domain equals its node) follows gpus_per_node while a rack-scale one (NVL72) keeps its size; the
+// scale-out bandwidth, the expansion-tier bandwidth and the latencies are the calibration's.
+estimator::Cluster resolve_cluster(const AcceleratorEntry& gpu, const ClusterSettings& settings,
+                                   const estimator::Calibration& calibration) noexcept;
+// The NVLink domain resolve_cluster() gives an unset nvlink_domain with `gpus_per_node` per node.
+int default_nvlink_domain(const AcceleratorEntry& gpu, int gpus_per_node) noexcept;
+
+// A model with its published training defaults (catalog entry or inline architecture).
+struct ModelChoice {
+  std::string key;
+  estimator::Model model;
+  int seq_len = 0;  // 0: no default
+  std::int64_t global_batch = 0;
+};
+// seq_len and global_batch 0 take the model's defaults.
+estimator::Workload resolve_workload(const ModelChoice& model, int seq_len,
+                                     std::int64_t global_batch,
+                                     estimator::Precision precision) noexcept;
+
+// The first pipeline split, in PipelineSplit order, that the rules accept for this pipeline:
+// what a point gets when it does not name one.
+estimator::PipelineSplit default_pipeline_split(const estimator::Model& model, int pp,
+                                                int vp) noexcept;
+
+// A resolved point, with the origin of each value that was not given.
+struct Point {
+  std::string model_name;  // catalog key, or "custom" for an inline architecture
+  std::string gpu_name;
+  estimator::Workload workload;
+  estimator::Cluster cluster;
+  estimator::Plan plan;
+  estimator::Calibration calibration;
+  RuleOptions rules;
+  std::int64_t nodes = 0;
+  std::map<std::string, Origin> origin;  // by setting name; absent = given
+};
+
+// Resolves settings to a point. Malformed or missing settings are InputErrors naming where they
+// came from ("--tp: must be a positive integer, got 'x'"); the structural rules are not applied
+// here (see check()).
+Point resolve(const Settings& settings);
+// As resolve(), with this calibration instead of the built-in one or the `calibration` setting's.
+Point resolve(const Settings& settings, const estimator::Calibration& calibration);
+// check_design() and check_plan() of the point.
+Violation check(const Point& point) noexcept;
+// The violation as one line naming the setting to blame and where it came from:
+// "--tp: 5 does not divide the 96 attention heads".
+std::string explain(const Violation& violation, const Settings& settings);
+
+}  // namespace clustersweep::spaces

@@ -1,0 +1,207 @@
+#include "spaces/rules.h"
+
+#include <fmt/format.h>
+
+namespace clustersweep::spaces {
+
+namespace {
+
+namespace est = estimator;
+
+struct RuleInfo {
+  const char* name;
+  const char* text;
+  const char* blamed;  // the setting to change
+  est::Infeasible infeasible;
+};
+
+constexpr RuleInfo kRules[kNumRules] = {
+    {"none", "valid", "", est::Infeasible::none},
+    {"precision_unsupported", "the accelerator has no peak FLOP/s for the precision", "precision",
+     est::Infeasible::precision_unsupported},
+    {"cluster_shape",
+     "num_gpus must fill whole nodes, and the NVLink domain must divide or be a multiple of "
+     "gpus_per_node",
+     "nvlink_domain", est::Infeasible::invalid_plan},
+    {"expansion_duplicate",
+     "expansion_gb = 0 makes every expansion bandwidth the same design; only the first is kept",
+     "expansion_gbytes_per_s", est::Infeasible::invalid_plan},
+    {"user_constraint", "a constraints expression is false", "constraints",
+     est::Infeasible::invalid_plan},
+    {"tp_heads", "tp must divide heads, and kv_heads must divide tp or tp divide kv_heads", "tp",
+     est::Infeasible::tp_not_dividing_heads},
+    {"tp_nvlink_domain",
+     "tp must divide the NVLink domain size (plan.allow_tp_across_nodes lifts this)", "tp",
+     est::Infeasible::invalid_plan},
+    {"degrees", "tp*pp*cp*dp must equal num_gpus", "tp", est::Infeasible::degrees_mismatch},
+    {"pp_vp_layers",
+     "pp*vp must divide the layers (the layers + 2 with pipeline_split = \"embedding_loss\")", "pp",
+     est::Infeasible::pp_vp_not_dividing_layers},
+    {"pipeline_split",
+     "embedding_loss and uneven splits need pp > 1; uneven needs pp*vp not dividing the layers "
+     "(else it is the even split)",
+     "pipeline_split", est::Infeasible::invalid_plan},
+    {"vp_needs_pp", "vp > 1 needs pp > 1", "vp", est::Infeasible::invalid_plan},
+    {"cp_seq", "seq_len must be divisible by 2*cp", "cp", est::Infeasible::cp_not_dividing_seq},
+    {"batch", "global_batch must be divisible by dp*micro_batch", "global_batch",
+     est::Infeasible::batch_not_divisible},
+    {"interleave_microbatches", "with vp > 1 the number of micro-batches must be divisible by pp",
+     "vp", est::Infeasible::invalid_plan},
+    {"sequence_parallel_needs_tp", "sequence_parallel needs tp > 1 and seq_len divisible by tp*cp",
+     "sequence_parallel", est::Infeasible::invalid_plan},
+    {"zero_needs_dp",
+     "zero > 0 needs dp*cp > 1 (with one rank in the ZeRO group it is the plan with zero = 0)",
+     "zero", est::Infeasible::invalid_plan},
+    {"offload_needs_expansion", "offload needs an expansion tier (expansion_gb > 0) and its bandwidth",
+     "offload", est::Infeasible::invalid_plan},
+};
+
+Violation broken(Rule rule, std::int64_t a = 0, std::int64_t b = 0, std::int64_t c = 0,
+                 std::int64_t d = 0, std::int64_t e = 0) noexcept {
+  return Violation{rule, {a, b, c, d, e}};
+}
+
+}  // namespace
+
+const char* to_string(Rule rule) noexcept { return kRules[static_cast<int>(rule)].name; }
+const char* describe(Rule rule) noexcept { return kRules[static_cast<int>(rule)].text; }
+est::Infeasible to_infeasible(Rule rule) noexcept {
+  return kRules[static_cast<int>(rule)].infeasible;
+}
+const char* blamed_setting(const Violation& v) noexcept {
+  // A dp that does not fill the GPUs is the dp's fault when it was given; the sweep derives it.
+  return kRules[static_cast<int>(v.rule)].blamed;
+}
+
+bool tp_fits_heads(int tp, const est::Model& m) noexcept {
+  return m.heads % tp == 0 && (m.kv_heads % tp == 0 || tp % m.kv_heads == 0);
+}
+
+Violation check_design(const est::Workload& w, const est::Cluster& c) noexcept {
+  if (c.gpu.peak_flops[static_cast<int>(w.precision)] <= 0) {
+    std::int64_t supported = 0;
+    for (int i = 0; i < est::kNumPrecisions; ++i)
+      if (c.gpu.peak_flops[i] > 0) supported |= std::int64_t{1} << i;
+    return broken(Rule::precision_unsupported, static_cast<int>(w.precision), supported);
+  }
+  const bool whole_nodes = c.num_gpus % c.gpus_per_node == 0 || c.num_gpus < c.gpus_per_node;
+  const bool domain_fits =
+      c.nvlink_domain % c.gpus_per_node == 0 || c.gpus_per_node % c.nvlink_domain == 0;
+  if (!whole_nodes || !domain_fits)
+    return broken(Rule::cluster_shape, c.num_gpus, c.gpus_per_node, c.nvlink_domain);
+  return {};
+}
+
+Violation check_plan(const est::Workload& w, const est::Cluster& c, const est::Plan& p,
+                     const RuleOptions& options) noexcept {
+  const est::Model& m = w.model;
+  // The order matters: the sweep's counting skips every plan sharing the tp of a tp rule's
+  // violation, and the tp, pp and cp of a `degrees` violation (Space::count_by_rule).
+  if (!tp_fits_heads(p.tp, m))
+    return broken(Rule::tp_heads, p.tp, m.heads, m.kv_heads);
+  if (!options.allow_tp_across_nodes && c.nvlink_domain % p.tp != 0)
+    return broken(Rule::tp_nvlink_domain, p.tp, c.nvlink_domain);
+  const std::int64_t model_parallel = std::int64_t{p.tp} * p.pp * p.cp;
+  if (model_parallel * p.dp != c.num_gpus)
+    return broken(Rule::degrees, p.tp, p.pp, p.cp, p.dp, c.num_gpus);
+  const std::int64_t chunks = std::int64_t{p.pp} * p.vp;
+  switch (p.pipeline_split) {
+    case est::PipelineSplit::even:
+      if (m.layers % chunks != 0) return broken(Rule::pp_vp_layers, p.pp, p.vp, m.layers);
+      break;
+    case est::PipelineSplit::embedding_loss:
+      if (p.pp == 1) return broken(Rule::pipeline_split, p.pp, p.vp, m.layers);
+      if ((m.layers + 2) % chunks != 0)
+        return broken(Rule::pp_vp_layers, p.pp, p.vp, m.layers + 2);
+      break;
+    case est::PipelineSplit::uneven:
+      if (p.pp == 1 || m.layers % chunks == 0 || chunks > m.layers)
+        return broken(Rule::pipeline_split, p.pp, p.vp, m.layers);
+      break;
+  }
+  if (p.vp > 1 && p.pp == 1) return broken(Rule::vp_needs_pp, p.vp);
+  if (p.cp > 1 && w.seq_len % (2 * p.cp) != 0) return broken(Rule::cp_seq, p.cp, w.seq_len);
+  const std::int64_t per_step = std::int64_t{p.dp} * p.micro_batch;
+  if (w.global_batch % per_step != 0)
+    return broken(Rule::batch, w.global_batch, p.dp, p.micro_batch);
+  if (p.vp > 1 && (w.global_batch / per_step) % p.pp != 0)
+    return broken(Rule::interleave_microbatches, w.global_batch / per_step, p.pp, p.vp);
+  if (p.sequence_parallel && (p.tp == 1 || w.seq_len % (std::int64_t{p.tp} * p.cp) != 0))
+    return broken(Rule::sequence_parallel_needs_tp, p.tp, p.cp, w.seq_len);
+  if (p.zero > 0 && std::int64_t{p.dp} * p.cp == 1) return broken(Rule::zero_needs_dp, p.zero);
+  if (p.offload != est::Offload::none && (c.expansion_bytes <= 0 || c.expansion_bytes_per_s <= 0))
+    return broken(Rule::offload_needs_expansion, static_cast<int>(p.offload));
+  return {};
+}
+
+std::string message(const Violation& v) {
+  const auto& x = v.values;
+  switch (v.rule) {
+    case Rule::none:
+      return "valid";
+    case Rule::precision_unsupported:
+    {
+      std::string supported;
+      for (int i = 0; i < est::kNumPrecisions; ++i)
+        if (x[1] & (std::int64_t{1} << i))
+          supported += fmt::format("{}{}", supported.empty() ? "" : ", ",
+                                   est::to_string(static_cast<est::Precision>(i)));
+      return fmt::format("has no {} peak; it supports {}",
+                         est::to_string(static_cast<est::Precision>(x[0])), supported);
+    }
+    case Rule::cluster_shape:
+      return fmt::format(
+          "{} GPUs in nodes of {} with an NVLink domain of {}: the GPUs must fill whole nodes, and "
+          "the domain must divide or be a multiple of the node",
+          x[0], x[1], x[2]);
+    case Rule::tp_heads:
+      if (x[1] % x[0] != 0)
+        return fmt::format("{} does not divide the {} attention heads", x[0], x[1]);
+      return fmt::format("{} and the {} key/value heads do not divide one another", x[0], x[2]);
+    case Rule::tp_nvlink_domain:
+      return fmt::format(
+          "{} does not divide the NVLink domain of {} GPUs (a spec's plan.allow_tp_across_nodes "
+          "lifts this)",
+          x[0], x[1]);
+    case Rule::degrees: {
+      const std::int64_t model_parallel = x[0] * x[1] * x[2];
+      if (x[4] % model_parallel != 0)
+        return fmt::format("tp*pp*cp = {}*{}*{} = {} does not divide the {} GPUs", x[0], x[1], x[2],
+                           model_parallel, x[4]);
+      return fmt::format("tp*pp*cp*dp = {}*{}*{}*{} = {} does not equal the {} GPUs", x[0], x[1],
+                         x[2], x[3], model_parallel * x[3], x[4]);
+    }
+    case Rule::pp_vp_layers:
+      return fmt::format("pp*vp = {}*{} = {} does not divide the {} layer slots", x[0], x[1],
+                         x[0] * x[1], x[2]);
+    case Rule::pipeline_split:
+      if (x[0] == 1) return "needs pp > 1";
+      return fmt::format(
+          "pp*vp = {} divides the {} layers (use \"even\") or exceeds them", x[0] * x[1], x[2]);
+    case Rule::vp_needs_pp:
+      return fmt::format("interleaving (vp {}) needs pp > 1", x[0]);
+    case Rule::cp_seq:
+      return fmt::format("2*cp = {} does not divide the sequence length {}", 2 * x[0], x[1]);
+    case Rule::batch:
+      return fmt::format("{} is not a multiple of dp*micro_batch = {}*{}", x[0], x[1], x[2]);
+    case Rule::interleave_microbatches:
+      return fmt::format(
+          "interleaving (vp {}) needs the {} micro-batches to be a multiple of pp = {}", x[2], x[0],
+          x[1]);
+    case Rule::sequence_parallel_needs_tp:
+      if (x[0] == 1) return "needs tp > 1";
+      return fmt::format("tp*cp = {} does not divide the sequence length {}", x[0] * x[1], x[2]);
+    case Rule::zero_needs_dp:
+      return fmt::format(
+          "ZeRO stage {} with dp*cp = 1 shards over one rank: it is the plan with zero = 0",
+          x[0]);
+    case Rule::offload_needs_expansion:
+      return "needs an expansion tier (expansion_gb and expansion_gbytes_per_s)";
+    case Rule::expansion_duplicate:
+    case Rule::user_constraint:
+      break;
+  }
+  return describe(v.rule);
+}
+
+}  // namespace clustersweep::spaces

@@ -1,0 +1,69 @@
+#pragma once
+// The one structural rule check: which workloads, clusters and plans can run at all, before any
+// estimate. Every command takes its points through it (estimate, validate, plan, run): the sweep
+// from its odometer, the others from spaces::resolve(). Pure and allocation-free. The rules and
+// their reasons are in docs/spec-format.md ("Structural rules").
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "estimator/estimator.h"
+
+namespace clustersweep::spaces {
+
+// Stable order: `clustersweep plan` prints counts in it and tests pin the names.
+enum class Rule : std::uint8_t {
+  none = 0,
+  precision_unsupported,       // design: the accelerator has no peak for the precision
+  cluster_shape,               // design: num_gpus vs gpus_per_node vs nvlink_domain
+  expansion_duplicate,         // sweep: a swept expansion bandwidth with expansion_gb = 0 repeats
+                               //   the design with the first bandwidth
+  user_constraint,             // sweep: a `constraints` expression is false
+  tp_heads,                    // tp must divide heads, and kv_heads divide tp or tp divide kv_heads
+  tp_nvlink_domain,            // tp must divide the NVLink domain (unless allow_tp_across_nodes)
+  degrees,                     // tp*pp*cp*dp must equal num_gpus
+  pp_vp_layers,                // pp*vp must divide the layer slots of the pipeline split
+  pipeline_split,              // the split does not apply to this pipeline
+  vp_needs_pp,                 // vp > 1 needs pp > 1
+  cp_seq,                      // seq_len must be divisible by 2*cp (cp > 1)
+  batch,                       // global_batch must be divisible by dp*micro_batch
+  interleave_microbatches,     // vp > 1: the number of micro-batches must be divisible by pp
+  sequence_parallel_needs_tp,  // sequence_parallel needs tp > 1 and seq_len divisible by tp*cp
+  zero_needs_dp,               // zero > 0 needs a ZeRO group (dp*cp) of more than one rank
+  offload_needs_expansion,     // offload needs an expansion tier with a bandwidth
+};
+inline constexpr int kNumRules = 17;
+
+const char* to_string(Rule rule) noexcept;  // e.g. "tp_heads"
+const char* describe(Rule rule) noexcept;   // the rule, one line
+// The reason code the store records for a point the rule removes.
+estimator::Infeasible to_infeasible(Rule rule) noexcept;
+
+// A broken rule with the values it read, in the order message() words them.
+struct Violation {
+  Rule rule = Rule::none;
+  std::array<std::int64_t, 5> values{};
+  explicit operator bool() const noexcept { return rule != Rule::none; }
+};
+
+// The violation in words with its values, e.g. "5 does not divide the 96 attention heads".
+std::string message(const Violation& violation);
+// The setting (spec key and flag name, snake_case: "tp", "global_batch") a user changes to mend the
+// violation: the commands name where that setting came from.
+const char* blamed_setting(const Violation& violation) noexcept;
+
+// tp_heads: tp divides the heads, and tp and the key/value heads divide one another.
+bool tp_fits_heads(int tp, const estimator::Model& model) noexcept;
+
+struct RuleOptions {
+  bool allow_tp_across_nodes = false;  // plan.allow_tp_across_nodes
+};
+
+// The design rules: can this workload run on this cluster at all.
+Violation check_design(const estimator::Workload& workload,
+                       const estimator::Cluster& cluster) noexcept;
+// The plan rules, for a design check_design() accepted; the first broken rule in Rule order.
+Violation check_plan(const estimator::Workload& workload, const estimator::Cluster& cluster,
+                     const estimator::Plan& plan, const RuleOptions& options) noexcept;
+
+}  // namespace clustersweep::spaces

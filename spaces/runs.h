@@ -1,0 +1,35 @@
+#pragma once
+// Published, measured training runs (the format of ../shared/validation/transformer_runs.csv) read
+// as points of the resolution layer, and the error statistics `clustersweep validate` reports.
+// Each row becomes Settings whose origins name the file, line and column, so a run is resolved
+// and checked exactly as `estimate` resolves and checks the same flags.
+#include <string>
+#include <vector>
+
+#include "estimator/estimator.h"
+#include "estimator/fit.h"
+
+namespace clustersweep::spaces {
+
+struct Run {
+  std::string id;
+  std::string source;
+  double measured_s = 0;
+  // Why the run cannot be predicted ("unknown accelerator 'X'", a broken rule); empty when it can,
+  // and then `sample` holds its point.
+  std::string reason;
+  estimator::Sample sample;
+};
+
+// Reads a runs file. Malformed values are InputErrors naming "FILE:LINE: column 'C'"; rows the
+// estimator cannot represent get a reason instead.
+std::vector<Run> read_runs(const std::string& path, const estimator::Calibration& calibration);
+
+struct ErrorStats {
+  std::size_t n = 0;
+  double mape = 0, median = 0, geomean = 0, max = 0;
+};
+// Of absolute relative errors.
+ErrorStats error_stats(std::vector<double> abs_errors);
+
+}  // namespace clustersweep::spaces
