@@ -145,8 +145,7 @@ void print_text(const Point& pt, const est::Estimate& e) {
       "plan      tp {} pp {} dp {} cp {} vp {} ({} pipeline split), sequence parallel {}, ZeRO {}, "
       "recompute {}, micro-batch {} ({} per step), offload {}\n\n",
       p.tp, p.pp, p.dp, p.cp, p.vp, est::to_string(p.pipeline_split),
-      p.sequence_parallel ? "on" : "off", p.zero,
-      est::to_string(p.recompute), p.micro_batch,
+      p.sequence_parallel ? "on" : "off", p.zero, est::to_string(p.recompute), p.micro_batch,
       w.global_batch / (static_cast<long long>(p.dp) * p.micro_batch), est::to_string(p.offload));
 
   const auto& t = e.time;
@@ -228,8 +227,7 @@ int estimate(const Args& args) {
   }
 
   const Point pt = spaces::resolve(settings);
-  if (const spaces::Violation v = spaces::check(pt))
-    throw InputError(spaces::explain(v, settings));
+  if (const spaces::Violation v = spaces::check(pt)) throw InputError(spaces::explain(v, settings));
   const est::Estimate e = est::estimate(pt.workload, pt.cluster, pt.plan, pt.calibration);
   if (vm->count("json"))
     print_json(pt, e);

@@ -135,19 +135,19 @@ est::Cluster resolve_cluster(const AcceleratorEntry& gpu, const ClusterSettings&
   c.nvlink_domain =
       s.nvlink_domain > 0 ? s.nvlink_domain : default_nvlink_domain(gpu, c.gpus_per_node);
   c.num_gpus = static_cast<int>(s.num_gpus > 0 ? s.num_gpus : s.nodes * c.gpus_per_node);
-  c.nvlink_bytes_per_s = s.nvlink_gbytes_per_s > 0 ? s.nvlink_gbytes_per_s * 1e9
-                                                   : gpu.accelerator.nvlink_bytes_per_s;
-  c.inter_node_bytes_per_s = (s.inter_node_gbps_per_gpu > 0
-                                  ? s.inter_node_gbps_per_gpu
-                                  : calibration.default_inter_node_gbps_per_gpu) *
-                             1e9 / 8;
+  c.nvlink_bytes_per_s =
+      s.nvlink_gbytes_per_s > 0 ? s.nvlink_gbytes_per_s * 1e9 : gpu.accelerator.nvlink_bytes_per_s;
+  c.inter_node_bytes_per_s =
+      (s.inter_node_gbps_per_gpu > 0 ? s.inter_node_gbps_per_gpu
+                                     : calibration.default_inter_node_gbps_per_gpu) *
+      1e9 / 8;
   c.hbm_bytes = s.hbm_gb > 0 ? s.hbm_gb * 1e9 : gpu.accelerator.hbm_bytes;
   c.expansion_bytes = s.expansion_gb * 1e9;
   if (c.expansion_bytes > 0)
-    c.expansion_bytes_per_s = (s.expansion_gbytes_per_s > 0
-                                   ? s.expansion_gbytes_per_s
-                                   : calibration.default_expansion_gbytes_per_s) *
-                              1e9;
+    c.expansion_bytes_per_s =
+        (s.expansion_gbytes_per_s > 0 ? s.expansion_gbytes_per_s
+                                      : calibration.default_expansion_gbytes_per_s) *
+        1e9;
   c.nvlink_latency_s =
       (s.nvlink_latency_us >= 0 ? s.nvlink_latency_us * 1e-6 : calibration.nvlink_latency_s);
   c.inter_node_latency_s = (s.inter_node_latency_us >= 0 ? s.inter_node_latency_us * 1e-6
@@ -194,7 +194,10 @@ void read_enum(const Settings& s, const std::string& name, bool (*parse)(std::st
   if (parse(s.at(name).text, out)) return;
   std::string valid;
   for (int i = 0; i < count; ++i)
-    valid += fmt::format("{}{}", i == 0 ? "" : i + 1 == count ? " or " : ", ",
+    valid += fmt::format("{}{}",
+                         i == 0           ? ""
+                         : i + 1 == count ? " or "
+                                          : ", ",
                          to_string(static_cast<Enum>(i)));
   throw InputError(
       fmt::format("{}: must be {}, got '{}'", s.at(name).where, valid, s.at(name).text));
@@ -209,8 +212,8 @@ const char* split_name(est::PipelineSplit p) { return est::to_string(p); }
 }  // namespace
 
 Point resolve(const Settings& s) {
-  return resolve(s, s.has("calibration") ? load_calibration(s.at("calibration").text)
-                                         : builtin_calibration());
+  return resolve(
+      s, s.has("calibration") ? load_calibration(s.at("calibration").text) : builtin_calibration());
 }
 
 Point resolve(const Settings& s, const est::Calibration& calibration) {
@@ -231,12 +234,11 @@ Point resolve(const Settings& s, const est::Calibration& calibration) {
                              "seq_len", "global_batch"})
       origin(name, Origin::catalog);
   } else {
-    for (const char* name :
-         {"layers", "hidden", "heads", "vocab", "seq_len", "global_batch"})
+    for (const char* name : {"layers", "hidden", "heads", "vocab", "seq_len", "global_batch"})
       if (!s.has(name))
-        throw InputError(fmt::format(
-            "--{}: required without --model (or give --model with a catalog name)",
-            flag_name(name)));
+        throw InputError(
+            fmt::format("--{}: required without --model (or give --model with a catalog name)",
+                        flag_name(name)));
     model.key = "custom";
   }
   pt.model_name = model.key;
@@ -285,11 +287,10 @@ Point resolve(const Settings& s, const est::Calibration& calibration) {
   cs.node_overhead_w = s.number("node_overhead_w", -1, true);
   for (const char* name : {"gpus_per_node", "nvlink_gbytes_per_s", "hbm_gb", "node_overhead_w"})
     origin(name, Origin::catalog);
-  origin("nvlink_domain", gpu.default_nvlink_domain == gpu.default_gpus_per_node
-                              ? Origin::rule
-                              : Origin::catalog);
-  for (const char* name : {"inter_node_gbps_per_gpu", "expansion_gbytes_per_s",
-                           "nvlink_latency_us", "inter_node_latency_us"})
+  origin("nvlink_domain",
+         gpu.default_nvlink_domain == gpu.default_gpus_per_node ? Origin::rule : Origin::catalog);
+  for (const char* name : {"inter_node_gbps_per_gpu", "expansion_gbytes_per_s", "nvlink_latency_us",
+                           "inter_node_latency_us"})
     origin(name, Origin::calibration);
 
   // ---- plan
@@ -309,8 +310,8 @@ Point resolve(const Settings& s, const est::Calibration& calibration) {
   origin("pipeline_split", Origin::rule);
   read_enum(s, "pipeline_split", est::parse_pipeline_split, split_name, est::kNumPipelineSplits,
             p.pipeline_split);
-  for (const char* name : {"tp", "pp", "cp", "vp", "micro_batch", "zero", "sequence_parallel",
-                           "recompute", "offload"})
+  for (const char* name :
+       {"tp", "pp", "cp", "vp", "micro_batch", "zero", "sequence_parallel", "recompute", "offload"})
     origin(name, Origin::fallback);
   pt.rules.allow_tp_across_nodes = s.boolean("allow_tp_across_nodes");
 
@@ -321,14 +322,14 @@ Point resolve(const Settings& s, const est::Calibration& calibration) {
       throw InputError("--nodes: required unless --gpus or --dp is given (GPUs = tp*pp*dp*cp)");
     cs.num_gpus = model_parallel * s.integer("dp", 1);
     if (cs.num_gpus > 2147483647LL)
-      throw InputError(fmt::format("{}: tp*pp*dp*cp = {} GPUs exceed 2^31", s.where("dp"),
-                                   cs.num_gpus));
+      throw InputError(
+          fmt::format("{}: tp*pp*dp*cp = {} GPUs exceed 2^31", s.where("dp"), cs.num_gpus));
   }
   if (cs.nodes > 0) {
     const int gpn = cs.gpus_per_node > 0 ? cs.gpus_per_node : gpu.default_gpus_per_node;
     if (cs.nodes * gpn > 2147483647LL)
-      throw InputError(fmt::format("{}: {} nodes of {} GPUs exceed 2^31 GPUs", s.where("nodes"),
-                                   cs.nodes, gpn));
+      throw InputError(
+          fmt::format("{}: {} nodes of {} GPUs exceed 2^31 GPUs", s.where("nodes"), cs.nodes, gpn));
   }
   pt.cluster = resolve_cluster(gpu, cs, pt.calibration);
   const est::Cluster& c = pt.cluster;

@@ -52,8 +52,9 @@ constexpr RuleInfo kRules[kNumRules] = {
     {"zero_needs_dp",
      "zero > 0 needs dp*cp > 1 (with one rank in the ZeRO group it is the plan with zero = 0)",
      "zero", est::Infeasible::invalid_plan},
-    {"offload_needs_expansion", "offload needs an expansion tier (expansion_gb > 0) and its bandwidth",
-     "offload", est::Infeasible::invalid_plan},
+    {"offload_needs_expansion",
+     "offload needs an expansion tier (expansion_gb > 0) and its bandwidth", "offload",
+     est::Infeasible::invalid_plan},
 };
 
 Violation broken(Rule rule, std::int64_t a = 0, std::int64_t b = 0, std::int64_t c = 0,
@@ -97,8 +98,7 @@ Violation check_plan(const est::Workload& w, const est::Cluster& c, const est::P
   const est::Model& m = w.model;
   // The order matters: the sweep's counting skips every plan sharing the tp of a tp rule's
   // violation, and the tp, pp and cp of a `degrees` violation (Space::count_by_rule).
-  if (!tp_fits_heads(p.tp, m))
-    return broken(Rule::tp_heads, p.tp, m.heads, m.kv_heads);
+  if (!tp_fits_heads(p.tp, m)) return broken(Rule::tp_heads, p.tp, m.heads, m.kv_heads);
   if (!options.allow_tp_across_nodes && c.nvlink_domain % p.tp != 0)
     return broken(Rule::tp_nvlink_domain, p.tp, c.nvlink_domain);
   const std::int64_t model_parallel = std::int64_t{p.tp} * p.pp * p.cp;
@@ -111,8 +111,7 @@ Violation check_plan(const est::Workload& w, const est::Cluster& c, const est::P
       break;
     case est::PipelineSplit::embedding_loss:
       if (p.pp == 1) return broken(Rule::pipeline_split, p.pp, p.vp, m.layers);
-      if ((m.layers + 2) % chunks != 0)
-        return broken(Rule::pp_vp_layers, p.pp, p.vp, m.layers + 2);
+      if ((m.layers + 2) % chunks != 0) return broken(Rule::pp_vp_layers, p.pp, p.vp, m.layers + 2);
       break;
     case est::PipelineSplit::uneven:
       if (p.pp == 1 || m.layers % chunks == 0 || chunks > m.layers)
@@ -139,8 +138,7 @@ std::string message(const Violation& v) {
   switch (v.rule) {
     case Rule::none:
       return "valid";
-    case Rule::precision_unsupported:
-    {
+    case Rule::precision_unsupported: {
       std::string supported;
       for (int i = 0; i < est::kNumPrecisions; ++i)
         if (x[1] & (std::int64_t{1} << i))
@@ -176,8 +174,8 @@ std::string message(const Violation& v) {
                          x[0] * x[1], x[2]);
     case Rule::pipeline_split:
       if (x[0] == 1) return "needs pp > 1";
-      return fmt::format(
-          "pp*vp = {} divides the {} layers (use \"even\") or exceeds them", x[0] * x[1], x[2]);
+      return fmt::format("pp*vp = {} divides the {} layers (use \"even\") or exceeds them",
+                         x[0] * x[1], x[2]);
     case Rule::vp_needs_pp:
       return fmt::format("interleaving (vp {}) needs pp > 1", x[0]);
     case Rule::cp_seq:
@@ -193,8 +191,7 @@ std::string message(const Violation& v) {
       return fmt::format("tp*cp = {} does not divide the sequence length {}", x[0] * x[1], x[2]);
     case Rule::zero_needs_dp:
       return fmt::format(
-          "ZeRO stage {} with dp*cp = 1 shards over one rank: it is the plan with zero = 0",
-          x[0]);
+          "ZeRO stage {} with dp*cp = 1 shards over one rank: it is the plan with zero = 0", x[0]);
     case Rule::offload_needs_expansion:
       return "needs an expansion tier (expansion_gb and expansion_gbytes_per_s)";
     case Rule::expansion_duplicate:

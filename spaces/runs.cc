@@ -44,22 +44,62 @@ std::vector<std::string> split_csv(const std::string& line) {
   return fields;
 }
 
-constexpr const char* kRequiredColumns[] = {
-    "id",     "source",  "layers", "hidden",     "heads",          "kv_heads",
-    "ffn_hidden", "ffn_act", "seq_len", "vocab",  "gpu",            "num_gpus",
-    "gpus_per_node", "nvlink_domain", "inter_node_gbps_per_gpu", "tp", "pp", "dp",
-    "cp",     "vp",      "sequence_parallel", "zero", "recompute", "micro_batch",
-    "global_batch", "precision", "step_time_s"};
+constexpr const char* kRequiredColumns[] = {"id",
+                                            "source",
+                                            "layers",
+                                            "hidden",
+                                            "heads",
+                                            "kv_heads",
+                                            "ffn_hidden",
+                                            "ffn_act",
+                                            "seq_len",
+                                            "vocab",
+                                            "gpu",
+                                            "num_gpus",
+                                            "gpus_per_node",
+                                            "nvlink_domain",
+                                            "inter_node_gbps_per_gpu",
+                                            "tp",
+                                            "pp",
+                                            "dp",
+                                            "cp",
+                                            "vp",
+                                            "sequence_parallel",
+                                            "zero",
+                                            "recompute",
+                                            "micro_batch",
+                                            "global_batch",
+                                            "precision",
+                                            "step_time_s"};
 
 // Columns read as settings of the same name, and those whose names differ.
-constexpr const char* kSameName[] = {
-    "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len", "global_batch",
-    "precision", "gpu", "gpus_per_node", "nvlink_domain", "inter_node_gbps_per_gpu", "tp", "pp",
-    "dp", "cp", "vp", "sequence_parallel", "zero", "recompute", "micro_batch"};
+constexpr const char* kSameName[] = {"layers",
+                                     "hidden",
+                                     "heads",
+                                     "kv_heads",
+                                     "ffn_hidden",
+                                     "vocab",
+                                     "seq_len",
+                                     "global_batch",
+                                     "precision",
+                                     "gpu",
+                                     "gpus_per_node",
+                                     "nvlink_domain",
+                                     "inter_node_gbps_per_gpu",
+                                     "tp",
+                                     "pp",
+                                     "dp",
+                                     "cp",
+                                     "vp",
+                                     "sequence_parallel",
+                                     "zero",
+                                     "recompute",
+                                     "micro_batch"};
 
 }  // namespace
 
-std::vector<Run> read_runs(const std::string& path, const estimator::Calibration& calibration) {
+std::vector<MeasuredRun> read_runs(const std::string& path,
+                                   const estimator::Calibration& calibration) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("cannot open runs file '{}'", path));
   std::string line;
@@ -74,7 +114,7 @@ std::vector<Run> read_runs(const std::string& path, const estimator::Calibration
           "{}:1: missing column '{}' (see the README of the validation data)", path, column));
 
   const auto& catalog = Catalog::builtin();
-  std::vector<Run> runs;
+  std::vector<MeasuredRun> runs;
   for (int line_number = 2; std::getline(in, line); ++line_number) {
     if (line.empty() || line == "\r") continue;
     const auto fields = split_csv(line);
@@ -86,7 +126,7 @@ std::vector<Run> read_runs(const std::string& path, const estimator::Calibration
       return fields[columns.at(column)];
     };
     auto where = [&](const char* column) { return fmt::format("{}: column '{}'", at, column); };
-    Run run;
+    MeasuredRun run;
     run.id = text("id");
     run.source = text("source");
     if (text("step_time_s").empty()) {
@@ -111,6 +151,7 @@ std::vector<Run> read_runs(const std::string& path, const estimator::Calibration
       continue;
     }
     const Point pt = resolve(settings, calibration);
+    run.gpu = pt.gpu_name;
     if (const Violation v = check(pt))
       run.reason = fmt::format("cannot be estimated: {}: {}", to_string(v.rule), message(v));
     run.sample = {pt.workload, pt.cluster, pt.plan, run.measured_s};

@@ -11,9 +11,10 @@
 
 namespace clustersweep::spaces {
 
-struct Run {
+struct MeasuredRun {
   std::string id;
   std::string source;
+  std::string gpu;  // the accelerator's catalog key
   double measured_s = 0;
   // Why the run cannot be predicted ("unknown accelerator 'X'", a broken rule); empty when it can,
   // and then `sample` holds its point.
@@ -23,7 +24,8 @@ struct Run {
 
 // Reads a runs file. Malformed values are InputErrors naming "FILE:LINE: column 'C'"; rows the
 // estimator cannot represent get a reason instead.
-std::vector<Run> read_runs(const std::string& path, const estimator::Calibration& calibration);
+std::vector<MeasuredRun> read_runs(const std::string& path,
+                                   const estimator::Calibration& calibration);
 
 struct ErrorStats {
   std::size_t n = 0;

@@ -803,9 +803,8 @@ class Parser {
         kTp, "tp", Kind::positive_int,
         [&](double d) {
           const bool heads_ok =
-              std::any_of(im_.models.begin(), im_.models.end(), [&](const ModelChoice& m) {
-                return tp_fits_heads(int(d), m.model);
-              });
+              std::any_of(im_.models.begin(), im_.models.end(),
+                          [&](const ModelChoice& m) { return tp_fits_heads(int(d), m.model); });
           return heads_ok && divides_some(d, gpu_counts) &&
                  (im_.rules.allow_tp_across_nodes || divides_some(d, domains));
         },
@@ -814,8 +813,7 @@ class Parser {
     // degrees one of them can place the layers on.
     std::vector<int> splits = {0, 1, 2};
     const toml::node* split_node = t.get("pipeline_split");
-    if (split_node)
-      splits = axis_labels(r_, *split_node, "plan.pipeline_split", kSplitNames, true);
+    if (split_node) splits = axis_labels(r_, *split_node, "plan.pipeline_split", kSplitNames, true);
     auto allows = [&](estimator::PipelineSplit split) {
       return std::find(splits.begin(), splits.end(), static_cast<int>(split)) != splits.end();
     };
@@ -881,7 +879,8 @@ class Parser {
       for (int sp : splits) {
         bool any = false;
         for (int p : im_.pp)
-          for (int v : im_.vp) any = any || placeable(p, v, static_cast<estimator::PipelineSplit>(sp));
+          for (int v : im_.vp)
+            any = any || placeable(p, v, static_cast<estimator::PipelineSplit>(sp));
         if (any) used.push_back(sp);
       }
       splits = used.empty() ? std::vector<int>{0} : used;
@@ -1132,8 +1131,7 @@ bool Space::Impl::fill_design(std::uint64_t design, Design& out, Violation& why)
 
   // Axis values of 0 are "the catalog default": resolve_cluster() and resolve_workload() read 0
   // as "not set", as they do for a flag not given.
-  out.workload = resolve_workload(models[out.axis_index[kModel]],
-                                  static_cast<int>(number(kSeqLen)),
+  out.workload = resolve_workload(models[out.axis_index[kModel]], static_cast<int>(number(kSeqLen)),
                                   static_cast<std::int64_t>(number(kGlobalBatch)),
                                   precisions[out.axis_index[kPrecision]]);
   ClusterSettings cs;
@@ -1245,8 +1243,7 @@ std::vector<double> Space::Impl::plan_rules_key(const Design& d) const {
   return key;
 }
 
-void Space::Impl::count_plans(const Design& d,
-                              std::array<std::uint64_t, kNumRules>& counts) const {
+void Space::Impl::count_plans(const Design& d, std::array<std::uint64_t, kNumRules>& counts) const {
   // An odometer over the plan digits (no divisions). A rule that reads only the leading digits
   // (tp; tp, pp, cp) and is checked before every rule reading later digits removes the whole
   // block of plans sharing those digits, so the block is counted at once and skipped.

@@ -44,9 +44,12 @@ TEST(Estimate, JsonMatchesTheLibrary) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto json = nlohmann::json::parse(r.out);
   spaces::Settings settings;
-  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
-           {"model", "gpt3-175b"}, {"gpu", "H100-SXM5-80GB"}, {"nodes", "8"}, {"tp", "8"},
-           {"pp", "8"}})
+  for (const auto& [name, value] :
+       std::vector<std::pair<std::string, std::string>>{{"model", "gpt3-175b"},
+                                                        {"gpu", "H100-SXM5-80GB"},
+                                                        {"nodes", "8"},
+                                                        {"tp", "8"},
+                                                        {"pp", "8"}})
     settings.set(name, value, "--" + name);
   const spaces::Point pt = spaces::resolve(settings);
   const auto e = estimator::estimate(pt.workload, pt.cluster, pt.plan, pt.calibration);
@@ -151,9 +154,8 @@ TEST(EstimateErrors, OtherPlanErrors) {
   expect_error(with(eighty, {"--nodes", "10"}), "--gpus: give either nodes or gpus, not both");
   expect_error(with(eighty, {"--tp", "8", "--pp", "5", "--pipeline-split", "even"}),
                "--pp: pp*vp = 5*1 = 5 does not divide the 96 layer slots");
-  expect_error(
-      with(kBase, {"--tp", "8", "--pp", "4", "--pipeline-split", "uneven"}),
-      "--pipeline-split: pp*vp = 4 divides the 96 layers (use \"even\") or exceeds them");
+  expect_error(with(kBase, {"--tp", "8", "--pp", "4", "--pipeline-split", "uneven"}),
+               "--pipeline-split: pp*vp = 4 divides the 96 layers (use \"even\") or exceeds them");
   expect_error(with(kBase, {"--tp", "8", "--pipeline-split", "zigzag"}),
                "--pipeline-split: must be even, embedding_loss or uneven, got 'zigzag'");
   expect_error(with(kBase, {"--tp", "1", "--sequence-parallel"}),
