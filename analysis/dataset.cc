@@ -1,12 +1,14 @@
 #include "analysis/dataset.h"
 
+#include "base/names.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "analysis/filter.h"
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::analysis {
 namespace {
@@ -33,22 +35,6 @@ const PricedColumn* find_priced(std::string_view name) {
   return nullptr;
 }
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                        std::tolower(static_cast<unsigned char>(b[j - 1]));
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
 
 }  // namespace
 
@@ -132,29 +118,13 @@ const Column& Dataset::column(std::string_view name, std::string_view what) cons
   if (const Column* c = find(name)) return *c;
   std::vector<std::string> names;
   for (const auto& c : columns_) names.push_back(c.name);
-  const auto close = closest_names(name, names);
+  const auto close = closest_names(name, names, 1);
   if (!close.empty())
     throw InputError(fmt::format("{}: unknown column '{}'; did you mean '{}'?", what, name, close[0]));
   throw InputError(fmt::format("{}: unknown column '{}'; columns are: {}", what, name,
                                fmt::join(names, ", ")));
 }
 
-std::vector<std::string> closest_names(std::string_view name, const std::vector<std::string>& names,
-                                       std::size_t max) {
-  std::vector<std::pair<std::size_t, std::string>> scored;
-  for (const auto& n : names) {
-    const std::size_t d = edit_distance(name, n);
-    // A prefix or substring match is a good guess however long the rest is.
-    const bool contains = n.find(name) != std::string::npos || name.find(n) != std::string_view::npos;
-    if (d <= std::max<std::size_t>(2, std::max(name.size(), n.size()) / 3) || contains)
-      scored.emplace_back(contains ? std::min(d, std::size_t{1}) : d, n);
-  }
-  std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < scored.size() && i < max; ++i) out.push_back(scored[i].second);
-  return out;
-}
 
 // ---- Scan ------------------------------------------------------------------------------------
 

@@ -62,10 +62,6 @@ class Dataset {
   std::vector<Column> columns_;
 };
 
-// Up to `max` names closest to `name` by edit distance, best first (for "did you mean").
-std::vector<std::string> closest_names(std::string_view name, const std::vector<std::string>& names,
-                                       std::size_t max = 1);
-
 class Filter;
 
 inline constexpr std::size_t kDefaultChunkRows = 1 << 18;

@@ -1,5 +1,7 @@
 #include "analysis/filter.h"
 
+#include "base/names.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,7 +10,7 @@
 #include <cstdlib>
 
 #include "analysis/dataset.h"
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::analysis {
 
@@ -233,7 +235,7 @@ class Parser {
   void resolve_label(Node& s, const Column& column) {
     const auto it = std::find(column.labels.begin(), column.labels.end(), s.text);
     if (it == column.labels.end()) {
-      const auto close = closest_names(s.text, column.labels);
+      const auto close = closest_names(s.text, column.labels, 1);
       if (!close.empty())
         fail(s.position, fmt::format("'{}' is not a value of column '{}'; did you mean '{}'?", s.text,
                                      column.name, close[0]));
@@ -325,7 +327,7 @@ class Parser {
     if (!column) {
       std::vector<std::string> names;
       for (const auto& c : data_.columns()) names.push_back(c.name);
-      const auto close = closest_names(t.text, names);
+      const auto close = closest_names(t.text, names, 1);
       fail(t.position, close.empty()
                            ? fmt::format("unknown column '{}'; columns are: {}", t.text, fmt::join(names, ", "))
                            : fmt::format("unknown column '{}'; did you mean '{}'?", t.text, close[0]));

@@ -12,7 +12,7 @@
 #include "analysis/output.h"
 #include "analysis/rank.h"
 #include "engine/mpi_gather.h"
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::analysis {
 namespace {

@@ -1,5 +1,8 @@
 #include "analysis/output.h"
 
+#include "base/csv.h"
+#include "base/files.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,7 +16,7 @@
 
 #include "analysis/dataset.h"
 #include "analysis/svg.h"
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::analysis {
 namespace {
@@ -25,15 +28,6 @@ bool looks_numeric(const std::string& s) {
   return end && *end == '\0';
 }
 
-std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 }  // namespace
 
@@ -101,24 +95,6 @@ std::vector<std::vector<double>> fetch_rows(const Dataset& data, const std::vect
   return out;
 }
 
-void write_file(const std::string& path, const std::string& text, const std::string& what) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    if (!file) throw Error(fmt::format("{}: cannot write {}: {}", what, path, std::strerror(errno)));
-    file << text;
-    file.flush();
-    if (!file) {
-      std::remove(temporary.c_str());
-      throw Error(fmt::format("{}: cannot write {}: {}", what, path, std::strerror(errno)));
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(temporary.c_str());
-    throw Error(fmt::format("{}: cannot write {}: {}", what, path, std::strerror(error)));
-  }
-}
 
 void write_csv(const std::string& path, const Dataset& data, const std::vector<std::string>& columns,
                const std::vector<std::vector<double>>& values, const std::vector<std::string>& extra_header,
@@ -126,23 +102,23 @@ void write_csv(const std::string& path, const Dataset& data, const std::vector<s
   std::string text;
   std::vector<std::string> header = extra_header;
   header.insert(header.end(), columns.begin(), columns.end());
-  for (auto& h : header) h = csv_escape(h);
+  for (auto& h : header) h = csv_quote(h);
   text += fmt::format("{}\n", fmt::join(header, ","));
   const std::size_t n = values.empty() ? extra.size() : values.front().size();
   for (std::size_t i = 0; i < n; ++i) {
     std::vector<std::string> cells;
     if (i < extra.size())
-      for (const auto& e : extra[i]) cells.push_back(csv_escape(e));
+      for (const auto& e : extra[i]) cells.push_back(csv_quote(e));
     for (std::size_t c = 0; c < columns.size(); ++c) {
       const Column* column = data.find(columns[c]);
       const double v = values[c][i];
-      cells.push_back(column && column->is_label ? csv_escape(column->format(v))
+      cells.push_back(column && column->is_label ? csv_quote(column->format(v))
                       : std::isnan(v)            ? std::string()
                                                  : fmt::format("{}", v));
     }
     text += fmt::format("{}\n", fmt::join(cells, ","));
   }
-  write_file(path, text, "--csv");
+  write_file_atomically(path, text, "--csv");
 }
 
 std::string human(double value) {
@@ -160,13 +136,5 @@ std::string human(double value) {
   return fmt::format("{:.3g}{}", v, suffix[s]);
 }
 
-std::string human_duration(double seconds) {
-  if (std::isnan(seconds)) return "nan";
-  if (seconds >= 86400 * 365.25) return fmt::format("{:.3g} years", seconds / (86400 * 365.25));
-  if (seconds >= 86400) return fmt::format("{:.3g} days", seconds / 86400);
-  if (seconds >= 3600) return fmt::format("{:.3g} h", seconds / 3600);
-  if (seconds >= 60) return fmt::format("{:.3g} min", seconds / 60);
-  return fmt::format("{:.3g} s", seconds);
-}
 
 }  // namespace clustersweep::analysis

@@ -29,12 +29,7 @@ void write_csv(const std::string& path, const Dataset& data, const std::vector<s
                const std::vector<std::vector<double>>& values, const std::vector<std::string>& extra_header = {},
                const std::vector<std::vector<std::string>>& extra = {});
 
-// Writes `text` to `path` atomically (temporary + rename); Error "<what>: cannot write <path>: ...".
-void write_file(const std::string& path, const std::string& text, const std::string& what);
-
 // A compact human number: 3 significant digits with an SI-ish suffix for large counts.
 std::string human(double value);
-// A duration in the largest sensible unit: "3.2 days", "41 min", "7.5 s".
-std::string human_duration(double seconds);
 
 }  // namespace clustersweep::analysis

@@ -1,5 +1,7 @@
 #include "analysis/rank.h"
 
+#include "base/format.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -7,7 +9,7 @@
 #include <queue>
 
 #include "analysis/output.h"
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::analysis {
 
@@ -209,8 +211,8 @@ void print_energy(std::ostream& out, const Dataset& data, const EnergyReport& r,
   out << fmt::format("\n{} feasible designs re-priced:\n", r.feasible);
   TextTable ranges{{"quantity", "min", "mean", "max"}, {}};
   const double n = static_cast<double>(r.feasible);
-  ranges.rows.push_back({"time to train", human_duration(r.time_s.min), human_duration(r.time_s.sum / n),
-                         human_duration(r.time_s.max)});
+  ranges.rows.push_back({"time to train", format_duration(r.time_s.min), format_duration(r.time_s.sum / n),
+                         format_duration(r.time_s.max)});
   ranges.rows.push_back({"energy (MWh)", fmt::format("{:.4g}", r.energy_kwh.min / 1e3),
                          fmt::format("{:.4g}", r.energy_kwh.sum / n / 1e3), fmt::format("{:.4g}", r.energy_kwh.max / 1e3)});
   ranges.rows.push_back({"cost", money(r.cost_usd.min), money(r.cost_usd.sum / n), money(r.cost_usd.max)});

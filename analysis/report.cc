@@ -10,7 +10,7 @@
 #include "analysis/sensitivity.h"
 #include "analysis/summary.h"
 #include "analysis/svg.h"
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::analysis {
 namespace {

@@ -8,7 +8,7 @@
 #include <ostream>
 
 #include "analysis/output.h"
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::analysis {
 namespace {

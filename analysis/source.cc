@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::analysis {
 

@@ -1,5 +1,7 @@
 #include "analysis/summary.h"
 
+#include "base/format.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,7 +10,7 @@
 #include <ostream>
 
 #include "analysis/output.h"
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::analysis {
 namespace {
@@ -21,7 +23,7 @@ bool is_expansion_axis(const std::string& name) { return name.rfind("expansion_"
 
 std::string format_target(const Column& column, double value) {
   if (column.unit == "s" || (column.name.size() > 2 && column.name.substr(column.name.size() - 2) == "_s"))
-    return fmt::format("{} ({:.4g} s)", human_duration(value), value);
+    return fmt::format("{} ({:.4g} s)", format_duration(value), value);
   return fmt::format("{:.4g}{}", value, column.unit.empty() ? "" : " " + column.unit);
 }
 

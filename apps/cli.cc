@@ -4,7 +4,7 @@
 
 #include <iostream>
 
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::cli {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "apps/commands.h"
-#include "estimator/error.h"
+#include "base/error.h"
 #include "estimator/estimator.h"
 #include "spaces/catalog.h"
 

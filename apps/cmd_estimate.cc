@@ -11,7 +11,8 @@
 #include <sstream>
 
 #include "apps/commands.h"
-#include "estimator/error.h"
+#include "base/error.h"
+#include "base/names.h"
 #include "estimator/estimator.h"
 #include "spaces/catalog.h"
 #include "spaces/resolve.h"
@@ -44,7 +45,7 @@ void read_file(const std::string& path, spaces::Settings& settings) {
     const std::string where = fmt::format("{}:{}:{}: {}", path, key.source().begin.line,
                                           key.source().begin.column, key.str());
     if (std::find(names.begin(), names.end(), name) == names.end()) {
-      const auto close = spaces::closest_names(name, names, 1);
+      const auto close = closest_names(name, names, 1);
       throw InputError(
           fmt::format("{}: unknown key{}", where,
                       close.empty() ? "" : fmt::format("; did you mean '{}'?", close[0])));

@@ -5,7 +5,7 @@
 
 #include "apps/commands.h"
 #include "engine/merge.h"
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::cli {
 

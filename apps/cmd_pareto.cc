@@ -9,8 +9,9 @@
 #include "analysis/output.h"
 #include "apps/analysis_args.h"
 #include "apps/commands.h"
+#include "base/files.h"
 #include "engine/mpi_gather.h"
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::cli {
 namespace {
@@ -99,7 +100,7 @@ int pareto(const Args& args) {
     std::cout << fmt::format("\nWrote {}\n", csv);
   }
   if (!svg.empty()) {
-    analysis::write_file(svg, analysis::render_svg(analysis::front_plot(open.data, request, result)), "--svg");
+    write_file_atomically(svg, analysis::render_svg(analysis::front_plot(open.data, request, result)), "--svg");
     std::cout << fmt::format("Wrote {}\n", svg);
   }
   return 0;

@@ -7,8 +7,9 @@
 #include <thread>
 
 #include "apps/commands.h"
+#include "base/format.h"
 #include "engine/schema.h"
-#include "estimator/error.h"
+#include "base/error.h"
 #include "spaces/forecast.h"
 #include "spaces/space.h"
 
@@ -16,33 +17,8 @@ namespace clustersweep::cli {
 
 namespace {
 
-std::string with_commas(std::uint64_t v) {
-  const std::string digits = std::to_string(v);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
 
-std::string human_seconds(double s) {
-  if (s < 1) return fmt::format("{:.3g} s", s);
-  if (s < 120) return fmt::format("{:.1f} s", s);
-  if (s < 7200) return fmt::format("{:.1f} min", s / 60);
-  if (s < 2 * 86400) return fmt::format("{:.1f} h", s / 3600);
-  return fmt::format("{:.1f} days", s / 86400);
-}
 
-std::string human_bytes(double b) {
-  constexpr const char* kUnits[] = {"B", "kB", "MB", "GB", "TB", "PB"};
-  int u = 0;
-  while (b >= 1000 && u < 5) {
-    b /= 1000;
-    ++u;
-  }
-  return u == 0 ? fmt::format("{:.0f} B", b) : fmt::format("{:.1f} {}", b, kUnits[u]);
-}
 
 // At most `max` values: the first and last few with a count of the rest between.
 std::string value_list(const spaces::Axis& axis, std::size_t max = 10) {
@@ -129,7 +105,7 @@ int plan(const Args& args) {
     std::cout << "  estimator:  no valid point in the sample\n";
   }
   std::cout << fmt::format("  run time:   {} on 1 core, {} on {} ranks (compute only)\n",
-                           human_seconds(f.core_seconds), human_seconds(f.core_seconds / ranks),
+                           format_duration(f.core_seconds), format_duration(f.core_seconds / ranks),
                            ranks);
   // The store's row exactly as the engine lays it out (docs/store-format.md).
   const double row_bytes = static_cast<double>(engine::make_schema(space).row_bytes());
@@ -137,7 +113,7 @@ int plan(const Args& args) {
                            spaces::to_string(space.keep()),
                            space.keep() == spaces::Keep::pareto_per_design ? "about " : "",
                            with_commas(static_cast<std::uint64_t>(rows + 0.5)), row_bytes,
-                           human_bytes(rows * row_bytes));
+                           format_bytes(rows * row_bytes));
   return kExitOk;
 }
 

@@ -8,7 +8,8 @@
 #include "analysis/report.h"
 #include "apps/analysis_args.h"
 #include "apps/commands.h"
-#include "estimator/error.h"
+#include "base/files.h"
+#include "base/error.h"
 
 namespace clustersweep::cli {
 
@@ -39,7 +40,7 @@ int report(const Args& args) {
   std::filesystem::create_directories(out_dir, error);
   if (error) throw Error(fmt::format("-o: cannot create directory {}: {}", out_dir, error.message()));
   const std::string path = (std::filesystem::path(out_dir) / "index.html").string();
-  analysis::write_file(path, html, "-o");
+  write_file_atomically(path, html, "-o");
   std::cout << fmt::format("Wrote {} ({} kB)\n", path, html.size() / 1024);
   return 0;
 }

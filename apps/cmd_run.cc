@@ -3,7 +3,7 @@
 
 #include "apps/commands.h"
 #include "engine/run.h"
-#include "estimator/error.h"
+#include "base/error.h"
 #include "jobs/job.h"
 
 namespace clustersweep::cli {

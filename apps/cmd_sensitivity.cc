@@ -7,6 +7,7 @@
 #include "analysis/sensitivity.h"
 #include "apps/analysis_args.h"
 #include "apps/commands.h"
+#include "base/files.h"
 
 namespace clustersweep::cli {
 
@@ -29,7 +30,7 @@ int sensitivity(const Args& args) {
   const auto result = analysis::sensitivity(open.data, target, open.scan());
   analysis::print_sensitivity(std::cout, result);
   if (!svg.empty()) {
-    analysis::write_file(svg, analysis::render_svg(analysis::sensitivity_chart(result)), "--svg");
+    write_file_atomically(svg, analysis::render_svg(analysis::sensitivity_chart(result)), "--svg");
     std::cout << fmt::format("Wrote {}\n", svg);
   }
   return 0;

@@ -9,9 +9,10 @@
 #include <thread>
 
 #include "apps/commands.h"
+#include "base/format.h"
 #include "engine/run.h"
 #include "engine/store_reader.h"
-#include "estimator/error.h"
+#include "base/error.h"
 #include "slurm/process.h"
 #include "slurm/scheduler.h"
 #include "slurm/script.h"
@@ -22,20 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// 1234567 -> "1,234,567".
-std::string grouped(std::uint64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
 
-std::string clock(double seconds) {
-  const auto s = static_cast<std::uint64_t>(seconds + 0.5);
-  return fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
-}
 
 // The progress of the sweep's store, or of its shards while they are not merged yet.
 struct Progress {
@@ -98,13 +86,13 @@ void print_progress(const std::string& store, const std::vector<std::string>& st
       before.points ? 100.0 * static_cast<double>(before.points_done) / static_cast<double>(before.points) : 0;
   std::string state = before.complete == before.stores ? "complete" : "unfinished";
   if (shards > 0) state += fmt::format("; {} of {} shards complete, not merged yet", before.complete, shards);
-  std::cout << fmt::format("points: {} of {} ({:.1f}%), {} of {} chunks; {}\n", grouped(before.points_done),
-                           grouped(before.points), share, grouped(before.chunks_done), grouped(before.chunks), state);
+  std::cout << fmt::format("points: {} of {} ({:.1f}%), {} of {} chunks; {}\n", with_commas(before.points_done),
+                           with_commas(before.points), share, with_commas(before.chunks_done), with_commas(before.chunks), state);
   if (before.complete == before.stores && shards == 0) {
     const engine::StoreReader reader(store);
     std::cout << fmt::format("rate:   {} points/s over {} on {} ranks (the run that finished it)\n",
-                             grouped(static_cast<std::uint64_t>(reader.number_attribute("points_per_s").value_or(0))),
-                             clock(reader.number_attribute("wall_time_s").value_or(0)),
+                             with_commas(static_cast<std::uint64_t>(reader.number_attribute("points_per_s").value_or(0))),
+                             format_clock(reader.number_attribute("wall_time_s").value_or(0)),
                              reader.number_attribute("mpi_size").value_or(1));
     return;
   }
@@ -115,8 +103,8 @@ void print_progress(const std::string& store, const std::vector<std::string>& st
   const double rate = static_cast<double>(after.points_done - std::min(after.points_done, before.points_done)) / seconds;
   if (rate > 0)
     std::cout << fmt::format("rate:   {} points/s over the last {:.1f} s; ETA {}\n",
-                             grouped(static_cast<std::uint64_t>(rate)), seconds,
-                             clock(static_cast<double>(after.points - after.points_done) / rate));
+                             with_commas(static_cast<std::uint64_t>(rate)), seconds,
+                             format_clock(static_cast<double>(after.points - after.points_done) / rate));
   else
     std::cout << fmt::format("rate:   no chunk finished in the last {:.1f} s\n", seconds);
 }

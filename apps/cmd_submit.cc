@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "apps/commands.h"
-#include "estimator/error.h"
+#include "base/error.h"
 #include "jobs/job.h"
 #include "slurm/options.h"
 #include "slurm/process.h"

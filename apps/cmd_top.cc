@@ -7,7 +7,7 @@
 #include "analysis/rank.h"
 #include "apps/analysis_args.h"
 #include "apps/commands.h"
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::cli {
 

@@ -12,7 +12,9 @@
 #include <sstream>
 
 #include "apps/commands.h"
-#include "estimator/error.h"
+#include "base/csv.h"
+#include "base/files.h"
+#include "base/error.h"
 #include "estimator/estimator.h"
 #include "estimator/fit.h"
 #include "spaces/catalog.h"
@@ -23,27 +25,7 @@ namespace {
 
 namespace est = estimator;
 
-std::string csv_quote(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return out + "\"";
-}
 
-// Writes `text` to `path` through a temporary file, so a failure never leaves half a file.
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(fmt::format("cannot write '{}'", tmp));
-    out << text;
-    out.flush();
-    if (!out) throw Error(fmt::format("cannot write '{}'", tmp));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw Error(fmt::format("cannot rename '{}' to '{}': {}", tmp, path, ec.message()));
-}
 
 }  // namespace
 
@@ -96,7 +78,7 @@ int validate(const Args& args) {
         std::filesystem::path(runs_path).filename().string(),
         std::filesystem::path(out_path).filename().string(), samples.size(), sweeps,
         fit.objective_before, fit.objective_after, fit.evaluations);
-    write_file_atomically(out_path, spaces::format_calibration(calibration, header));
+    write_file_atomically(out_path, spaces::format_calibration(calibration, header), "--fit");
     std::cout << fmt::format("fit: objective {:.4f} -> {:.4f} ({} evaluations); wrote {}\n",
                              fit.objective_before, fit.objective_after, fit.evaluations, out_path);
     // Re-derive the rows with the fitted defaults (e.g. the default scale-out bandwidth).
@@ -124,7 +106,7 @@ int validate(const Args& args) {
     csv += fmt::format("{},{},{:g},{:.6g},{:.6f},\n", csv_quote(r.id), csv_quote(r.source),
                        r.measured_s, e.time.total_s, error);
   }
-  if (vm->count("output")) write_file_atomically((*vm)["output"].as<std::string>(), csv);
+  if (vm->count("output")) write_file_atomically((*vm)["output"].as<std::string>(), csv, "-o");
 
   std::cout << fmt::format("{:<24} {:>5} {:>8} {:>8} {:>8} {:>8}\n", "source", "rows", "MAPE",
                            "median", "geomean", "max");

@@ -10,8 +10,8 @@
 
 #include "apps/commands.h"
 #include "clustersweep/version.h"
-#include "estimator/error.h"
-#include "spaces/catalog.h"
+#include "base/error.h"
+#include "base/names.h"
 
 namespace {
 
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> names;
   for (const auto& c : kCommands) names.emplace_back(c.name);
-  const auto close = clustersweep::spaces::closest_names(name, names, 1);
+  const auto close = clustersweep::closest_names(name, names, 1);
   std::cerr << fmt::format("clustersweep: error: unknown command '{}'{}; run 'clustersweep --help'\n",
                            name, close.empty() ? "" : fmt::format(" (did you mean '{}'?)", close[0]));
   return clustersweep::kExitBadInput;

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::engine {
 

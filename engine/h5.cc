@@ -4,7 +4,7 @@
 
 #include <mutex>
 
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::engine::h5 {
 

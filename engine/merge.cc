@@ -10,7 +10,7 @@
 #include "engine/chunks.h"
 #include "engine/store_reader.h"
 #include "engine/store_writer.h"
-#include "estimator/error.h"
+#include "base/error.h"
 #include "jobs/job.h"
 #include "spaces/space.h"
 

@@ -4,7 +4,7 @@
 
 #include <climits>
 
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::engine::mpi {
 

@@ -9,7 +9,7 @@
 #include <climits>
 #include <cstdlib>
 
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::engine {
 namespace {

@@ -28,7 +28,7 @@
 #include "engine/store_reader.h"
 #include "engine/store_writer.h"
 #include "engine/summary.h"
-#include "estimator/error.h"
+#include "base/error.h"
 #include "spaces/space.h"
 
 namespace clustersweep::engine {

@@ -8,7 +8,7 @@
 #include <system_error>
 
 #include "engine/store_writer.h"
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::engine::format {
 

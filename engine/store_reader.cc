@@ -8,7 +8,7 @@
 #include "engine/h5.h"
 #include "engine/store_format.h"
 #include "engine/store_writer.h"
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::engine {
 

@@ -16,7 +16,7 @@ struct ColumnInfo {
   std::string unit;                 // the dataset's "units" attribute ("" for counts/labels)
   bool is_label = false;            // stored as an index into `labels`
   std::vector<std::string> labels;  // for label columns (gpu, model, recompute, reason...)
-  // Added by analysis (H4): the column's role, as engine::Column::role in schema.h: "id",
+  // The column's role, as engine::Column::role in schema.h: "id",
   // "design_axis", "plan_axis" or "metric"; "" when the store does not say (analysis then infers
   // it from the name).
   std::string role;
@@ -46,7 +46,6 @@ class StoreReader {
   std::optional<std::string> string_attribute(const std::string& name) const;
   std::optional<double> number_attribute(const std::string& name) const;
 
-  // Added by the engine owner:
   // True when the run that wrote the store finished; an unfinished keep = "all" run's store
   // (results.h5.partial) opens too, with rows() = the rows of its leading finished chunks.
   bool complete() const noexcept;

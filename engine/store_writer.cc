@@ -10,7 +10,7 @@
 
 #include "engine/h5.h"
 #include "engine/store_format.h"
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::engine {
 

@@ -106,7 +106,9 @@ bool parse_recompute(std::string_view name, Recompute& out) noexcept;
 bool parse_offload(std::string_view name, Offload& out) noexcept;
 bool parse_pipeline_split(std::string_view name, PipelineSplit& out) noexcept;
 
-// Seconds of one optimizer step, by cause; total_s is the step time (not the plain sum: overlap).
+// Seconds of one optimizer step, by cause. Each part is the time it adds to the step: what overlap
+// hides (DP communication behind the backward, TP communication behind GEMMs, CP exchanges behind
+// attention, tier traffic behind compute) is already taken out, so total_s is their plain sum.
 struct StepTime {
   double compute_s = 0;       // GEMMs and attention matmuls, incl. recompute
   double memory_bound_s = 0;  // elementwise, norms, softmax: bounded by HBM bandwidth
@@ -163,7 +165,6 @@ struct Calibration {
   double per_step_overhead_s = 0;   // framework overhead per optimizer step
   double default_inter_node_gbps_per_gpu = 400;  // when a run does not state it
   double busy_power_fraction = 0.8;              // GPU power while busy, fraction of TDP
-  // Added by the estimator owner (H1):
   // Fraction of the bf16 GEMM efficiency that fp8/fp4 GEMMs reach (scaling/casting, smaller
   // tiles saturate less): an fp8 GEMM runs at fp8 peak * gemm efficiency * this.
   double low_precision_gemm_eff = 0.8;

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "clustersweep/version.h"
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::jobs {
 

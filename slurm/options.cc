@@ -4,7 +4,7 @@
 
 #include <charconv>
 
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::slurm {
 namespace {

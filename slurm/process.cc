@@ -12,7 +12,7 @@
 #include <cstring>
 #include <fmt/format.h>
 
-#include "estimator/error.h"
+#include "base/error.h"
 
 extern char** environ;
 

@@ -7,7 +7,7 @@
 #include <set>
 #include <string_view>
 
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::slurm {
 

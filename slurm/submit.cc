@@ -1,5 +1,7 @@
 #include "slurm/submit.h"
 
+#include "base/files.h"
+
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,7 +13,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::slurm {
 namespace {
@@ -25,20 +27,6 @@ std::string utc_now() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(now)));
 }
 
-// Writes `text` to `path` through a temporary file, so a reader never sees half a file.
-void write_file(const std::string& path, const std::string& text, bool executable) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) throw Error(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
-  }
-  if (executable)
-    fs::permissions(tmp, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
-                    fs::perm_options::add);
-  fs::rename(tmp, path);
-}
 
 std::string joined(const std::vector<std::string>& ids) {
   std::string out;
@@ -83,7 +71,7 @@ std::vector<std::string> sbatch_args(const std::vector<PlannedJob>& plan, std::s
 
 Submission submit(const SubmitRequest& request, Scheduler& scheduler) {
   const auto plan = plan_jobs(request);
-  for (const auto& p : plan) write_file(p.script, p.text, true);
+  for (const auto& p : plan) write_file_atomically(p.script, p.text, "submit", true);
   Submission submission;
   submission.time = utc_now();
   submission.shards = request.job.array.tasks;

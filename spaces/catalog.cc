@@ -9,7 +9,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "estimator/error.h"
+#include "base/error.h"
+#include "base/names.h"
 #include "spaces/embedded.h"
 
 namespace clustersweep::spaces {
@@ -204,38 +205,6 @@ ModelEntry parse_model(const toml::table& table, std::string_view file) {
   return entry;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
-std::string suggestion(std::string_view name, const std::vector<std::string>& candidates) {
-  const auto close = closest_names(name, candidates, 3);
-  if (close.empty()) return {};
-  std::string out = "; did you mean ";
-  for (std::size_t i = 0; i < close.size(); ++i) {
-    if (i > 0) out += i + 1 == close.size() ? " or " : ", ";
-    out += fmt::format("'{}'", close[i]);
-  }
-  return out + "?";
-}
-
 std::string_view embedded_text(std::string_view name) {
   for (const auto& file : embedded::catalog())
     if (file.name == name) return file.text;
@@ -243,40 +212,6 @@ std::string_view embedded_text(std::string_view name) {
 }
 
 }  // namespace
-
-std::vector<std::string> closest_names(std::string_view name,
-                                       const std::vector<std::string>& candidates,
-                                       std::size_t max) {
-  const std::string target = lower(name);
-  std::vector<std::pair<std::size_t, std::string>> scored;
-  for (const auto& candidate : candidates) {
-    const std::string c = lower(candidate);
-    std::size_t d = edit_distance(target, c);
-    // A candidate containing the name (or the reverse), or every '-'-separated part of it, is a
-    // near miss whatever its length ('A100-80GB' -> 'A100-SXM4-80GB').
-    if (!target.empty() &&
-        (c.find(target) != std::string::npos || target.find(c) != std::string::npos))
-      d = std::min<std::size_t>(d, 1);
-    bool all_parts = !target.empty();
-    for (std::size_t start = 0; start <= target.size();) {
-      const std::size_t end = std::min(target.find('-', start), target.size());
-      const std::string part = target.substr(start, end - start);
-      if (!part.empty() && c.find(part) == std::string::npos) all_parts = false;
-      start = end + 1;
-    }
-    if (all_parts) d = std::min<std::size_t>(d, 2);
-    scored.emplace_back(d, candidate);
-  }
-  std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<std::string> out;
-  const std::size_t limit = std::max<std::size_t>(3, target.size() / 2);
-  for (const auto& [d, candidate] : scored) {
-    if (out.size() >= max || d > limit) break;
-    out.push_back(candidate);
-  }
-  return out;
-}
 
 Catalog Catalog::parse(std::string_view accelerators_toml, std::string_view models_toml,
                        std::string_view accelerators_name, std::string_view models_name) {
@@ -324,14 +259,14 @@ const AcceleratorEntry& Catalog::accelerator(std::string_view key, std::string_v
   if (const auto* entry = find_accelerator(key)) return *entry;
   std::vector<std::string> keys;
   for (const auto& entry : accelerators_) keys.push_back(entry.key);
-  throw InputError(fmt::format("{}: unknown accelerator '{}'{}", what, key, suggestion(key, keys)));
+  throw InputError(fmt::format("{}: unknown accelerator '{}'{}", what, key, did_you_mean(key, keys)));
 }
 
 const ModelEntry& Catalog::model(std::string_view key, std::string_view what) const {
   if (const auto* entry = find_model(key)) return *entry;
   std::vector<std::string> keys;
   for (const auto& entry : models_) keys.push_back(entry.key);
-  throw InputError(fmt::format("{}: unknown model '{}'{}", what, key, suggestion(key, keys)));
+  throw InputError(fmt::format("{}: unknown model '{}'{}", what, key, did_you_mean(key, keys)));
 }
 
 estimator::Calibration parse_calibration(std::string_view text, std::string_view filename,
@@ -360,7 +295,7 @@ estimator::Calibration parse_calibration(std::string_view text, std::string_view
         names.emplace_back(f->name);
       throw InputError(fmt::format("{}: calibration.{}: unknown parameter{}",
                                    where(filename, key.source()), key.str(),
-                                   suggestion(key.str(), names)));
+                                   did_you_mean(key.str(), names)));
     }
     const auto value = node.value<double>();
     if (!value || !std::isfinite(*value) || *value < 0)

@@ -52,11 +52,6 @@ class Catalog {
   std::vector<ModelEntry> models_;
 };
 
-// Up to `max` candidates closest to `name` by edit distance (case-insensitive), best first.
-std::vector<std::string> closest_names(std::string_view name,
-                                       const std::vector<std::string>& candidates,
-                                       std::size_t max = 3);
-
 // The fitted calibration (spaces/data/calibration.toml) and a user's override file.
 const estimator::Calibration& builtin_calibration();
 estimator::Calibration load_calibration(const std::string& path);

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "spaces/catalog.h"
+#include "base/names.h"
 
 namespace clustersweep::spaces {
 

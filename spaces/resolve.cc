@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::spaces {
 

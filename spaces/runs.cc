@@ -7,7 +7,8 @@
 #include <fstream>
 #include <map>
 
-#include "estimator/error.h"
+#include "base/csv.h"
+#include "base/error.h"
 #include "spaces/catalog.h"
 #include "spaces/resolve.h"
 
@@ -15,86 +16,39 @@ namespace clustersweep::spaces {
 
 namespace {
 
-// Splits one CSV record (RFC 4180 quoting; no embedded newlines in this format).
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> fields;
-  std::string field;
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char ch = line[i];
-    if (quoted) {
-      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (ch == '"') {
-        quoted = false;
-      } else {
-        field += ch;
-      }
-    } else if (ch == '"') {
-      quoted = true;
-    } else if (ch == ',') {
-      fields.push_back(std::move(field));
-      field.clear();
-    } else if (ch != '\r') {
-      field += ch;
-    }
-  }
-  fields.push_back(std::move(field));
-  return fields;
-}
 
-constexpr const char* kRequiredColumns[] = {"id",
-                                            "source",
-                                            "layers",
-                                            "hidden",
-                                            "heads",
-                                            "kv_heads",
-                                            "ffn_hidden",
-                                            "ffn_act",
-                                            "seq_len",
-                                            "vocab",
-                                            "gpu",
-                                            "num_gpus",
-                                            "gpus_per_node",
-                                            "nvlink_domain",
-                                            "inter_node_gbps_per_gpu",
-                                            "tp",
-                                            "pp",
-                                            "dp",
-                                            "cp",
-                                            "vp",
-                                            "sequence_parallel",
-                                            "zero",
-                                            "recompute",
-                                            "micro_batch",
-                                            "global_batch",
-                                            "precision",
-                                            "step_time_s"};
-
-// Columns read as settings of the same name, and those whose names differ.
-constexpr const char* kSameName[] = {"layers",
-                                     "hidden",
-                                     "heads",
-                                     "kv_heads",
-                                     "ffn_hidden",
-                                     "vocab",
-                                     "seq_len",
-                                     "global_batch",
-                                     "precision",
-                                     "gpu",
-                                     "gpus_per_node",
-                                     "nvlink_domain",
-                                     "inter_node_gbps_per_gpu",
-                                     "tp",
-                                     "pp",
-                                     "dp",
-                                     "cp",
-                                     "vp",
-                                     "sequence_parallel",
-                                     "zero",
-                                     "recompute",
-                                     "micro_batch"};
+// The columns of the runs format (all required; an empty cell is a setting not given) and the
+// setting each one is.
+struct ColumnSetting {
+  const char* column;
+  const char* setting;
+};
+constexpr ColumnSetting kColumns[] = {
+    {"layers", "layers"},
+    {"hidden", "hidden"},
+    {"heads", "heads"},
+    {"kv_heads", "kv_heads"},
+    {"ffn_hidden", "ffn_hidden"},
+    {"ffn_act", "mlp"},
+    {"vocab", "vocab"},
+    {"seq_len", "seq_len"},
+    {"global_batch", "global_batch"},
+    {"precision", "precision"},
+    {"gpu", "gpu"},
+    {"num_gpus", "gpus"},
+    {"gpus_per_node", "gpus_per_node"},
+    {"nvlink_domain", "nvlink_domain"},
+    {"inter_node_gbps_per_gpu", "inter_node_gbps_per_gpu"},
+    {"tp", "tp"},
+    {"pp", "pp"},
+    {"dp", "dp"},
+    {"cp", "cp"},
+    {"vp", "vp"},
+    {"sequence_parallel", "sequence_parallel"},
+    {"zero", "zero"},
+    {"recompute", "recompute"},
+    {"micro_batch", "micro_batch"},
+};
 
 }  // namespace
 
@@ -106,9 +60,12 @@ std::vector<MeasuredRun> read_runs(const std::string& path,
   if (!std::getline(in, line))
     throw InputError(fmt::format("{}:1: empty file; expected a CSV header", path));
   std::map<std::string, std::size_t> columns;
-  const auto header = split_csv(line);
+  const auto header = split_csv_record(line);
   for (std::size_t i = 0; i < header.size(); ++i) columns[header[i]] = i;
-  for (const char* column : kRequiredColumns)
+  std::vector<const char*> required = {"id", "source"};
+  for (const auto& c : kColumns) required.push_back(c.column);
+  required.push_back("step_time_s");
+  for (const char* column : required)
     if (!columns.count(column))
       throw InputError(fmt::format(
           "{}:1: missing column '{}' (see the README of the validation data)", path, column));
@@ -117,7 +74,7 @@ std::vector<MeasuredRun> read_runs(const std::string& path,
   std::vector<MeasuredRun> runs;
   for (int line_number = 2; std::getline(in, line); ++line_number) {
     if (line.empty() || line == "\r") continue;
-    const auto fields = split_csv(line);
+    const auto fields = split_csv_record(line);
     const std::string at = fmt::format("{}:{}", path, line_number);
     if (fields.size() != header.size())
       throw InputError(fmt::format("{}: expected {} columns as in the header, got {}", at,
@@ -139,10 +96,8 @@ std::vector<MeasuredRun> read_runs(const std::string& path,
     run.measured_s = settings.number("step_time_s", 0);
     // An empty cell is a setting not given: its default applies (e.g. the calibration's
     // scale-out bandwidth, dp from the GPU count).
-    for (const char* column : kSameName)
-      if (!text(column).empty()) settings.set(column, text(column), where(column));
-    settings.set("mlp", text("ffn_act"), where("ffn_act"));
-    settings.set("gpus", text("num_gpus"), where("num_gpus"));
+    for (const auto& c : kColumns)
+      if (!text(c.column).empty()) settings.set(c.setting, text(c.column), where(c.column));
     // Interleaving without a pipeline means no interleaving.
     if (settings.integer("pp", 1) == 1 && settings.has("vp")) settings.set("vp", "1", where("vp"));
     if (!catalog.find_accelerator(text("gpu"))) {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/dataset.h"
-#include "estimator/error.h"
+#include "base/error.h"
 #include "tests/analysis/sweep_fixture.h"
 
 namespace clustersweep::analysis {

@@ -10,7 +10,7 @@
 
 #include "analysis/filter.h"
 #include "analysis/output.h"
-#include "estimator/error.h"
+#include "base/error.h"
 #include "tests/analysis/sweep_fixture.h"
 
 namespace clustersweep::analysis {

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "analysis/dataset.h"
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::analysis {
 namespace {

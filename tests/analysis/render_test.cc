@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/files.h"
 #include "analysis/front.h"
 #include "analysis/output.h"
 #include "analysis/report.h"
@@ -82,7 +83,7 @@ TEST_F(RenderTest, ParetoSvgDraws) {
   EXPECT_NE(svg.find("time_to_train_s (s)"), std::string::npos);
   EXPECT_NE(svg.find("energy_kwh (kWh)"), std::string::npos);
   EXPECT_NE(svg.find("gpu=H100-SXM5-80GB"), std::string::npos);
-  write_file((dir / "pareto.svg").string(), svg, "test");
+  write_file_atomically((dir / "pareto.svg").string(), svg, "test");
   const Stats s = screenshot(dir / "pareto.svg", dir / "pareto.png");
   ASSERT_EQ(s.width, 1000) << "no screenshot";
   EXPECT_GT(s.ink, 0.01);     // axes, grid, text and points
@@ -92,7 +93,7 @@ TEST_F(RenderTest, ParetoSvgDraws) {
 
 TEST_F(RenderTest, SensitivityChartDraws) {
   const auto s = sensitivity(data, "time_to_train_s", {});
-  write_file((dir / "bars.svg").string(), render_svg(sensitivity_chart(s)), "test");
+  write_file_atomically((dir / "bars.svg").string(), render_svg(sensitivity_chart(s)), "test");
   const Stats stats = screenshot(dir / "bars.svg", dir / "bars.png");
   ASSERT_EQ(stats.width, 1000) << "no screenshot";
   EXPECT_GT(stats.ink, 0.01);
@@ -108,7 +109,7 @@ TEST_F(RenderTest, ReportIsSelfContainedAndDraws) {
                               "<h2>Energy, cost and carbon</h2>", "<h2>Sensitivity of time to train</h2>"})
     EXPECT_NE(html.find(section), std::string::npos) << section;
   EXPECT_EQ(std::count(html.begin(), html.end(), '\n') > 100, true);
-  write_file((dir / "index.html").string(), html, "test");
+  write_file_atomically((dir / "index.html").string(), html, "test");
   const Stats s = screenshot(dir / "index.html", dir / "report.png");
   ASSERT_EQ(s.width, 1000) << "no screenshot";
   EXPECT_GT(s.ink, 0.02);

@@ -7,7 +7,7 @@
 
 #include "analysis/rank.h"
 #include "analysis/sensitivity.h"
-#include "estimator/error.h"
+#include "base/error.h"
 #include "tests/analysis/sweep_fixture.h"
 
 namespace clustersweep::analysis {

@@ -9,7 +9,7 @@
 #include "engine/store_format.h"
 #include "engine/store_reader.h"
 #include "engine/store_writer.h"
-#include "estimator/error.h"
+#include "base/error.h"
 #include "test_support.h"
 
 namespace clustersweep::engine {

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::spaces {
 namespace {
@@ -128,7 +128,6 @@ TEST(Catalog, UnknownNamesSuggestTheClosest) {
         "spec.toml:3:9: workload.model: unknown model 'llama3-7b'; did you mean 'llama2-7b', "
         "'llama3-8b' or 'llama3-70b'?");
   }
-  EXPECT_TRUE(closest_names("zzzzzzzzzz", {"H100-SXM5-80GB"}).empty());
 }
 
 TEST(Catalog, ParsesAMinimalCatalog) {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "estimator/error.h"
+#include "base/error.h"
 #include "slurm/scheduler.h"
 
 namespace clustersweep::slurm::testing {

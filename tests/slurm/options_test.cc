@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::slurm {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include "estimator/error.h"
+#include "base/error.h"
 #include "tests/slurm/test_util.h"
 
 namespace clustersweep::slurm {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "estimator/error.h"
+#include "base/error.h"
 #include "tests/slurm/fake_scheduler.h"
 #include "tests/slurm/test_util.h"
 

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <set>
 
-#include "estimator/error.h"
+#include "base/error.h"
 
 namespace clustersweep::spaces {
 namespace {

@@ -1,7 +1,7 @@
 // Every spec error is one line "file:line:column: key: message" naming what would be valid.
 #include <gtest/gtest.h>
 
-#include "estimator/error.h"
+#include "base/error.h"
 #include "spaces/space.h"
 
 namespace clustersweep::spaces {

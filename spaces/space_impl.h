@@ -1,0 +1,84 @@
+#pragma once
+// The parsed state of a Space, shared by the spec parser (spec_parser.cc) and the point code
+// (space.cc). Internal to spaces/.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "spaces/catalog.h"
+#include "spaces/expression.h"
+#include "spaces/resolve.h"
+#include "spaces/space.h"
+
+namespace clustersweep::spaces {
+
+inline constexpr double kDefaultTrainingTokens = 300e9;  // GPT-3's published training tokens
+
+inline constexpr const char* kPrecisionNames[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"};
+inline constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
+inline constexpr const char* kOffloadNames[] = {"none", "optimizer", "optimizer_activations",
+                                                "all"};
+inline constexpr const char* kSplitNames[] = {"even", "embedding_loss", "uneven"};
+inline constexpr const char* kKeepNames[] = {"all", "feasible", "best-per-design",
+                                             "pareto-per-design"};
+inline constexpr const char* kObjectiveNames[] = {"step_time", "time_to_train", "energy", "cost"};
+
+// Constraint variables beyond the axes: the cluster size the axes do not hold, and dp.
+inline constexpr int kVarOtherSize = kNumAxes;
+inline constexpr int kVarDp = kNumAxes + 1;
+inline constexpr int kNumVars = kNumAxes + 2;
+
+struct Space::Impl {
+  std::string text;
+  std::string filename;
+  std::vector<Axis> axes;
+  std::array<std::uint64_t, kNumAxes> radix{};
+  std::array<std::uint64_t, kNumAxes> stride{};
+  std::uint64_t size = 0;
+  std::uint64_t designs = 0;
+  std::uint64_t plan_points = 0;
+  bool plan_fits_32 = true;
+  bool size_is_nodes = true;
+
+  std::vector<ModelChoice> models;
+  std::vector<const AcceleratorEntry*> gpus;
+  std::vector<estimator::Precision> precisions;
+  // Plan axis values as the estimator's types.
+  std::vector<int> tp, pp, cp, vp, micro_batch, zero;
+  std::vector<estimator::Recompute> recompute;
+  std::vector<std::uint8_t> sequence_parallel;
+  std::vector<estimator::Offload> offload;
+  std::vector<estimator::PipelineSplit> pipeline_split;
+
+  double nvlink_latency_us = -1;  // < 0: the calibration's
+  double inter_node_latency_us = -1;
+  double node_overhead_w = -1;  // < 0: the accelerator's catalog value
+  RuleOptions rules;
+
+  std::vector<std::string> constraint_texts;
+  std::vector<Expression> design_constraints;
+  std::vector<Expression> plan_constraints;
+  std::vector<int> plan_constraint_design_vars;  // design variables the plan constraints read
+
+  double training_tokens = kDefaultTrainingTokens;
+  Pricing pricing;
+  Keep keep = Keep::all;
+  Objective objective = Objective::step_time;
+  estimator::Calibration calibration;
+
+  bool fill_design(std::uint64_t design, Design& out, Violation& why) const noexcept;
+  bool check_plan(const Design& design, const std::uint32_t* digit, estimator::Plan& out,
+                  Violation& why) const noexcept;
+  void resolve_values(Design& design) const noexcept;
+  void design_variables(const Design& design, double* vars) const noexcept;
+  // Everything the structural plan rules read of a design: designs with equal keys have the
+  // same valid plans.
+  std::vector<double> plan_rules_key(const Design& design) const;
+  void count_plans(const Design& design, std::array<std::uint64_t, kNumRules>& counts) const;
+};
+
+// Parses impl.text (named impl.filename in errors) into `impl`.
+void parse_spec(Space::Impl& impl);
+
+}  // namespace clustersweep::spaces

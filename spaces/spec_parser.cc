@@ -1,0 +1,741 @@
+// The sweep spec parser (docs/spec-format.md): TOML text to the axes, the catalog entries and the
+// options of a Space.
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "base/error.h"
+#include "base/format.h"
+#include "spaces/space_impl.h"
+#include "spaces/spec_reader.h"
+
+namespace clustersweep::spaces {
+
+namespace {
+
+// A model of the spec, and the spec's value naming it (during parsing only).
+struct SpecModel {
+  ModelChoice choice;
+  const toml::node* where = nullptr;
+};
+
+// The sorted union of the divisors of `values` (positive integers).
+std::vector<double> divisors_of(const std::vector<double>& values) {
+  std::vector<double> out;
+  for (double v : values) {
+    const auto n = static_cast<std::int64_t>(v);
+    for (std::int64_t d = 1; d * d <= n; ++d) {
+      if (n % d != 0) continue;
+      out.push_back(static_cast<double>(d));
+      out.push_back(static_cast<double>(n / d));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+class Parser {
+ public:
+  Parser(std::string_view text, std::string_view filename, Space::Impl& impl)
+      : r_(std::string(filename)), text_(text), im_(impl) {}
+
+  void run() {
+    try {
+      root_ = toml::parse(text_, r_.filename());
+    } catch (const toml::parse_error& e) {
+      throw InputError(fmt::format("{}: {}", r_.where(e.source()), e.description()));
+    }
+    check_keys(r_, root_, "",
+               {"description", "calibration", "constraints", "workload", "models", "cluster",
+                "plan", "pricing", "output"});
+    if (const toml::node* d = root_.get("description"); d && !d->is_string()) {
+      r_.fail(*d, "description", fmt::format("must be a string, got {}", describe_node(*d)));
+    }
+    im_.axes.resize(kNumAxes);
+    parse_calibration();
+    parse_models();
+    parse_workload();
+    parse_cluster();
+    parse_plan();
+    parse_pricing();
+    parse_output();
+    layout();
+    parse_constraints();
+  }
+
+ private:
+  const toml::table& required_table(std::string_view name, std::string_view what) {
+    const toml::table* t = subtable(r_, root_, name, name);
+    if (!t) {
+      throw InputError(
+          fmt::format("{}:1:1: {}: missing table [{}]; {}", r_.filename(), name, name, what));
+    }
+    return *t;
+  }
+
+  Axis& axis(AxisId id, std::string name, std::string unit, bool is_label) {
+    Axis& a = im_.axes[id];
+    a.name = std::move(name);
+    a.unit = std::move(unit);
+    a.is_label = is_label;
+    a.is_plan = id >= kTp;
+    return a;
+  }
+
+  void parse_models() {
+    const toml::table* models = subtable(r_, root_, "models", "models");
+    if (!models) return;
+    for (auto&& [key, node] : *models) {
+      const std::string name(key.str());
+      const std::string prefix = "models." + name;
+      if (!node.is_table())
+        r_.fail(node, prefix,
+                fmt::format("must be a table of the architecture, got {}", describe_node(node)));
+      const toml::table& t = *node.as_table();
+      check_keys(r_, t, prefix,
+                 {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "mlp", "vocab", "seq_len",
+                  "global_batch"});
+      if (Catalog::builtin().find_model(name)) {
+        r_.fail(key.source(), prefix,
+                fmt::format("shadows the catalog model '{}'; give the inline model another name",
+                            name));
+      }
+      auto required = [&](std::string_view field) {
+        const toml::node* n = t.get(field);
+        if (!n)
+          r_.fail(key.source(), prefix, fmt::format("missing '{}' (a positive integer)", field));
+        return static_cast<int>(
+            checked_number(r_, *n, join_key(prefix, field), Kind::positive_int));
+      };
+      SpecModel spec_model;
+      spec_model.where = &node;
+      ModelChoice& m = spec_model.choice;
+      m.key = name;
+      m.model.layers = required("layers");
+      m.model.hidden = required("hidden");
+      m.model.heads = required("heads");
+      m.model.vocab = required("vocab");
+      m.model.kv_heads = static_cast<int>(
+          number_key(r_, t, prefix, "kv_heads", Kind::positive_int, m.model.heads));
+      if (const toml::node* mlp = t.get("mlp")) {
+        const auto* s = mlp->as_string();
+        if (!s || (s->get() != "gelu" && s->get() != "swiglu")) {
+          r_.fail(*mlp, prefix + ".mlp",
+                  fmt::format("must be \"gelu\" or \"swiglu\", got {}", describe_node(*mlp)));
+        }
+        m.model.mlp = s->get() == "gelu" ? estimator::Mlp::gelu : estimator::Mlp::swiglu;
+      }
+      if (m.model.mlp == estimator::Mlp::swiglu && !t.get("ffn_hidden")) {
+        r_.fail(key.source(), prefix, "missing 'ffn_hidden' (required with mlp = \"swiglu\")");
+      }
+      m.model.ffn_hidden = static_cast<int>(
+          number_key(r_, t, prefix, "ffn_hidden", Kind::positive_int, 4.0 * m.model.hidden));
+      if (m.model.hidden % m.model.heads != 0) {
+        r_.fail(
+            *t.get("hidden"), prefix + ".hidden",
+            fmt::format("must be divisible by heads ({}), got {}", m.model.heads, m.model.hidden));
+      }
+      if (m.model.heads % m.model.kv_heads != 0) {
+        r_.fail(*t.get("kv_heads"), prefix + ".kv_heads",
+                fmt::format("must divide heads ({}), got {}", m.model.heads, m.model.kv_heads));
+      }
+      m.seq_len = static_cast<int>(number_key(r_, t, prefix, "seq_len", Kind::positive_int, 0));
+      m.global_batch = static_cast<std::int64_t>(
+          number_key(r_, t, prefix, "global_batch", Kind::positive_int, 0));
+      inline_models_.push_back(std::move(spec_model));
+    }
+  }
+
+  void parse_workload() {
+    const toml::table& t =
+        required_table("workload", "give at least: model = \"<catalog key or [models.NAME]>\"");
+    check_keys(r_, t, "workload",
+               {"model", "seq_len", "global_batch", "precision", "training_tokens"});
+    const toml::node* model_node = t.get("model");
+    if (!model_node) {
+      r_.fail(t.source(), "workload",
+              "missing 'model' (a catalog model such as \"gpt3-175b\", a [models.NAME] table, or a "
+              "list)");
+    }
+    Axis& models = axis(kModel, "model", "", true);
+    for (const auto& [name, at] : name_list(r_, *model_node, "workload.model")) {
+      const auto inline_model =
+          std::find_if(inline_models_.begin(), inline_models_.end(),
+                       [&](const SpecModel& m) { return m.choice.key == name; });
+      ModelChoice m;
+      if (inline_model != inline_models_.end()) {
+        m = inline_model->choice;
+      } else {
+        const ModelEntry& e = Catalog::builtin().model(
+            name, fmt::format("{}: workload.model", r_.where(at->source())));
+        m.key = e.key;
+        m.model = e.model;
+        m.seq_len = e.seq_len;
+        m.global_batch = e.global_batch;
+      }
+      model_where_.push_back(at);
+      models.labels.push_back(m.key);
+      im_.models.push_back(std::move(m));
+    }
+    // seq_len and global_batch: the spec's values, or each model's default (0 marks "the model's
+    // default" when the models disagree).
+    auto model_defaults = [&](AxisId id, const char* key, auto field) {
+      Axis& a = axis(id, key, id == kSeqLen ? "tokens" : "sequences", false);
+      if (const toml::node* n = t.get(key)) {
+        a.numbers = axis_numbers(r_, *n, std::string("workload.") + key, Kind::positive_int, false);
+        return;
+      }
+      std::vector<double> defaults;
+      for (std::size_t i = 0; i < im_.models.size(); ++i) {
+        const ModelChoice& m = im_.models[i];
+        const double v = static_cast<double>(m.*field);
+        if (v == 0) {
+          r_.fail(
+              *model_where_[i], "workload.model",
+              fmt::format("inline model '{}' has no default {}; set workload.{} or models.{}.{}",
+                          m.key, key, key, m.key, key));
+        }
+        if (std::find(defaults.begin(), defaults.end(), v) == defaults.end()) defaults.push_back(v);
+      }
+      a.numbers = {defaults.size() == 1 ? defaults.front() : 0.0};
+      a.zero_means_default = defaults.size() > 1;
+    };
+    model_defaults(kSeqLen, "seq_len", &ModelChoice::seq_len);
+    model_defaults(kGlobalBatch, "global_batch", &ModelChoice::global_batch);
+
+    Axis& precision = axis(kPrecision, "precision", "", true);
+    std::vector<int> precisions = {static_cast<int>(estimator::Precision::bf16)};
+    if (const toml::node* n = t.get("precision"))
+      precisions = axis_labels(r_, *n, "workload.precision", kPrecisionNames, false);
+    for (int p : precisions) {
+      precision.labels.push_back(kPrecisionNames[p]);
+      im_.precisions.push_back(static_cast<estimator::Precision>(p));
+    }
+    im_.training_tokens = number_key(r_, t, "workload", "training_tokens", Kind::positive_real,
+                                     kDefaultTrainingTokens);
+  }
+
+  void parse_cluster() {
+    const toml::table& t =
+        required_table("cluster", "give at least: gpu = \"<accelerator>\" and nodes = <count>");
+    check_keys(r_, t, "cluster",
+               {"gpu", "nodes", "gpus", "gpus_per_node", "nvlink_domain", "nvlink_gbytes_per_s",
+                "inter_node_gbps_per_gpu", "hbm_gb", "expansion_gb", "expansion_gbytes_per_s",
+                "nvlink_latency_us", "inter_node_latency_us", "node_overhead_w"});
+    const toml::node* gpu_node = t.get("gpu");
+    if (!gpu_node) {
+      r_.fail(t.source(), "cluster",
+              "missing 'gpu' (an accelerator such as \"H100-SXM5-80GB\", or a list)");
+    }
+    Axis& gpus = axis(kGpu, "gpu", "", true);
+    for (const auto& [name, at] : name_list(r_, *gpu_node, "cluster.gpu")) {
+      const AcceleratorEntry& e = Catalog::builtin().accelerator(
+          name, fmt::format("{}: cluster.gpu", r_.where(at->source())));
+      gpus.labels.push_back(e.key);
+      im_.gpus.push_back(&e);
+    }
+
+    const toml::node* nodes = t.get("nodes");
+    const toml::node* count = t.get("gpus");
+    if (nodes && count) r_.fail(*count, "cluster.gpus", "give either 'nodes' or 'gpus', not both");
+    if (!nodes && !count) {
+      r_.fail(t.source(), "cluster",
+              "missing 'nodes' (or 'gpus'): the cluster size to sweep, e.g. nodes = [16, 32, 64]");
+    }
+    im_.size_is_nodes = nodes != nullptr;
+    axis(kClusterSize, nodes ? "num_nodes" : "num_gpus", "", false).numbers =
+        axis_numbers(r_, nodes ? *nodes : *count, nodes ? "cluster.nodes" : "cluster.gpus",
+                     Kind::positive_int, false);
+
+    // Axes whose default comes from the accelerator: one concrete value when there is one
+    // accelerator, else 0 = "the accelerator's default" (docs/spec-format.md).
+    auto gpu_default = [&](AxisId id, const char* key, const char* unit, Kind kind,
+                           auto default_of) {
+      Axis& a = axis(id, key, unit, false);
+      if (const toml::node* n = t.get(key)) {
+        a.numbers = axis_numbers(r_, *n, std::string("cluster.") + key, kind, false);
+        return;
+      }
+      std::vector<double> defaults;
+      for (const auto& g : im_.gpus) {
+        const double v = default_of(g);
+        if (std::find(defaults.begin(), defaults.end(), v) == defaults.end()) defaults.push_back(v);
+      }
+      a.numbers = {defaults.size() == 1 ? defaults.front() : 0.0};
+      a.zero_means_default = defaults.size() > 1;
+    };
+    gpu_default(kGpusPerNode, "gpus_per_node", "", Kind::positive_int,
+                [](const AcceleratorEntry* g) { return double(g->default_gpus_per_node); });
+    if (im_.size_is_nodes) {
+      double max_gpn = 0;
+      for (double v : im_.axes[kGpusPerNode].numbers) max_gpn = std::max(max_gpn, v);
+      for (const auto* g : im_.gpus) max_gpn = std::max(max_gpn, double(g->default_gpus_per_node));
+      for (double n : im_.axes[kClusterSize].numbers) {
+        if (n * max_gpn > 2147483647.0) {
+          r_.fail(*nodes, "cluster.nodes",
+                  fmt::format("{} nodes of {} GPUs exceed 2^31 GPUs", format_number(n),
+                              format_number(max_gpn)));
+        }
+      }
+    }
+    // The NVLink domain: default_nvlink_domain() of each accelerator and node size.
+    Axis& domain = axis(kNvlinkDomain, "nvlink_domain", "", false);
+    if (const toml::node* n = t.get("nvlink_domain")) {
+      domain.numbers = axis_numbers(r_, *n, "cluster.nvlink_domain", Kind::positive_int, false);
+    } else {
+      std::vector<double> resolved;
+      for (const auto* g : im_.gpus) {
+        for (double v : im_.axes[kGpusPerNode].numbers) {
+          const int gpn = v != 0 ? static_cast<int>(v) : g->default_gpus_per_node;
+          const double d = default_nvlink_domain(*g, gpn);
+          if (std::find(resolved.begin(), resolved.end(), d) == resolved.end())
+            resolved.push_back(d);
+        }
+      }
+      domain.numbers = {resolved.size() == 1 ? resolved.front() : 0.0};
+      domain.zero_means_default = resolved.size() > 1;
+    }
+    gpu_default(kNvlinkGbytesPerS, "nvlink_gbytes_per_s", "GB/s", Kind::positive_real,
+                [](const AcceleratorEntry* g) { return g->accelerator.nvlink_bytes_per_s / 1e9; });
+    Axis& inter = axis(kInterNodeGbpsPerGpu, "inter_node_gbps_per_gpu", "Gbit/s", false);
+    if (const toml::node* n = t.get("inter_node_gbps_per_gpu")) {
+      inter.numbers =
+          axis_numbers(r_, *n, "cluster.inter_node_gbps_per_gpu", Kind::positive_real, false);
+    } else {
+      inter.numbers = {im_.calibration.default_inter_node_gbps_per_gpu};
+    }
+    gpu_default(kHbmGb, "hbm_gb", "GB", Kind::positive_real,
+                [](const AcceleratorEntry* g) { return g->accelerator.hbm_bytes / 1e9; });
+    Axis& expansion = axis(kExpansionGb, "expansion_gb", "GB", false);
+    expansion.numbers = {0};
+    if (const toml::node* n = t.get("expansion_gb")) {
+      expansion.numbers =
+          axis_numbers(r_, *n, "cluster.expansion_gb", Kind::nonnegative_real, false);
+    }
+    Axis& expansion_bw = axis(kExpansionGbytesPerS, "expansion_gbytes_per_s", "GB/s", false);
+    const bool any_expansion = std::any_of(expansion.numbers.begin(), expansion.numbers.end(),
+                                           [](double v) { return v > 0; });
+    if (const toml::node* n = t.get("expansion_gbytes_per_s")) {
+      expansion_bw.numbers =
+          axis_numbers(r_, *n, "cluster.expansion_gbytes_per_s", Kind::positive_real, false);
+    } else if (any_expansion && im_.calibration.default_expansion_gbytes_per_s > 0) {
+      expansion_bw.numbers = {im_.calibration.default_expansion_gbytes_per_s};
+    } else if (any_expansion) {
+      r_.fail(*t.get("expansion_gb"), "cluster.expansion_gb",
+              "an expansion tier needs its bandwidth: set cluster.expansion_gbytes_per_s");
+    } else {
+      expansion_bw.numbers = {0};
+    }
+    // Scalars: latencies default to the calibration's, node overhead to the accelerator's (-1).
+    im_.nvlink_latency_us =
+        number_key(r_, t, "cluster", "nvlink_latency_us", Kind::nonnegative_real, -1);
+    im_.inter_node_latency_us =
+        number_key(r_, t, "cluster", "inter_node_latency_us", Kind::nonnegative_real, -1);
+    im_.node_overhead_w =
+        number_key(r_, t, "cluster", "node_overhead_w", Kind::nonnegative_real, -1);
+  }
+
+  // The distinct values a design quantity takes across the space (catalog defaults resolved).
+  std::vector<double> distinct(AxisId id, auto default_of) const {
+    std::vector<double> out;
+    auto add = [&](double v) {
+      if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    };
+    for (double v : im_.axes[id].numbers) {
+      if (v != 0) {
+        add(v);
+      } else {
+        default_of(add);
+      }
+    }
+    return out;
+  }
+
+  void parse_plan() {
+    const toml::table empty;
+    const toml::table* found = subtable(r_, root_, "plan", "plan");
+    const toml::table& t = found ? *found : empty;
+    check_keys(r_, t, "plan",
+               {"tp", "pp", "cp", "vp", "pipeline_split", "micro_batch", "zero", "recompute",
+                "sequence_parallel", "offload", "allow_tp_across_nodes"});
+    im_.rules.allow_tp_across_nodes = bool_key(r_, t, "plan", "allow_tp_across_nodes", false);
+
+    // What "all" may choose from: the values the workloads and clusters can make valid.
+    const auto seq_lens = distinct(kSeqLen, [&](auto add) {
+      for (auto& m : im_.models) add(m.seq_len);
+    });
+    const auto batches = distinct(kGlobalBatch, [&](auto add) {
+      for (auto& m : im_.models) add(double(m.global_batch));
+    });
+    const auto gpns = distinct(kGpusPerNode, [&](auto add) {
+      for (auto* g : im_.gpus) add(g->default_gpus_per_node);
+    });
+    auto domains = distinct(kNvlinkDomain, [&](auto add) {
+      for (auto* g : im_.gpus) add(g->default_nvlink_domain);
+    });
+    for (double g : gpns) {
+      if (std::find(domains.begin(), domains.end(), g) == domains.end()) domains.push_back(g);
+    }
+    std::vector<double> gpu_counts;
+    for (double size : im_.axes[kClusterSize].numbers) {
+      if (!im_.size_is_nodes) {
+        gpu_counts.push_back(size);
+        continue;
+      }
+      for (double g : gpns) gpu_counts.push_back(size * g);
+    }
+    auto divides_some = [](double d, const std::vector<double>& values) {
+      return std::any_of(values.begin(), values.end(),
+                         [&](double v) { return std::fmod(v, d) == 0; });
+    };
+    std::vector<double> layers;
+    std::vector<double> heads;
+    for (const auto& m : im_.models) {
+      layers.push_back(m.model.layers);
+      heads.push_back(m.model.heads);
+    }
+
+    // "all": the candidates (sorted) that can_be_valid accepts.
+    auto int_axis = [&](AxisId id, const char* key, Kind kind, auto can_be_valid,
+                        const std::vector<double>& candidates, std::vector<int>& out,
+                        const char* unit = "") {
+      Axis& a = axis(id, key, unit, false);
+      const toml::node* n = t.get(key);
+      if (n)
+        a.numbers = axis_numbers(r_, *n, std::string("plan.") + key, kind, true);
+      else
+        a.numbers = {kind == Kind::positive_int ? 1.0 : 0.0};
+      if (a.numbers.empty()) {
+        for (double d : candidates) {
+          if (can_be_valid(d)) a.numbers.push_back(d);
+        }
+      }
+      for (double v : a.numbers) out.push_back(static_cast<int>(v));
+    };
+    int_axis(
+        kTp, "tp", Kind::positive_int,
+        [&](double d) {
+          const bool heads_ok =
+              std::any_of(im_.models.begin(), im_.models.end(),
+                          [&](const ModelChoice& m) { return tp_fits_heads(int(d), m.model); });
+          return heads_ok && divides_some(d, gpu_counts) &&
+                 (im_.rules.allow_tp_across_nodes || divides_some(d, domains));
+        },
+        divisors_of(heads), im_.tp);
+    // The pipeline splits the spec allows (all by default); "all" for pp and vp then offers the
+    // degrees one of them can place the layers on.
+    std::vector<int> splits = {0, 1, 2};
+    const toml::node* split_node = t.get("pipeline_split");
+    if (split_node) splits = axis_labels(r_, *split_node, "plan.pipeline_split", kSplitNames, true);
+    auto allows = [&](estimator::PipelineSplit split) {
+      return std::find(splits.begin(), splits.end(), static_cast<int>(split)) != splits.end();
+    };
+    // Whether some model of the spec can place its layers on pp*vp chunks with an allowed split:
+    // check_plan()'s split rules.
+    auto placeable = [&](int p, int v, estimator::PipelineSplit split) {
+      if (!allows(split)) return false;
+      const std::int64_t chunks = std::int64_t{p} * v;
+      return std::any_of(im_.models.begin(), im_.models.end(), [&](const ModelChoice& m) {
+        const int l = m.model.layers;
+        switch (split) {
+          case estimator::PipelineSplit::even:
+            return l % chunks == 0;
+          case estimator::PipelineSplit::embedding_loss:
+            return p > 1 && (l + 2) % chunks == 0;
+          case estimator::PipelineSplit::uneven:
+            return p > 1 && l % chunks != 0 && chunks <= l;
+        }
+        return false;
+      });
+    };
+    auto any_split = [&](int p, int v) {
+      for (int sp = 0; sp < estimator::kNumPipelineSplits; ++sp)
+        if (placeable(p, v, static_cast<estimator::PipelineSplit>(sp))) return true;
+      return false;
+    };
+    std::vector<double> layer_slots = layers;
+    for (double l : layers) layer_slots.push_back(l + 2);
+    std::vector<double> pp_candidates = divisors_of(layer_slots);
+    if (allows(estimator::PipelineSplit::uneven)) {
+      // Uneven stages place any layer count: every pipeline degree that fits the GPUs.
+      const double most = *std::max_element(layers.begin(), layers.end());
+      for (double d : divisors_of(gpu_counts))
+        if (d <= most) pp_candidates.push_back(d);
+      std::sort(pp_candidates.begin(), pp_candidates.end());
+      pp_candidates.erase(std::unique(pp_candidates.begin(), pp_candidates.end()),
+                          pp_candidates.end());
+    }
+    int_axis(
+        kPp, "pp", Kind::positive_int,
+        [&](double d) { return any_split(int(d), 1) && divides_some(d, gpu_counts); },
+        pp_candidates, im_.pp);
+    int_axis(
+        kCp, "cp", Kind::positive_int,
+        [&](double d) {
+          return d == 1 || (divides_some(2 * d, seq_lens) && divides_some(d, gpu_counts));
+        },
+        divisors_of(gpu_counts), im_.cp);
+    int_axis(
+        kVp, "vp", Kind::positive_int,
+        [&](double d) {
+          if (d == 1) return true;
+          return std::any_of(im_.pp.begin(), im_.pp.end(),
+                             [&](int p) { return p > 1 && any_split(p, int(d)); });
+        },
+        divisors_of(layer_slots), im_.vp);
+    // Without the key: the splits that place the layers of some pipeline of the space, so that a
+    // spec whose pipelines all divide the layers sweeps no plan twice.
+    Axis& split_axis = axis(kPipelineSplit, "pipeline_split", "", true);
+    const auto* split_text = split_node ? split_node->as_string() : nullptr;
+    if (!split_node || (split_text && split_text->get() == "all")) {
+      std::vector<int> used;
+      for (int sp : splits) {
+        bool any = false;
+        for (int p : im_.pp)
+          for (int v : im_.vp)
+            any = any || placeable(p, v, static_cast<estimator::PipelineSplit>(sp));
+        if (any) used.push_back(sp);
+      }
+      splits = used.empty() ? std::vector<int>{0} : used;
+    }
+    for (int sp : splits) {
+      split_axis.labels.push_back(kSplitNames[sp]);
+      im_.pipeline_split.push_back(static_cast<estimator::PipelineSplit>(sp));
+    }
+    int_axis(
+        kMicroBatch, "micro_batch", Kind::positive_int,
+        [&](double d) { return divides_some(d, batches); }, divisors_of(batches), im_.micro_batch,
+        "sequences");
+    int_axis(
+        kZero, "zero", Kind::nonnegative_int, [](double) { return true; },
+        std::vector<double>{0, 1, 2, 3}, im_.zero);
+    for (std::size_t i = 0; i < im_.zero.size(); ++i) {
+      if (im_.zero[i] > 3) {
+        const toml::node& n = *t.get("zero");
+        const toml::node& at = n.is_array() ? *n.as_array()->get(i) : n;
+        r_.fail(at, n.is_array() ? fmt::format("plan.zero[{}]", i) : "plan.zero",
+                fmt::format("must be 0, 1, 2 or 3 (ZeRO stage), got {}", im_.zero[i]));
+      }
+    }
+
+    Axis& recompute = axis(kRecompute, "recompute", "", true);
+    std::vector<int> recomputes = {0};
+    if (const toml::node* n = t.get("recompute"))
+      recomputes = axis_labels(r_, *n, "plan.recompute", kRecomputeNames, true);
+    for (int v : recomputes) {
+      recompute.labels.push_back(kRecomputeNames[v]);
+      im_.recompute.push_back(static_cast<estimator::Recompute>(v));
+    }
+
+    Axis& sp = axis(kSequenceParallel, "sequence_parallel", "", false);
+    sp.numbers = {0};
+    if (const toml::node* n = t.get("sequence_parallel")) {
+      sp.numbers.clear();
+      auto one = [&](const toml::node& e, const std::string& key) {
+        const auto* b = e.as_boolean();
+        if (!b)
+          r_.fail(e, key,
+                  fmt::format("must be true, false, a list of them or \"all\", got {}",
+                              describe_node(e)));
+        const double v = b->get() ? 1 : 0;
+        if (std::find(sp.numbers.begin(), sp.numbers.end(), v) != sp.numbers.end()) {
+          r_.fail(e, key, fmt::format("duplicate value {}", b->get() ? "true" : "false"));
+        }
+        sp.numbers.push_back(v);
+      };
+      if (const auto* s = n->as_string(); s && s->get() == "all") {
+        sp.numbers = {0, 1};
+      } else if (const auto* array = n->as_array()) {
+        if (array->empty())
+          r_.fail(*n, "plan.sequence_parallel", "empty list; give true, false or both");
+        for (std::size_t i = 0; i < array->size(); ++i)
+          one(*array->get(i), fmt::format("plan.sequence_parallel[{}]", i));
+      } else {
+        one(*n, "plan.sequence_parallel");
+      }
+    }
+    for (double v : sp.numbers) im_.sequence_parallel.push_back(v != 0);
+
+    Axis& offload = axis(kOffload, "offload", "", true);
+    std::vector<int> offloads = {0};
+    if (const toml::node* n = t.get("offload")) {
+      offloads = axis_labels(r_, *n, "plan.offload", kOffloadNames, true);
+      const auto& expansion = im_.axes[kExpansionGb].numbers;
+      const bool any_expansion =
+          std::any_of(expansion.begin(), expansion.end(), [](double v) { return v > 0; });
+      if (const auto* s = n->as_string(); s && s->get() == "all" && !any_expansion) offloads = {0};
+    }
+    for (int v : offloads) {
+      offload.labels.push_back(kOffloadNames[v]);
+      im_.offload.push_back(static_cast<estimator::Offload>(v));
+    }
+  }
+
+  void parse_pricing() {
+    const toml::table* t = subtable(r_, root_, "pricing", "pricing");
+    if (!t) return;
+    check_keys(r_, *t, "pricing",
+               {"pue", "usd_per_kwh", "carbon_g_per_kwh", "gpu_hour_usd", "capex_usd_per_gpu",
+                "amortize_years"});
+    Pricing& p = im_.pricing;
+    p.pue = number_key(r_, *t, "pricing", "pue", Kind::positive_real, p.pue);
+    if (p.pue < 1)
+      r_.fail(*t->get("pue"), "pricing.pue",
+              fmt::format("must be >= 1 (facility power / IT power), got {}", p.pue));
+    p.usd_per_kwh =
+        number_key(r_, *t, "pricing", "usd_per_kwh", Kind::nonnegative_real, p.usd_per_kwh);
+    p.carbon_g_per_kwh = number_key(r_, *t, "pricing", "carbon_g_per_kwh", Kind::nonnegative_real,
+                                    p.carbon_g_per_kwh);
+    p.gpu_hour_usd =
+        number_key(r_, *t, "pricing", "gpu_hour_usd", Kind::nonnegative_real, p.gpu_hour_usd);
+    p.capex_usd_per_gpu = number_key(r_, *t, "pricing", "capex_usd_per_gpu", Kind::nonnegative_real,
+                                     p.capex_usd_per_gpu);
+    p.amortize_years =
+        number_key(r_, *t, "pricing", "amortize_years", Kind::positive_real, p.amortize_years);
+    if (p.gpu_hour_usd > 0 && p.capex_usd_per_gpu > 0) {
+      r_.fail(*t->get("capex_usd_per_gpu"), "pricing.capex_usd_per_gpu",
+              "give either gpu_hour_usd (rented) or capex_usd_per_gpu (owned), not both");
+    }
+  }
+
+  void parse_output() {
+    const toml::table* t = subtable(r_, root_, "output", "output");
+    if (!t) return;
+    check_keys(r_, *t, "output", {"keep", "objective"});
+    if (const toml::node* n = t->get("keep")) {
+      const auto* s = n->as_string();
+      const int k = s ? find_name(kKeepNames, s->get()) : -1;
+      if (k < 0)
+        r_.fail(
+            *n, "output.keep",
+            fmt::format("must be one of {}, got {}", quoted_list(kKeepNames), describe_node(*n)));
+      im_.keep = static_cast<Keep>(k);
+    }
+    if (const toml::node* n = t->get("objective")) {
+      const auto* s = n->as_string();
+      const int k = s ? find_name(kObjectiveNames, s->get()) : -1;
+      if (k < 0) {
+        r_.fail(*n, "output.objective",
+                fmt::format("must be one of {}, got {}", quoted_list(kObjectiveNames),
+                            describe_node(*n)));
+      }
+      im_.objective = static_cast<Objective>(k);
+    }
+  }
+
+  void parse_calibration() {
+    const toml::node* n = root_.get("calibration");
+    if (!n) {
+      im_.calibration = builtin_calibration();
+      return;
+    }
+    const auto* s = n->as_string();
+    if (!s)
+      r_.fail(
+          *n, "calibration",
+          fmt::format("must be the path of a calibration TOML file, got {}", describe_node(*n)));
+    std::filesystem::path path(s->get());
+    if (path.is_relative()) path = std::filesystem::path(r_.filename()).parent_path() / path;
+    std::ifstream probe(path);
+    if (!probe) {
+      r_.fail(*n, "calibration",
+              fmt::format("cannot read '{}': {}", path.string(), std::strerror(errno)));
+    }
+    im_.calibration = load_calibration(path.string());
+  }
+
+  // Strides and sizes; the product must fit a 64-bit point id.
+  void layout() {
+    std::uint64_t stride = 1;
+    for (int i = kNumAxes - 1; i >= 0; --i) {
+      im_.radix[i] = im_.axes[i].size();
+      im_.stride[i] = stride;
+      if (__builtin_mul_overflow(stride, im_.radix[i], &stride) ||
+          stride > (std::uint64_t{1} << 62)) {
+        throw InputError(
+            fmt::format("{}:1:1: space: more than 2^62 points; sweep fewer values", r_.filename()));
+      }
+      if (i == kTp) im_.plan_points = stride;
+    }
+    im_.size = stride;
+    im_.designs = im_.size / im_.plan_points;
+    im_.plan_fits_32 = im_.plan_points <= 0xffffffffu;
+  }
+
+  void parse_constraints() {
+    const toml::node* n = root_.get("constraints");
+    if (!n) return;
+    const auto* array = n->as_array();
+    if (!array)
+      r_.fail(*n, "constraints",
+              fmt::format("must be a list of expressions like \"tp * pp <= 64\", got {}",
+                          describe_node(*n)));
+    ExpressionNames names;
+    for (const Axis& a : im_.axes) names.names.push_back(a.name);
+    names.names.push_back(im_.size_is_nodes ? "num_gpus" : "num_nodes");
+    names.names.push_back("dp");
+    names.label_value = [&](int variable, std::string_view label,
+                            std::vector<std::string>& valid) -> std::optional<double> {
+      if (variable >= kNumAxes || !im_.axes[variable].is_label) return std::nullopt;
+      const auto& labels = im_.axes[variable].labels;
+      const auto it = std::find(labels.begin(), labels.end(), label);
+      if (it == labels.end()) {
+        valid = labels;
+        return std::nullopt;
+      }
+      return static_cast<double>(it - labels.begin());
+    };
+    for (std::size_t i = 0; i < array->size(); ++i) {
+      const toml::node& e = *array->get(i);
+      const std::string key = fmt::format("constraints[{}]", i);
+      const auto* s = e.as_string();
+      if (!s)
+        r_.fail(e, key,
+                fmt::format("must be an expression string like \"tp * pp <= 64\", got {}",
+                            describe_node(e)));
+      try {
+        Expression x = Expression::compile(s->get(), names);
+        im_.constraint_texts.push_back(s->get());
+        const bool reads_plan = std::any_of(x.variables().begin(), x.variables().end(), [](int v) {
+          return v >= kTp && v < kNumAxes ? true : v == kVarDp;
+        });
+        if (reads_plan) {
+          for (int v : x.variables()) {
+            if ((v < kTp || v == kVarOtherSize) &&
+                std::find(im_.plan_constraint_design_vars.begin(),
+                          im_.plan_constraint_design_vars.end(),
+                          v) == im_.plan_constraint_design_vars.end()) {
+              im_.plan_constraint_design_vars.push_back(v);
+            }
+          }
+          im_.plan_constraints.push_back(std::move(x));
+        } else {
+          im_.design_constraints.push_back(std::move(x));
+        }
+      } catch (const ExpressionError& err) {
+        r_.fail(e, key,
+                fmt::format("{} at offset {} of \"{}\"", err.what(), err.offset(), s->get()));
+      }
+    }
+  }
+
+  Reporter r_;
+  std::string_view text_;
+  Space::Impl& im_;
+  toml::table root_;
+  std::vector<SpecModel> inline_models_;
+  std::vector<const toml::node*> model_where_;  // the spec's value naming each of im_.models
+};
+
+}  // namespace
+
+void parse_spec(Space::Impl& impl) { Parser(impl.text, impl.filename, impl).run(); }
+
+}  // namespace clustersweep::spaces

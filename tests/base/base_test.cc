@@ -1,0 +1,94 @@
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "base/csv.h"
+#include "base/error.h"
+#include "base/files.h"
+#include "base/format.h"
+#include "base/names.h"
+
+namespace clustersweep {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(Names, ClosestNamesRankNearMisses) {
+  const std::vector<std::string> gpus = {"A100-SXM4-80GB", "B200-180GB", "H100-SXM5-80GB"};
+  EXPECT_EQ(closest_names("H100", gpus), (std::vector<std::string>{"H100-SXM5-80GB"}));
+  // Every '-'-separated part found: a near miss whatever the length.
+  EXPECT_EQ(closest_names("A100-80GB", gpus, 1), (std::vector<std::string>{"A100-SXM4-80GB"}));
+  EXPECT_EQ(closest_names("h100-sxm5-80gb", gpus, 1),
+            (std::vector<std::string>{"H100-SXM5-80GB"}));
+  EXPECT_TRUE(closest_names("zzzzzzzzzz", gpus).empty());
+  EXPECT_EQ(did_you_mean("tpp", {"tp", "pp", "cp"}), "; did you mean 'tp', 'pp' or 'cp'?");
+  EXPECT_EQ(did_you_mean("zzzzzzzz", {"tp"}), "");
+}
+
+TEST(Files, AtomicWriteReplacesTheFileAndLeavesOthersAlone) {
+  const fs::path dir = fs::temp_directory_path() / ("clustersweep-base-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path path = dir / "out.csv";
+  // A user's own `out.csv.tmp` is not ours to touch.
+  std::ofstream(dir / "out.csv.tmp") << "the user's\n";
+  write_file_atomically(path.string(), "one\n", "-o");
+  write_file_atomically(path.string(), "two\n", "-o");
+  EXPECT_EQ(read(path), "two\n");
+  EXPECT_EQ(read(dir / "out.csv.tmp"), "the user's\n");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), 2);
+  // An ordinary file's permissions, not mkstemp's 0600.
+  struct stat st {};
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_NE(st.st_mode & S_IRGRP, 0u);
+  // A directory that does not exist: one error naming the flag and the file; nothing left over.
+  try {
+    write_file_atomically((dir / "missing" / "x.csv").string(), "x", "--csv");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--csv: cannot write " + (dir / "missing" / "x.csv").string() +
+                  ": No such file or directory");
+  }
+  fs::remove_all(dir);
+}
+
+TEST(Csv, SplitAndQuoteRoundTrip) {
+  EXPECT_EQ(split_csv_record("a,\"b,c\",\"say \"\"hi\"\"\",\r"),
+            (std::vector<std::string>{"a", "b,c", "say \"hi\"", ""}));
+  EXPECT_EQ(csv_quote("plain"), "plain");
+  EXPECT_EQ(csv_quote("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_quote("say \"hi\""), "\"say \"\"hi\"\"\"");
+  const std::vector<std::string> fields = {"x", "1,2", "\"q\"", ""};
+  std::vector<std::string> quoted;
+  for (const auto& f : fields) quoted.push_back(csv_quote(f));
+  EXPECT_EQ(split_csv_record(fmt::format("{}", fmt::join(quoted, ","))), fields);
+}
+
+TEST(Format, Numbers) {
+  EXPECT_EQ(with_commas(0), "0");
+  EXPECT_EQ(with_commas(1234567), "1,234,567");
+  EXPECT_EQ(format_number(8), "8");
+  EXPECT_EQ(format_number(12.5), "12.5");
+  EXPECT_EQ(format_number(0.1), "0.1");
+  EXPECT_EQ(format_duration(7.25), "7.25 s");
+  EXPECT_EQ(format_duration(41 * 60), "41 min");
+  EXPECT_EQ(format_duration(3.2 * 86400), "3.2 days");
+  EXPECT_EQ(format_bytes(512), "512 B");
+  EXPECT_EQ(format_bytes(1.5e9), "1.5 GB");
+  EXPECT_EQ(format_clock(3725), "1:02:05");
+}
+
+}  // namespace
+}  // namespace clustersweep
