@@ -1,12 +1,12 @@
 #include "engine/evaluate.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 #include <type_traits>
-
-#include <fmt/format.h>
 
 #include "base/error.h"
 
@@ -15,43 +15,6 @@ namespace clustersweep::engine {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// The metric columns in the order of make_schema(), each read off an estimate.
-enum Metric : int {
-  kStepTime,
-  kTimeToTrain,
-  kTokensPerS,
-  kMfu,
-  kModelFlops,
-  kMemPerGpu,
-  kMemHbm,
-  kMemExpansion,
-  kEnergyPerStep,
-  kEnergyToTrain,
-  kTimeCompute,
-  kTimeMemoryBound,
-  kTimeTpComm,
-  kTimeCpComm,
-  kTimePpP2p,
-  kTimePpBubble,
-  kTimeDpExposed,
-  kTimeOptimizer,
-  kTimeOffload,
-  kTimeOverhead,
-  kNumMetrics
-};
-
-constexpr const char* kMetricNames[kNumMetrics] = {
-    "step_time_s",          "time_to_train_s",   "tokens_per_s",   "mfu",
-    "model_flops_per_step", "mem_per_gpu_bytes", "mem_hbm_bytes",  "mem_expansion_bytes",
-    "energy_per_step_j",    "energy_to_train_j", "time_compute_s", "time_memory_bound_s",
-    "time_tp_comm_s",       "time_cp_comm_s",    "time_pp_p2p_s",  "time_pp_bubble_s",
-    "time_dp_exposed_s",    "time_optimizer_s",  "time_offload_s", "time_overhead_s"};
-
-// The metric columns make_schema() stores as float32 (the others are float64).
-constexpr bool kMetricIsF32[kNumMetrics] = {
-    false, false, false, false, true, false, true, true, false, false,
-    true,  true,  true,  true,  true, true,  true, true, true,  true};
 
 }  // namespace
 
@@ -98,11 +61,7 @@ ChunkEvaluator::ChunkEvaluator(const spaces::Space& space, const Schema& schema)
   num_gpus_col_ = schema.index("num_gpus");
   const auto& axes = space.axes();
   for (int i = 0; i < spaces::kNumAxes; ++i) axis_col_[i] = schema.index(axes[i].name);
-  for (int m = 0; m < kNumMetrics; ++m) {
-    metric_col_[m] = schema.index(kMetricNames[m]);
-    if (schema.columns[metric_col_[m]].type != (kMetricIsF32[m] ? ColumnType::f32 : ColumnType::f64))
-      throw Error(fmt::format("internal: metric column '{}' has an unexpected type", kMetricNames[m]));
-  }
+  for (int m = 0; m < kNumMetrics; ++m) metric_col_[m] = schema.index(kMetricColumns[m].name);
   if (schema.columns[reason_col_].type != ColumnType::label8)
     throw Error("internal: infeasible_reason is not a label8 column");
 }
@@ -191,7 +150,7 @@ double ChunkEvaluator::objective_of(const estimator::Estimate& e) const noexcept
       return e.energy_per_step_j * steps_;
     case spaces::Objective::cost:
       return space_.pricing().cost_usd(design_data_.cluster.num_gpus, e.time.total_s * steps_,
-                      e.energy_per_step_j * steps_);
+                                       e.energy_per_step_j * steps_);
   }
   return e.time.total_s;
 }
@@ -249,33 +208,10 @@ void ChunkEvaluator::finish_design() {
 }
 
 void ChunkEvaluator::put(std::size_t c, std::size_t r, double value) noexcept {
-  void* p = column_[c];
-  switch (schema_.columns[c].type) {
-    case ColumnType::u64:
-      static_cast<std::uint64_t*>(p)[r] = static_cast<std::uint64_t>(value);
-      return;
-    case ColumnType::u32:
-      static_cast<std::uint32_t*>(p)[r] = static_cast<std::uint32_t>(value);
-      return;
-    case ColumnType::u16:
-    case ColumnType::label:
-      static_cast<std::uint16_t*>(p)[r] = static_cast<std::uint16_t>(value);
-      return;
-    case ColumnType::u8:
-    case ColumnType::boolean:
-    case ColumnType::label8:
-      static_cast<std::uint8_t*>(p)[r] = static_cast<std::uint8_t>(value);
-      return;
-    case ColumnType::i32:
-      static_cast<std::int32_t*>(p)[r] = static_cast<std::int32_t>(value);
-      return;
-    case ColumnType::f64:
-      static_cast<double*>(p)[r] = value;
-      return;
-    case ColumnType::f32:
-      static_cast<float*>(p)[r] = static_cast<float>(value);
-      return;
-  }
+  visit(schema_.columns[c].type, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    static_cast<T*>(column_[c])[r] = static_cast<T>(value);
+  });
 }
 
 double ChunkEvaluator::derived_dp() const noexcept {
@@ -289,26 +225,7 @@ double ChunkEvaluator::derived_dp() const noexcept {
 
 template <class F>
 void ChunkEvaluator::with_column(std::size_t c, F f) noexcept {
-  void* p = column_[c];
-  switch (schema_.columns[c].type) {
-    case ColumnType::u64:
-      return f(static_cast<std::uint64_t*>(p));
-    case ColumnType::u32:
-      return f(static_cast<std::uint32_t*>(p));
-    case ColumnType::u16:
-    case ColumnType::label:
-      return f(static_cast<std::uint16_t*>(p));
-    case ColumnType::u8:
-    case ColumnType::boolean:
-    case ColumnType::label8:
-      return f(static_cast<std::uint8_t*>(p));
-    case ColumnType::i32:
-      return f(static_cast<std::int32_t*>(p));
-    case ColumnType::f64:
-      return f(static_cast<double*>(p));
-    case ColumnType::f32:
-      return f(static_cast<float*>(p));
-  }
+  visit(schema_.columns[c].type, [&](auto* tag) { f(static_cast<decltype(tag)>(column_[c])); });
 }
 
 void ChunkEvaluator::fill_design_rows() {
@@ -363,7 +280,7 @@ void ChunkEvaluator::refresh_columns() {
   f64_metrics_.clear();
   f32_metrics_.clear();
   for (int m = 0; m < kNumMetrics; ++m) {
-    if (kMetricIsF32[m])
+    if (kMetricColumns[m].type == ColumnType::f32)
       f32_metrics_.push_back({static_cast<float*>(column_[metric_col_[m]]), m});
     else
       f64_metrics_.push_back({static_cast<double*>(column_[metric_col_[m]]), m});
@@ -400,33 +317,10 @@ void ChunkEvaluator::append(std::uint64_t point_id, const estimator::Plan* plan,
   at(reason_col_, static_cast<std::uint8_t>(reason));  // label8: checked in the constructor
 
   double m[kNumMetrics];
-  std::fill(m, m + kNumMetrics, kNaN);
-  if (e) {
-    // Memory is meaningful for an out-of-memory point too; times and energy only when it runs.
-    m[kMemPerGpu] = e->memory.hbm_bytes + e->memory.expansion_bytes;
-    m[kMemHbm] = e->memory.hbm_bytes;
-    m[kMemExpansion] = e->memory.expansion_bytes;
-    m[kModelFlops] = e->model_flops_per_step;
-  }
-  if (feasible) {
-    const auto& t = e->time;
-    m[kStepTime] = t.total_s;
-    m[kTimeToTrain] = t.total_s * steps_;
-    m[kTokensPerS] = e->tokens_per_s;
-    m[kMfu] = e->mfu;
-    m[kEnergyPerStep] = e->energy_per_step_j;
-    m[kEnergyToTrain] = e->energy_per_step_j * steps_;
-    m[kTimeCompute] = t.compute_s;
-    m[kTimeMemoryBound] = t.memory_bound_s;
-    m[kTimeTpComm] = t.tp_comm_s;
-    m[kTimeCpComm] = t.cp_comm_s;
-    m[kTimePpP2p] = t.pp_p2p_s;
-    m[kTimePpBubble] = t.pp_bubble_s;
-    m[kTimeDpExposed] = t.dp_exposed_s;
-    m[kTimeOptimizer] = t.optimizer_s;
-    m[kTimeOffload] = t.offload_s;
-    m[kTimeOverhead] = t.overhead_s;
-  }
+  if (e)
+    metric_values(*e, steps_, m);
+  else
+    std::fill(m, m + kNumMetrics, kNaN);
   for (const auto& [column, metric] : f64_metrics_) column[r] = m[metric];
   for (const auto& [column, metric] : f32_metrics_) column[r] = static_cast<float>(m[metric]);
 }

@@ -62,7 +62,7 @@ class ChunkEvaluator {
   // Column indices.
   std::size_t point_col_, design_col_, dp_col_, feasible_col_, reason_col_, num_gpus_col_;
   std::array<std::size_t, spaces::kNumAxes> axis_col_{};
-  std::size_t metric_col_[20] = {};
+  std::size_t metric_col_[kNumMetrics] = {};
 
   RowBlock rows_;
   std::vector<void*> column_;  // rows_'s arrays, refreshed when they grow

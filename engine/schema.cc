@@ -16,23 +16,7 @@ std::size_t Schema::index(const std::string& name) const noexcept {
 }
 
 std::size_t element_size(ColumnType type) noexcept {
-  switch (type) {
-    case ColumnType::u64:
-    case ColumnType::f64:
-      return 8;
-    case ColumnType::u32:
-    case ColumnType::i32:
-    case ColumnType::f32:
-      return 4;
-    case ColumnType::u16:
-    case ColumnType::label:
-      return 2;
-    case ColumnType::u8:
-    case ColumnType::boolean:
-    case ColumnType::label8:
-      return 1;
-  }
-  return 8;
+  return visit(type, [](auto* tag) { return sizeof(*tag); });
 }
 
 ColumnType narrowest_type(const std::vector<double>& values) noexcept {
@@ -73,8 +57,10 @@ std::vector<double> design_axis_values(const spaces::Space& space, int axis) {
   };
   std::size_t zero = 0;
   for (std::size_t i = 0; i < a.numbers.size(); ++i) {
-    if (a.numbers[i] != 0) add(a.numbers[i]);
-    else zero = i;
+    if (a.numbers[i] != 0)
+      add(a.numbers[i]);
+    else
+      zero = i;
   }
   // A catalog default depends on the model, the accelerator and gpus_per_node only
   // (spaces::Space::design()): resolve it for each of their combinations, the other axes at their
@@ -89,7 +75,8 @@ std::vector<double> design_axis_values(const spaces::Space& space, int axis) {
       for (std::size_t n = 0; n < gpns; ++n) {
         digits[spaces::kModel] = static_cast<std::uint32_t>(m);
         digits[spaces::kGpu] = static_cast<std::uint32_t>(g);
-        if (axis != spaces::kGpusPerNode) digits[spaces::kGpusPerNode] = static_cast<std::uint32_t>(n);
+        if (axis != spaces::kGpusPerNode)
+          digits[spaces::kGpusPerNode] = static_cast<std::uint32_t>(n);
         space.design(space.encode(digits) / space.plan_points(), design, why);
         add(design.value[static_cast<std::size_t>(axis)]);
       }
@@ -110,7 +97,7 @@ Schema make_schema(const spaces::Space& space) {
   add("point_id", "", "id", ColumnType::u64);
   add("design_id", "", "id",
       space.designs() - 1 <= std::numeric_limits<std::uint32_t>::max() ? ColumnType::u32
-                                                                         : ColumnType::u64);
+                                                                       : ColumnType::u64);
   const auto& axes = space.axes();
   for (int i = 0; i < spaces::kNumAxes; ++i) {
     const spaces::Axis& axis = axes[static_cast<std::size_t>(i)];
@@ -140,53 +127,16 @@ Schema make_schema(const spaces::Space& space) {
     s.columns.back().labels.push_back(estimator::to_string(static_cast<estimator::Infeasible>(r)));
   // The cluster-size axis is "num_gpus" when the spec sweeps GPU counts: no second column then.
   if (s.index("num_gpus") == Schema::npos) add("num_gpus", "", "metric", gpus_type);
-  for (const char* name : {"step_time_s", "time_to_train_s"})
-    add(name, "s", "metric", ColumnType::f64);
-  add("tokens_per_s", "tokens/s", "metric", ColumnType::f64);
-  add("mfu", "fraction", "metric", ColumnType::f64);
-  add("model_flops_per_step", "FLOP", "metric", ColumnType::f32);
-  add("mem_per_gpu_bytes", "B", "metric", ColumnType::f64);
-  for (const char* name : {"mem_hbm_bytes", "mem_expansion_bytes"})
-    add(name, "B", "metric", ColumnType::f32);
-  for (const char* name : {"energy_per_step_j", "energy_to_train_j"})
-    add(name, "J", "metric", ColumnType::f64);
-  for (const char* name :
-       {"time_compute_s", "time_memory_bound_s", "time_tp_comm_s", "time_cp_comm_s",
-        "time_pp_p2p_s", "time_pp_bubble_s", "time_dp_exposed_s", "time_optimizer_s",
-        "time_offload_s", "time_overhead_s"})
-    add(name, "s", "metric", ColumnType::f32);
+  for (const MetricColumn& m : kMetricColumns) add(m.name, m.unit, "metric", m.type);
   return s;
 }
 
 RowBlock::RowBlock(const Schema& schema) {
   for (const auto& c : schema.columns) {
     types_.push_back(c.type);
-    switch (c.type) {
-      case ColumnType::u64:
-        data_.emplace_back(std::vector<std::uint64_t>());
-        break;
-      case ColumnType::u32:
-        data_.emplace_back(std::vector<std::uint32_t>());
-        break;
-      case ColumnType::i32:
-        data_.emplace_back(std::vector<std::int32_t>());
-        break;
-      case ColumnType::f64:
-        data_.emplace_back(std::vector<double>());
-        break;
-      case ColumnType::f32:
-        data_.emplace_back(std::vector<float>());
-        break;
-      case ColumnType::u8:
-      case ColumnType::boolean:
-      case ColumnType::label8:
-        data_.emplace_back(std::vector<std::uint8_t>());
-        break;
-      case ColumnType::u16:
-      case ColumnType::label:
-        data_.emplace_back(std::vector<std::uint16_t>());
-        break;
-    }
+    visit(c.type, [&](auto* tag) {
+      data_.emplace_back(std::vector<std::remove_pointer_t<decltype(tag)>>());
+    });
   }
 }
 

@@ -1,11 +1,16 @@
 #pragma once
 // The columns of a results store (docs/store-format.md) and a block of rows in memory, one typed
 // array per column. No HDF5 here: the store writer and reader map these types to HDF5 types.
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
+#include <limits>
 #include <string>
 #include <variant>
 #include <vector>
+
+#include "estimator/estimator.h"
 
 namespace clustersweep::spaces {
 class Space;
@@ -28,6 +33,32 @@ enum class ColumnType : std::uint8_t {
   label,    // HDF5 enum uint16: labels beyond 256
 };
 
+// Calls f with a null pointer to the element type of `type` (u64: std::uint64_t*, label8 and
+// boolean: std::uint8_t*, f32: float*, ...): the one place that maps column types to C++ types.
+template <class F>
+decltype(auto) visit(ColumnType type, F&& f) {
+  switch (type) {
+    case ColumnType::u64:
+      return f(static_cast<std::uint64_t*>(nullptr));
+    case ColumnType::u32:
+      return f(static_cast<std::uint32_t*>(nullptr));
+    case ColumnType::u16:
+    case ColumnType::label:
+      return f(static_cast<std::uint16_t*>(nullptr));
+    case ColumnType::u8:
+    case ColumnType::boolean:
+    case ColumnType::label8:
+      return f(static_cast<std::uint8_t*>(nullptr));
+    case ColumnType::i32:
+      return f(static_cast<std::int32_t*>(nullptr));
+    case ColumnType::f32:
+      return f(static_cast<float*>(nullptr));
+    case ColumnType::f64:
+      break;
+  }
+  return f(static_cast<double*>(nullptr));
+}
+
 // Bytes of one value of `type` (in memory and on disk).
 std::size_t element_size(ColumnType type) noexcept;
 // The narrowest integer column type holding every value of `values` (u8, u16, u32, i32), or f64
@@ -44,6 +75,68 @@ struct Column {
   ColumnType type = ColumnType::f64;
   std::vector<std::string> labels;  // label columns: the names of codes 0..n-1
 };
+
+// The metric columns, the last columns of every store, in this order: what make_schema() declares
+// and metric_values() fills, side by side in schema.cc so that a metric is added in one place.
+struct MetricColumn {
+  const char* name;
+  const char* unit;
+  ColumnType type;  // f64 for what analysis computes with, f32 for the breakdowns
+  bool needs_run;   // NaN unless the point is feasible; else filled for every evaluated point
+};
+inline constexpr int kNumMetrics = 20;
+inline constexpr std::array<MetricColumn, kNumMetrics> kMetricColumns = {{
+    {"step_time_s", "s", ColumnType::f64, true},
+    {"time_to_train_s", "s", ColumnType::f64, true},
+    {"tokens_per_s", "tokens/s", ColumnType::f64, true},
+    {"mfu", "fraction", ColumnType::f64, true},
+    {"model_flops_per_step", "FLOP", ColumnType::f32, false},
+    {"mem_per_gpu_bytes", "B", ColumnType::f64, false},
+    {"mem_hbm_bytes", "B", ColumnType::f32, false},
+    {"mem_expansion_bytes", "B", ColumnType::f32, false},
+    {"energy_per_step_j", "J", ColumnType::f64, true},
+    {"energy_to_train_j", "J", ColumnType::f64, true},
+    {"time_compute_s", "s", ColumnType::f32, true},
+    {"time_memory_bound_s", "s", ColumnType::f32, true},
+    {"time_tp_comm_s", "s", ColumnType::f32, true},
+    {"time_cp_comm_s", "s", ColumnType::f32, true},
+    {"time_pp_p2p_s", "s", ColumnType::f32, true},
+    {"time_pp_bubble_s", "s", ColumnType::f32, true},
+    {"time_dp_exposed_s", "s", ColumnType::f32, true},
+    {"time_optimizer_s", "s", ColumnType::f32, true},
+    {"time_offload_s", "s", ColumnType::f32, true},
+    {"time_overhead_s", "s", ColumnType::f32, true},
+}};
+
+// The metric values of an evaluated point in kMetricColumns order, `steps` optimizer steps to
+// train; NaN for the needs_run metrics of a point that does not run. Inline: it runs per row.
+inline void metric_values(const estimator::Estimate& e, double steps, double* out) noexcept {
+  const auto& t = e.time;
+  const double run[] = {t.total_s,
+                        t.total_s * steps,
+                        e.tokens_per_s,
+                        e.mfu,
+                        e.model_flops_per_step,
+                        e.memory.hbm_bytes + e.memory.expansion_bytes,
+                        e.memory.hbm_bytes,
+                        e.memory.expansion_bytes,
+                        e.energy_per_step_j,
+                        e.energy_per_step_j * steps,
+                        t.compute_s,
+                        t.memory_bound_s,
+                        t.tp_comm_s,
+                        t.cp_comm_s,
+                        t.pp_p2p_s,
+                        t.pp_bubble_s,
+                        t.dp_exposed_s,
+                        t.optimizer_s,
+                        t.offload_s,
+                        t.overhead_s};
+  static_assert(std::size(run) == kNumMetrics);
+  for (int i = 0; i < kNumMetrics; ++i)
+    out[i] = e.feasible || !kMetricColumns[i].needs_run ? run[i]
+                                                        : std::numeric_limits<double>::quiet_NaN();
+}
 
 struct Schema {
   std::vector<Column> columns;
