@@ -1,7 +1,5 @@
 #include "analysis/dataset.h"
 
-#include "base/names.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +7,7 @@
 
 #include "analysis/filter.h"
 #include "base/error.h"
+#include "base/names.h"
 
 namespace clustersweep::analysis {
 namespace {
@@ -35,7 +34,6 @@ const PricedColumn* find_priced(std::string_view name) {
   return nullptr;
 }
 
-
 }  // namespace
 
 Pricing stored_pricing(const ColumnSource& source) {
@@ -59,18 +57,39 @@ std::string Column::format(double value) const {
 
 Role classify_column(std::string_view name) {
   static const std::vector<std::string_view> plan = {
-      "tp", "pp", "dp", "cp", "vp", "micro_batch", "zero", "recompute", "sequence_parallel",
+      "tp",     "pp", "dp", "cp", "vp", "micro_batch", "zero", "recompute", "sequence_parallel",
       "offload"};
   // Estimator outputs (docs/store-format.md). num_gpus is not here: it is the cluster size (an
   // axis itself when the spec sweeps gpus, else num_nodes * gpus_per_node), so it belongs to the
   // design.
-  static const std::vector<std::string_view> metrics = {
-      "feasible", "infeasible_reason", "step_time_s", "tokens_per_s", "mfu", "time_to_train_s",
-      "mem_per_gpu_bytes", "energy_per_step_j", "energy_to_train_j", "design_id", "plan_id",
-      "hbm_used_bytes", "expansion_used_bytes", "mem_hbm_bytes", "mem_expansion_bytes",
-      "model_flops_per_step", "compute_s", "memory_bound_s", "tp_comm_s", "cp_comm_s",
-      "pp_p2p_s", "pp_bubble_s", "dp_exposed_s", "optimizer_s", "offload_s", "overhead_s",
-      "power_w", "avg_power_w"};
+  static const std::vector<std::string_view> metrics = {"feasible",
+                                                        "infeasible_reason",
+                                                        "step_time_s",
+                                                        "tokens_per_s",
+                                                        "mfu",
+                                                        "time_to_train_s",
+                                                        "mem_per_gpu_bytes",
+                                                        "energy_per_step_j",
+                                                        "energy_to_train_j",
+                                                        "design_id",
+                                                        "plan_id",
+                                                        "hbm_used_bytes",
+                                                        "expansion_used_bytes",
+                                                        "mem_hbm_bytes",
+                                                        "mem_expansion_bytes",
+                                                        "model_flops_per_step",
+                                                        "compute_s",
+                                                        "memory_bound_s",
+                                                        "tp_comm_s",
+                                                        "cp_comm_s",
+                                                        "pp_p2p_s",
+                                                        "pp_bubble_s",
+                                                        "dp_exposed_s",
+                                                        "optimizer_s",
+                                                        "offload_s",
+                                                        "overhead_s",
+                                                        "power_w",
+                                                        "avg_power_w"};
   if (name == "point_id") return Role::id;
   if (std::find(plan.begin(), plan.end(), name) != plan.end()) return Role::plan_axis;
   if (std::find(metrics.begin(), metrics.end(), name) != metrics.end()) return Role::metric;
@@ -83,10 +102,14 @@ Dataset::Dataset(const ColumnSource& source, Pricing pricing)
     : source_(&source), pricing_(pricing) {
   for (const auto& info : source.columns()) {
     Role role = classify_column(info.name);
-    if (info.role == "id") role = Role::id;
-    else if (info.role == "design_axis") role = Role::design_axis;
-    else if (info.role == "plan_axis") role = Role::plan_axis;
-    else if (info.role == "metric") role = Role::metric;
+    if (info.role == "id")
+      role = Role::id;
+    else if (info.role == "design_axis")
+      role = Role::design_axis;
+    else if (info.role == "plan_axis")
+      role = Role::plan_axis;
+    else if (info.role == "metric")
+      role = Role::metric;
     // num_gpus is the cluster size: part of the design even where the store calls it a metric.
     if (info.name == "num_gpus") role = Role::design_axis;
     columns_.push_back(Column{info.name, info.unit, info.is_label, info.labels, role});
@@ -97,7 +120,8 @@ Dataset::Dataset(const ColumnSource& source, Pricing pricing)
              std::find_if(source.columns().begin(), source.columns().end(),
                           [&](const ColumnInfo& c) { return c.name == n; });
     });
-    if (available && !find(p.name)) columns_.push_back(Column{p.name, p.unit, false, {}, Role::priced});
+    if (available && !find(p.name))
+      columns_.push_back(Column{p.name, p.unit, false, {}, Role::priced});
   }
 }
 
@@ -120,11 +144,11 @@ const Column& Dataset::column(std::string_view name, std::string_view what) cons
   for (const auto& c : columns_) names.push_back(c.name);
   const auto close = closest_names(name, names, 1);
   if (!close.empty())
-    throw InputError(fmt::format("{}: unknown column '{}'; did you mean '{}'?", what, name, close[0]));
-  throw InputError(fmt::format("{}: unknown column '{}'; columns are: {}", what, name,
-                               fmt::join(names, ", ")));
+    throw InputError(
+        fmt::format("{}: unknown column '{}'; did you mean '{}'?", what, name, close[0]));
+  throw InputError(
+      fmt::format("{}: unknown column '{}'; columns are: {}", what, name, fmt::join(names, ", ")));
 }
-
 
 // ---- Scan ------------------------------------------------------------------------------------
 
@@ -135,13 +159,13 @@ Scan::Scan(const Dataset& data, const std::vector<std::string>& columns, ScanOpt
     buffer(name);
   }
   for (const auto& name : columns)
-    wanted_index_.push_back(static_cast<std::size_t>(
-        std::find(names_.begin(), names_.end(), name) - names_.begin()));
+    wanted_index_.push_back(
+        static_cast<std::size_t>(std::find(names_.begin(), names_.end(), name) - names_.begin()));
   if (options_.where) {
     for (const auto& name : options_.where->columns()) buffer(name);
     for (const auto& name : options_.where->columns())
-      filter_index_.push_back(static_cast<std::size_t>(
-          std::find(names_.begin(), names_.end(), name) - names_.begin()));
+      filter_index_.push_back(
+          static_cast<std::size_t>(std::find(names_.begin(), names_.end(), name) - names_.begin()));
   }
   if (options_.feasible_only && data_.find("feasible")) buffer("feasible");
   wanted_.resize(columns.size());
@@ -176,11 +200,13 @@ void Scan::load(std::size_t index) {
   }
   const auto column = [&](const char* n) {
     return buffers_[static_cast<std::size_t>(std::find(names_.begin(), names_.end(), n) -
-                                             names_.begin())].data();
+                                             names_.begin())]
+        .data();
   };
   const Pricing& p = data_.pricing();
   out.resize(size_);
-  const double* energy_j = priced->needs[0] == "energy_to_train_j" ? column("energy_to_train_j") : nullptr;
+  const double* energy_j =
+      priced->needs[0] == "energy_to_train_j" ? column("energy_to_train_j") : nullptr;
   const std::string_view n = name;
   if (n == "energy_kwh") {
     for (std::size_t i = 0; i < size_; ++i) out[i] = p.energy_kwh(energy_j[i]);

@@ -94,11 +94,11 @@ class Scan {
 
   const Dataset& data_;
   ScanOptions options_;
-  std::vector<std::string> names_;             // every column materialized per chunk
-  std::vector<std::vector<double>> buffers_;   // aligned with names_
-  std::vector<std::size_t> wanted_index_;      // requested column -> index into names_
+  std::vector<std::string> names_;            // every column materialized per chunk
+  std::vector<std::vector<double>> buffers_;  // aligned with names_
+  std::vector<std::size_t> wanted_index_;     // requested column -> index into names_
   std::vector<const double*> wanted_;
-  std::vector<std::size_t> filter_index_;      // filter column -> index into names_
+  std::vector<std::size_t> filter_index_;  // filter column -> index into names_
   std::vector<std::uint8_t> keep_;
   std::uint64_t next_ = 0;
   std::uint64_t end_ = 0;

@@ -11,8 +11,8 @@
 
 #include "analysis/output.h"
 #include "analysis/rank.h"
-#include "engine/mpi_gather.h"
 #include "base/error.h"
+#include "engine/mpi_gather.h"
 
 namespace clustersweep::analysis {
 namespace {
@@ -20,7 +20,8 @@ namespace {
 // A uniform sample of at most `capacity` points of a stream (Vitter's reservoir algorithm R).
 class Reservoir {
  public:
-  Reservoir(std::size_t capacity, std::size_t k, std::uint64_t seed) : capacity_(capacity), k_(k), rng_(seed) {}
+  Reservoir(std::size_t capacity, std::size_t k, std::uint64_t seed)
+      : capacity_(capacity), k_(k), rng_(seed) {}
   void add(const double* p) {
     ++seen_;
     if (values_.size() < capacity_ * k_) {
@@ -28,7 +29,8 @@ class Reservoir {
       return;
     }
     const std::uint64_t slot = std::uniform_int_distribution<std::uint64_t>(0, seen_ - 1)(rng_);
-    if (slot < capacity_) std::copy(p, p + k_, values_.begin() + static_cast<std::ptrdiff_t>(slot * k_));
+    if (slot < capacity_)
+      std::copy(p, p + k_, values_.begin() + static_cast<std::ptrdiff_t>(slot * k_));
   }
   std::vector<double>& values() { return values_; }
 
@@ -41,7 +43,8 @@ class Reservoir {
 
 }  // namespace
 
-FrontResult compute_fronts(const Dataset& data, const FrontRequest& request, const engine::MpiShare* mpi) {
+FrontResult compute_fronts(const Dataset& data, const FrontRequest& request,
+                           const engine::MpiShare* mpi) {
   const std::size_t k = request.objectives.size();
   std::vector<std::string> columns;
   for (const auto& o : request.objectives) columns.push_back(o.column);
@@ -76,9 +79,10 @@ FrontResult compute_fronts(const Dataset& data, const FrontRequest& request, con
         auto it = fronts.find(group);
         if (it == fronts.end()) {
           if (fronts.size() == kMaxGroups)
-            throw InputError(fmt::format("--group-by: column '{}' has more than {} values; group by an axis "
-                                         "such as gpu or num_nodes",
-                                         request.group_by, kMaxGroups));
+            throw InputError(
+                fmt::format("--group-by: column '{}' has more than {} values; group by an axis "
+                            "such as gpu or num_nodes",
+                            request.group_by, kMaxGroups));
           it = fronts.emplace(group, ParetoAccumulator(k)).first;
         }
         it->second.add(scan.offset() + i, point.data());
@@ -146,7 +150,8 @@ std::string group_name(const Dataset& data, const FrontRequest& request, const F
 
 std::string objective_label(const Dataset& data, const Objective& o) {
   const Column* c = data.find(o.column);
-  return fmt::format("{}{}", axis_label(o.column, c ? c->unit : ""), o.maximize ? ", maximized" : "");
+  return fmt::format("{}{}", axis_label(o.column, c ? c->unit : ""),
+                     o.maximize ? ", maximized" : "");
 }
 
 }  // namespace
@@ -154,12 +159,15 @@ std::string objective_label(const Dataset& data, const Objective& o) {
 void print_fronts(std::ostream& out, const Dataset& data, const FrontRequest& request,
                   const FrontResult& result, std::size_t limit) {
   std::vector<std::string> names;
-  for (const auto& o : request.objectives) names.push_back(fmt::format("{} ({})", o.column, o.maximize ? "max" : "min"));
+  for (const auto& o : request.objectives)
+    names.push_back(fmt::format("{} ({})", o.column, o.maximize ? "max" : "min"));
   std::size_t total = 0;
   for (const auto& f : result.fronts) total += f.rows.size();
-  out << fmt::format("Pareto front over {}: {} of {} feasible rows{}{}\n", fmt::join(names, ", "), total,
-                     result.rows_selected, request.scan.where ? " matching --where" : "",
-                     result.fronts.size() > 1 ? fmt::format(", {} fronts by {}", result.fronts.size(), request.group_by) : "");
+  out << fmt::format("Pareto front over {}: {} of {} feasible rows{}{}\n", fmt::join(names, ", "),
+                     total, result.rows_selected, request.scan.where ? " matching --where" : "",
+                     result.fronts.size() > 1
+                         ? fmt::format(", {} fronts by {}", result.fronts.size(), request.group_by)
+                         : "");
   std::vector<std::string> metrics;
   for (const auto& o : request.objectives) metrics.push_back(o.column);
   for (const char* extra : {"time_to_train_s", "num_gpus", "mfu"})
@@ -180,7 +188,8 @@ void print_fronts(std::ostream& out, const Dataset& data, const FrontRequest& re
     rows.resize(shown);
     print_rows(out, data, rows, metrics);
     if (shown < f.rows.size())
-      out << fmt::format("... {} more on this front (--limit, or --csv FILE for all)\n", f.rows.size() - shown);
+      out << fmt::format("... {} more on this front (--limit, or --csv FILE for all)\n",
+                         f.rows.size() - shown);
   }
 }
 
@@ -199,22 +208,31 @@ void write_fronts_csv(const std::string& path, const Dataset& data, const FrontR
     }
   const auto values = fetch_rows(data, rows, columns);
   if (request.group_by.empty()) extra.clear();
-  write_csv(path, data, columns, values, request.group_by.empty() ? std::vector<std::string>{} : std::vector<std::string>{"group"},
-            extra);
+  write_csv(
+      path, data, columns, values,
+      request.group_by.empty() ? std::vector<std::string>{} : std::vector<std::string>{"group"},
+      extra);
 }
 
-ScatterPlot front_plot(const Dataset& data, const FrontRequest& request, const FrontResult& result) {
+ScatterPlot front_plot(const Dataset& data, const FrontRequest& request,
+                       const FrontResult& result) {
   static const char* const colors[] = {"#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e",
                                        "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"};
   const std::size_t k = request.objectives.size();
   ScatterPlot plot;
   std::size_t on_front = 0;
   for (const auto& f : result.fronts) on_front += f.rows.size();
-  plot.title = fmt::format("Pareto front{}: {} of {} points{}", k > 2 ? fmt::format(" in {} objectives", k) : "",
-                           on_front, result.rows_selected, k > 2 ? ", projected on the first two" : "");
+  plot.title = fmt::format("Pareto front{}: {} of {} points{}",
+                           k > 2 ? fmt::format(" in {} objectives", k) : "", on_front,
+                           result.rows_selected, k > 2 ? ", projected on the first two" : "");
   plot.x_label = objective_label(data, request.objectives[0]);
   plot.y_label = objective_label(data, request.objectives[1]);
-  Series all{fmt::format("all points ({} sampled)", result.sample.size() / k), "#b0b0b0", 1.6, false, {}, {}};
+  Series all{fmt::format("all points ({} sampled)", result.sample.size() / k),
+             "#b0b0b0",
+             1.6,
+             false,
+             {},
+             {}};
   for (std::size_t i = 0; i + k <= result.sample.size(); i += k) {
     all.x.push_back(result.sample[i]);
     all.y.push_back(result.sample[i + 1]);
@@ -223,8 +241,11 @@ ScatterPlot front_plot(const Dataset& data, const FrontRequest& request, const F
   for (std::size_t g = 0; g < result.fronts.size(); ++g) {
     const Front& f = result.fronts[g];
     Series s{request.group_by.empty() ? "Pareto front" : group_name(data, request, f),
-             colors[g % std::size(colors)], 3.2, k == 2 && !request.objectives[0].maximize && !request.objectives[1].maximize,
-             {}, {}};
+             colors[g % std::size(colors)],
+             3.2,
+             k == 2 && !request.objectives[0].maximize && !request.objectives[1].maximize,
+             {},
+             {}};
     for (std::size_t i = 0; i < f.rows.size(); ++i) {
       s.x.push_back(f.values[i * k]);
       s.y.push_back(f.values[i * k + 1]);

@@ -22,21 +22,21 @@ inline constexpr std::size_t kMaxGroups = 10000;
 
 struct FrontRequest {
   std::vector<Objective> objectives;
-  std::string group_by;        // empty: one front over all selected rows
-  ScanOptions scan;            // filter and chunk size; begin/end are set per rank
+  std::string group_by;            // empty: one front over all selected rows
+  ScanOptions scan;                // filter and chunk size; begin/end are set per rank
   std::size_t sample_size = 4000;  // background points kept for plots
 };
 
 struct Front {
   double group = std::numeric_limits<double>::quiet_NaN();  // the group-by value
-  std::vector<std::uint64_t> rows;  // store rows, ascending
-  std::vector<double> values;       // objectives.size() per row, as stored (not negated)
+  std::vector<std::uint64_t> rows;                          // store rows, ascending
+  std::vector<double> values;  // objectives.size() per row, as stored (not negated)
 };
 
 struct FrontResult {
-  std::vector<Front> fronts;          // ordered by group value
-  std::uint64_t rows_selected = 0;    // rows that passed the filter with finite objectives
-  std::vector<double> sample;         // objectives.size() values per sampled point
+  std::vector<Front> fronts;        // ordered by group value
+  std::uint64_t rows_selected = 0;  // rows that passed the filter with finite objectives
+  std::vector<double> sample;       // objectives.size() values per sampled point
 };
 
 // Rows whose objectives are all finite and that pass the filter are candidates; feasibility is

@@ -1,8 +1,5 @@
 #include "analysis/output.h"
 
-#include "base/csv.h"
-#include "base/files.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,7 +13,9 @@
 
 #include "analysis/dataset.h"
 #include "analysis/svg.h"
+#include "base/csv.h"
 #include "base/error.h"
+#include "base/files.h"
 
 namespace clustersweep::analysis {
 namespace {
@@ -27,7 +26,6 @@ bool looks_numeric(const std::string& s) {
   std::strtod(s.c_str(), &end);
   return end && *end == '\0';
 }
-
 
 }  // namespace
 
@@ -42,7 +40,8 @@ void TextTable::print(std::ostream& out) const {
     for (std::size_t c = 0; c < cells.size() && c < width.size(); ++c) {
       if (c) text += "  ";
       const bool right = !is_header && align_numbers_right && looks_numeric(cells[c]);
-      text += right ? fmt::format("{:>{}}", cells[c], width[c]) : fmt::format("{:<{}}", cells[c], width[c]);
+      text += right ? fmt::format("{:>{}}", cells[c], width[c])
+                    : fmt::format("{:<{}}", cells[c], width[c]);
     }
     while (!text.empty() && text.back() == ' ') text.pop_back();
     out << text << '\n';
@@ -67,13 +66,15 @@ std::string TextTable::html() const {
   return out + "</table>\n";
 }
 
-std::vector<std::vector<double>> fetch_rows(const Dataset& data, const std::vector<std::uint64_t>& rows,
+std::vector<std::vector<double>> fetch_rows(const Dataset& data,
+                                            const std::vector<std::uint64_t>& rows,
                                             const std::vector<std::string>& columns) {
   std::vector<std::vector<double>> out(columns.size(), std::vector<double>(rows.size()));
   if (rows.empty()) return out;
   std::vector<std::size_t> order(rows.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return rows[a] < rows[b]; });
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return rows[a] < rows[b]; });
   // Runs of rows less than `gap` apart are read in one call (one chunk of each column).
   constexpr std::uint64_t gap = 4096;
   for (std::size_t first = 0; first < order.size();) {
@@ -95,9 +96,10 @@ std::vector<std::vector<double>> fetch_rows(const Dataset& data, const std::vect
   return out;
 }
 
-
-void write_csv(const std::string& path, const Dataset& data, const std::vector<std::string>& columns,
-               const std::vector<std::vector<double>>& values, const std::vector<std::string>& extra_header,
+void write_csv(const std::string& path, const Dataset& data,
+               const std::vector<std::string>& columns,
+               const std::vector<std::vector<double>>& values,
+               const std::vector<std::string>& extra_header,
                const std::vector<std::vector<std::string>>& extra) {
   std::string text;
   std::vector<std::string> header = extra_header;
@@ -135,6 +137,5 @@ std::string human(double value) {
   if (s == 0) return fmt::format("{:.4g}", v);
   return fmt::format("{:.3g}{}", v, suffix[s]);
 }
-
 
 }  // namespace clustersweep::analysis

@@ -20,13 +20,16 @@ struct TextTable {
 
 // The values of `columns` at the store rows `rows` (any order), column-major:
 // result[c][i] is column c at rows[i]. Reads runs of nearby rows at once.
-std::vector<std::vector<double>> fetch_rows(const Dataset& data, const std::vector<std::uint64_t>& rows,
+std::vector<std::vector<double>> fetch_rows(const Dataset& data,
+                                            const std::vector<std::uint64_t>& rows,
                                             const std::vector<std::string>& columns);
 
 // Writes a CSV (header + one line per row; labels as text, numbers with 17 significant digits)
 // to `path` through a temporary file, so an error never leaves half a file. Error naming --csv.
-void write_csv(const std::string& path, const Dataset& data, const std::vector<std::string>& columns,
-               const std::vector<std::vector<double>>& values, const std::vector<std::string>& extra_header = {},
+void write_csv(const std::string& path, const Dataset& data,
+               const std::vector<std::string>& columns,
+               const std::vector<std::vector<double>>& values,
+               const std::vector<std::string>& extra_header = {},
                const std::vector<std::vector<std::string>>& extra = {});
 
 // A compact human number: 3 significant digits with an SI-ish suffix for large counts.

@@ -41,9 +41,9 @@ bool dominates(const double* a, const double* b, std::size_t k) {
   return better;
 }
 
-// Walks the distinct points in lexicographic order. Every point that dominates p is lexicographically
-// smaller, so `dominated(p)` only needs to consult the distinct points already accepted, which
-// `accept(p)` records. All copies of an accepted point join the front.
+// Walks the distinct points in lexicographic order. Every point that dominates p is
+// lexicographically smaller, so `dominated(p)` only needs to consult the distinct points already
+// accepted, which `accept(p)` records. All copies of an accepted point join the front.
 template <class Dominated, class Accept>
 std::vector<std::size_t> sweep(const double* v, std::size_t n, std::size_t k, Dominated dominated,
                                Accept accept) {
@@ -79,8 +79,9 @@ std::vector<std::size_t> pareto_front(const double* v, std::size_t n, std::size_
   if (k == 2) {
     // Earlier points have x <= p.x, so p is dominated iff one of them has y <= p.y.
     double min_y = INFINITY;
-    return sweep(v, n, k, [&](const double* p) { return min_y <= p[1]; },
-                 [&](const double* p) { min_y = p[1]; });
+    return sweep(
+        v, n, k, [&](const double* p) { return min_y <= p[1]; },
+        [&](const double* p) { min_y = p[1]; });
   }
   if (k == 3) {
     // The accepted points' (y, z) staircase: y ascending, z strictly descending. p is dominated iff
@@ -110,7 +111,8 @@ std::vector<std::size_t> pareto_front_brute_force(const double* v, std::size_t n
   std::vector<std::size_t> front;
   for (std::size_t i = 0; i < n; ++i) {
     bool dominated = false;
-    for (std::size_t j = 0; j < n && !dominated; ++j) dominated = dominates(v + j * k, v + i * k, k);
+    for (std::size_t j = 0; j < n && !dominated; ++j)
+      dominated = dominates(v + j * k, v + i * k, k);
     if (!dominated) front.push_back(i);
   }
   return front;
@@ -133,7 +135,8 @@ void ParetoAccumulator::merge() {
   const auto front = pareto_front(values_.data(), rows_.size(), k_);
   // Keep the front ordered by row, so results do not depend on the batch size.
   std::vector<std::size_t> order(front);
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return rows_[a] < rows_[b]; });
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return rows_[a] < rows_[b]; });
   std::vector<std::uint64_t> rows;
   std::vector<double> values;
   rows.reserve(order.size());
@@ -175,9 +178,10 @@ std::vector<Objective> parse_objectives(std::string_view text, const Dataset& da
       item.remove_prefix(4);
     }
     if (item.empty())
-      throw InputError(fmt::format("{}: empty objective in '{}'; expected columns separated by commas, "
-                                   "e.g. time_to_train_s,cost_usd",
-                                   what, text));
+      throw InputError(
+          fmt::format("{}: empty objective in '{}'; expected columns separated by commas, "
+                      "e.g. time_to_train_s,cost_usd",
+                      what, text));
     const Column& c = data.column(item, what);
     if (c.is_label)
       throw InputError(fmt::format("{}: column '{}' holds labels, not numbers", what, c.name));

@@ -22,7 +22,8 @@ class Dataset;
 // (values[i * k + j]). Values must not be NaN.
 std::vector<std::size_t> pareto_front(const double* values, std::size_t n, std::size_t k);
 // The O(n^2) definition, for tests.
-std::vector<std::size_t> pareto_front_brute_force(const double* values, std::size_t n, std::size_t k);
+std::vector<std::size_t> pareto_front_brute_force(const double* values, std::size_t n,
+                                                  std::size_t k);
 
 // The front of a stream of points, with memory bounded by the front plus one batch: points are
 // buffered and merged into the front whenever the buffer reaches max(batch, front size).

@@ -1,7 +1,5 @@
 #include "analysis/rank.h"
 
-#include "base/format.h"
-
 #include <fmt/format.h>
 
 #include <cmath>
@@ -10,12 +8,15 @@
 
 #include "analysis/output.h"
 #include "base/error.h"
+#include "base/format.h"
 
 namespace clustersweep::analysis {
 
-std::vector<RowRef> top_rows(const Dataset& data, const Objective& by, std::size_t n, ScanOptions options) {
+std::vector<RowRef> top_rows(const Dataset& data, const Objective& by, std::size_t n,
+                             ScanOptions options) {
   const Column& column = data.column(by.column, "--by");
-  if (column.is_label) throw InputError(fmt::format("--by: column '{}' holds labels, not numbers", column.name));
+  if (column.is_label)
+    throw InputError(fmt::format("--by: column '{}' holds labels, not numbers", column.name));
   options.feasible_only = true;
   // A max-heap of the n best (value, row) pairs: its top is the worst kept.
   const auto worse = [](const RowRef& a, const RowRef& b) {
@@ -30,7 +31,8 @@ std::vector<RowRef> top_rows(const Dataset& data, const Objective& by, std::size
       const double v = scan[0][i];
       if (!scan.keep(i) || std::isnan(v)) continue;
       const RowRef r{scan.offset() + i, sign * v};
-      if (heap.size() < n) heap.push(r);
+      if (heap.size() < n)
+        heap.push(r);
       else if (worse(r, heap.top())) {
         heap.pop();
         heap.push(r);
@@ -42,8 +44,9 @@ std::vector<RowRef> top_rows(const Dataset& data, const Objective& by, std::size
   return out;
 }
 
-TextTable rows_table(const Dataset& data, const std::vector<RowRef>& rows, const std::vector<std::string>& metrics,
-                     std::vector<std::string>& common, const std::vector<std::string>& labels) {
+TextTable rows_table(const Dataset& data, const std::vector<RowRef>& rows,
+                     const std::vector<std::string>& metrics, std::vector<std::string>& common,
+                     const std::vector<std::string>& labels) {
   std::vector<std::string> names;
   for (const Column* c : data.axes()) names.push_back(c->name);
   const std::size_t axes = names.size();
@@ -59,8 +62,10 @@ TextTable rows_table(const Dataset& data, const std::vector<RowRef>& rows, const
   for (std::size_t c = 0; c < axes; ++c) {
     const auto& v = values[c];
     const bool same = std::all_of(v.begin(), v.end(), [&](double x) { return x == v[0]; });
-    if (same) common.push_back(fmt::format("{}={}", names[c], data.find(names[c])->format(v[0])));
-    else varying.push_back(c);
+    if (same)
+      common.push_back(fmt::format("{}={}", names[c], data.find(names[c])->format(v[0])));
+    else
+      varying.push_back(c);
   }
   TextTable table;
   table.header = {labels.empty() ? "rank" : ""};
@@ -96,7 +101,8 @@ void print_rows(std::ostream& out, const Dataset& data, const std::vector<RowRef
   table.print(out);
 }
 
-Pricing resolve_pricing(const ColumnSource& source, const PricingOverrides& o, std::vector<std::string>* origin) {
+Pricing resolve_pricing(const ColumnSource& source, const PricingOverrides& o,
+                        std::vector<std::string>* origin) {
   Pricing p = stored_pricing(source);
   struct Field {
     const char* attribute;
@@ -118,37 +124,49 @@ Pricing resolve_pricing(const ColumnSource& source, const PricingOverrides& o, s
   for (const Field& f : fields) {
     if (f.value) {
       if (!std::isfinite(*f.value) || *f.value < 0)
-        throw InputError(fmt::format("{}: must be a non-negative number, got {}", f.flag, *f.value));
+        throw InputError(
+            fmt::format("{}: must be a non-negative number, got {}", f.flag, *f.value));
       f.field = *f.value;
     }
     if (origin)
-      origin->push_back(f.value ? f.flag : source.number_attribute(f.attribute) ? "store" : "default");
+      origin->push_back(f.value                                ? f.flag
+                        : source.number_attribute(f.attribute) ? "store"
+                                                               : "default");
   }
   if (o.capex_usd_per_gpu) p.gpu_hour_usd = 0;  // the capex model replaces a stored hourly price
   if (o.gpu_hour_usd) p.capex_usd_per_gpu = 0;
-  if (p.pue < 1) throw InputError(fmt::format("--pue: must be at least 1 (facility / IT energy), got {}", p.pue));
+  if (p.pue < 1)
+    throw InputError(
+        fmt::format("--pue: must be at least 1 (facility / IT energy), got {}", p.pue));
   if (p.capex_usd_per_gpu > 0 && !(p.amortize_years > 0))
     throw InputError(fmt::format("--amortize-years: must be positive, got {}", p.amortize_years));
   return p;
 }
 
-EnergyReport energy_report(const Dataset& data, ScanOptions options, std::optional<double> deadline_days,
-                           std::optional<double> budget_usd) {
-  for (const char* needed : {"time_to_train_s", "energy_kwh", "cost_usd", "co2e_kg"}) data.column(needed, "energy");
+EnergyReport energy_report(const Dataset& data, ScanOptions options,
+                           std::optional<double> deadline_days, std::optional<double> budget_usd) {
+  for (const char* needed : {"time_to_train_s", "energy_kwh", "cost_usd", "co2e_kg"})
+    data.column(needed, "energy");
   EnergyReport r;
   if (deadline_days) {
-    if (!(*deadline_days > 0)) throw InputError(fmt::format("--deadline-days: must be positive, got {}", *deadline_days));
+    if (!(*deadline_days > 0))
+      throw InputError(fmt::format("--deadline-days: must be positive, got {}", *deadline_days));
     r.deadline_s = *deadline_days * 86400;
   }
   if (budget_usd) {
-    if (!(*budget_usd > 0)) throw InputError(fmt::format("--budget-usd: must be positive, got {}", *budget_usd));
+    if (!(*budget_usd > 0))
+      throw InputError(fmt::format("--budget-usd: must be positive, got {}", *budget_usd));
     r.budget_usd = budget_usd;
   }
   options.feasible_only = true;
   Scan scan(data, {"time_to_train_s", "energy_kwh", "cost_usd", "co2e_kg"}, options);
   // Ties (common: designs that differ only in an axis the estimate ignores) go to the faster one.
   double tie_time[6] = {INFINITY, INFINITY, INFINITY, INFINITY, INFINITY, INFINITY};
-  RowRef* slots[6] = {&r.fastest, &r.least_energy, &r.cheapest, &r.least_carbon, &r.cheapest_within_deadline,
+  RowRef* slots[6] = {&r.fastest,
+                      &r.least_energy,
+                      &r.cheapest,
+                      &r.least_carbon,
+                      &r.cheapest_within_deadline,
                       &r.fastest_within_budget};
   double t = 0;
   const auto better = [&](RowRef& best, std::uint64_t row, double v) {
@@ -162,7 +180,8 @@ EnergyReport energy_report(const Dataset& data, ScanOptions options, std::option
     for (std::size_t i = 0; i < scan.size(); ++i) {
       t = scan[0][i];
       const double kwh = scan[1][i], usd = scan[2][i], co2 = scan[3][i];
-      if (!scan.keep(i) || !std::isfinite(t) || !std::isfinite(kwh) || !std::isfinite(usd)) continue;
+      if (!scan.keep(i) || !std::isfinite(t) || !std::isfinite(kwh) || !std::isfinite(usd))
+        continue;
       const std::uint64_t row = scan.offset() + i;
       ++r.feasible;
       r.time_s.add(t);
@@ -190,20 +209,27 @@ std::string money(double usd) {
 std::string cost_model(const Pricing& p) {
   if (p.gpu_hour_usd > 0) return fmt::format("${}/GPU-hour rented", p.gpu_hour_usd);
   if (p.capex_usd_per_gpu > 0)
-    return fmt::format("${}/GPU bought, amortized over {} years", p.capex_usd_per_gpu, p.amortize_years);
+    return fmt::format("${}/GPU bought, amortized over {} years", p.capex_usd_per_gpu,
+                       p.amortize_years);
   return "electricity only (no --gpu-hour-usd or --capex-usd-per-gpu)";
 }
 
 }  // namespace
 
-void print_energy(std::ostream& out, const Dataset& data, const EnergyReport& r, const std::vector<std::string>& origin) {
+void print_energy(std::ostream& out, const Dataset& data, const EnergyReport& r,
+                  const std::vector<std::string>& origin) {
   const Pricing& p = data.pricing();
-  const auto from = [&](std::size_t i) { return i < origin.size() ? fmt::format(" ({})", origin[i]) : std::string(); };
-  out << fmt::format("Pricing: PUE {}{}, electricity ${}/kWh{}, grid {} g CO2e/kWh{}\n", p.pue, from(0),
-                     p.usd_per_kwh, from(1), p.carbon_g_per_kwh, from(2));
+  const auto from = [&](std::size_t i) {
+    return i < origin.size() ? fmt::format(" ({})", origin[i]) : std::string();
+  };
+  out << fmt::format("Pricing: PUE {}{}, electricity ${}/kWh{}, grid {} g CO2e/kWh{}\n", p.pue,
+                     from(0), p.usd_per_kwh, from(1), p.carbon_g_per_kwh, from(2));
   out << fmt::format("Accelerators: {}{}\n", cost_model(p),
-                     p.gpu_hour_usd > 0 ? from(3) : p.capex_usd_per_gpu > 0 ? from(4) + "," + from(5) : "");
-  out << "cost_usd = energy_kwh x price per kWh + GPU time x (hourly price, or capex / amortization)\n";
+                     p.gpu_hour_usd > 0        ? from(3)
+                     : p.capex_usd_per_gpu > 0 ? from(4) + "," + from(5)
+                                               : "");
+  out << "cost_usd = energy_kwh x price per kWh + GPU time x (hourly price, or capex / "
+         "amortization)\n";
   if (r.feasible == 0) {
     out << "\nNo feasible design to price.\n";
     return;
@@ -211,13 +237,16 @@ void print_energy(std::ostream& out, const Dataset& data, const EnergyReport& r,
   out << fmt::format("\n{} feasible designs re-priced:\n", r.feasible);
   TextTable ranges{{"quantity", "min", "mean", "max"}, {}};
   const double n = static_cast<double>(r.feasible);
-  ranges.rows.push_back({"time to train", format_duration(r.time_s.min), format_duration(r.time_s.sum / n),
-                         format_duration(r.time_s.max)});
+  ranges.rows.push_back({"time to train", format_duration(r.time_s.min),
+                         format_duration(r.time_s.sum / n), format_duration(r.time_s.max)});
   ranges.rows.push_back({"energy (MWh)", fmt::format("{:.4g}", r.energy_kwh.min / 1e3),
-                         fmt::format("{:.4g}", r.energy_kwh.sum / n / 1e3), fmt::format("{:.4g}", r.energy_kwh.max / 1e3)});
-  ranges.rows.push_back({"cost", money(r.cost_usd.min), money(r.cost_usd.sum / n), money(r.cost_usd.max)});
+                         fmt::format("{:.4g}", r.energy_kwh.sum / n / 1e3),
+                         fmt::format("{:.4g}", r.energy_kwh.max / 1e3)});
+  ranges.rows.push_back(
+      {"cost", money(r.cost_usd.min), money(r.cost_usd.sum / n), money(r.cost_usd.max)});
   ranges.rows.push_back({"emissions (t CO2e)", fmt::format("{:.4g}", r.co2e_kg.min / 1e3),
-                         fmt::format("{:.4g}", r.co2e_kg.sum / n / 1e3), fmt::format("{:.4g}", r.co2e_kg.max / 1e3)});
+                         fmt::format("{:.4g}", r.co2e_kg.sum / n / 1e3),
+                         fmt::format("{:.4g}", r.co2e_kg.max / 1e3)});
   ranges.print(out);
 
   std::vector<std::string> labels;
@@ -235,17 +264,23 @@ void print_energy(std::ostream& out, const Dataset& data, const EnergyReport& r,
   answer("least energy", r.least_energy);
   answer("cheapest", r.cheapest);
   answer("least carbon", r.least_carbon);
-  if (r.deadline_s) answer(fmt::format("cheapest within {:.4g} days", *r.deadline_s / 86400), r.cheapest_within_deadline);
-  if (r.budget_usd) answer(fmt::format("fastest within {}", money(*r.budget_usd)), r.fastest_within_budget);
+  if (r.deadline_s)
+    answer(fmt::format("cheapest within {:.4g} days", *r.deadline_s / 86400),
+           r.cheapest_within_deadline);
+  if (r.budget_usd)
+    answer(fmt::format("fastest within {}", money(*r.budget_usd)), r.fastest_within_budget);
   std::vector<std::string> common;
-  TextTable table = rows_table(data, rows, {"time_to_train_s", "energy_kwh", "cost_usd", "co2e_kg"}, common, labels);
+  TextTable table = rows_table(data, rows, {"time_to_train_s", "energy_kwh", "cost_usd", "co2e_kg"},
+                               common, labels);
   out << "\n";
-  if (!common.empty()) out << fmt::format("Common to these designs: {}\n\n", fmt::join(common, " "));
+  if (!common.empty())
+    out << fmt::format("Common to these designs: {}\n\n", fmt::join(common, " "));
   table.print(out);
   for (const auto& label : none)
     out << fmt::format("\nNo feasible design is the {}: {}\n", label,
-                       label.rfind("cheapest within", 0) == 0 ? "none trains that fast (try a later --deadline-days)"
-                                                              : "none costs that little (try a larger --budget-usd)");
+                       label.rfind("cheapest within", 0) == 0
+                           ? "none trains that fast (try a later --deadline-days)"
+                           : "none costs that little (try a larger --budget-usd)");
 }
 
 }  // namespace clustersweep::analysis

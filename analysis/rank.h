@@ -18,7 +18,8 @@ namespace clustersweep::analysis {
 
 // The n feasible rows with the smallest `by` (largest with by.maximize), best first; ties keep
 // store order. Memory: n rows.
-std::vector<RowRef> top_rows(const Dataset& data, const Objective& by, std::size_t n, ScanOptions options);
+std::vector<RowRef> top_rows(const Dataset& data, const Objective& by, std::size_t n,
+                             ScanOptions options);
 
 // A table of rows: rank, point_id, the axes that differ among the rows, then `metrics`. Axes with
 // one value across all rows are printed once above the table.
@@ -27,8 +28,9 @@ void print_rows(std::ostream& out, const Dataset& data, const std::vector<RowRef
 // The same table, and the "name=value" of the axes common to all rows in `common`.
 struct TextTable;
 // `labels` (optional, one per row) replaces the rank column.
-TextTable rows_table(const Dataset& data, const std::vector<RowRef>& rows, const std::vector<std::string>& metrics,
-                     std::vector<std::string>& common, const std::vector<std::string>& labels = {});
+TextTable rows_table(const Dataset& data, const std::vector<RowRef>& rows,
+                     const std::vector<std::string>& metrics, std::vector<std::string>& common,
+                     const std::vector<std::string>& labels = {});
 
 // Pricing flags; unset ones keep the store's (spec's) value, or the documented default.
 struct PricingOverrides {
@@ -61,8 +63,8 @@ struct EnergyReport {
   RowRef fastest_within_budget;      // min time_to_train_s with cost_usd <= budget
 };
 
-EnergyReport energy_report(const Dataset& data, ScanOptions options, std::optional<double> deadline_days,
-                           std::optional<double> budget_usd);
+EnergyReport energy_report(const Dataset& data, ScanOptions options,
+                           std::optional<double> deadline_days, std::optional<double> budget_usd);
 void print_energy(std::ostream& out, const Dataset& data, const EnergyReport& report,
                   const std::vector<std::string>& origin);
 

@@ -9,8 +9,8 @@
 namespace clustersweep::analysis {
 
 struct ReportOptions {
-  ScanOptions scan;           // filter and chunk size
-  std::string where_text;     // shown on the page
+  ScanOptions scan;        // filter and chunk size
+  std::string where_text;  // shown on the page
   std::size_t best_rows = 15;
   std::size_t sample_size = 3000;
 };

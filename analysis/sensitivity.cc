@@ -14,8 +14,8 @@ namespace clustersweep::analysis {
 namespace {
 
 struct Factor {
-  std::size_t axis = 0;          // index into the scanned axes
-  std::vector<double> levels;    // ascending; level 0 is the baseline (no indicator)
+  std::size_t axis = 0;        // index into the scanned axes
+  std::vector<double> levels;  // ascending; level 0 is the baseline (no indicator)
   bool numeric = false;
   bool log = false;
   std::size_t first_column = 0;  // first design-matrix column of this factor
@@ -89,8 +89,9 @@ Sensitivity sensitivity(const Dataset& data, const std::string& target, ScanOpti
       }
   }
   if (result.rows < 2)
-    throw InputError(fmt::format("sensitivity: {} feasible rows with a positive {}; need at least 2",
-                                 result.rows, result.target));
+    throw InputError(
+        fmt::format("sensitivity: {} feasible rows with a positive {}; need at least 2",
+                    result.rows, result.target));
   std::vector<Factor> factors;
   std::size_t width = 1;  // the intercept
   for (std::size_t a = 0; a < axes.size(); ++a) {
@@ -114,8 +115,8 @@ Sensitivity sensitivity(const Dataset& data, const std::string& target, ScanOpti
   Eigen::MatrixXd xtx = Eigen::MatrixXd::Zero(p, p);
   Eigen::VectorXd xty = Eigen::VectorXd::Zero(p);
   double yty = 0, n = 0;
-  std::vector<std::size_t> at;     // nonzero columns of the row
-  std::vector<double> value;       // their values
+  std::vector<std::size_t> at;  // nonzero columns of the row
+  std::vector<double> value;    // their values
   {
     Scan scan(data, columns, options);
     while (scan.next())
@@ -141,7 +142,8 @@ Sensitivity sensitivity(const Dataset& data, const std::string& target, ScanOpti
         for (std::size_t r = 0; r < at.size(); ++r) {
           const auto ri = static_cast<Eigen::Index>(at[r]);
           xty(ri) += value[r] * y;
-          for (std::size_t c = 0; c <= r; ++c) xtx(ri, static_cast<Eigen::Index>(at[c])) += value[r] * value[c];
+          for (std::size_t c = 0; c <= r; ++c)
+            xtx(ri, static_cast<Eigen::Index>(at[c])) += value[r] * value[c];
         }
         yty += y * y;
         n += 1;
@@ -157,8 +159,10 @@ Sensitivity sensitivity(const Dataset& data, const std::string& target, ScanOpti
     std::vector<std::size_t> without, alone = {0};
     for (std::size_t c = 0; c < width; ++c) {
       const bool mine = c >= f.first_column && c < f.first_column + f.width();
-      if (!mine) without.push_back(c);
-      else alone.push_back(c);
+      if (!mine)
+        without.push_back(c);
+      else
+        alone.push_back(c);
     }
     AxisEffect e;
     e.column = axes[f.axis];
@@ -168,27 +172,32 @@ Sensitivity sensitivity(const Dataset& data, const std::string& target, ScanOpti
     e.alone_r2 = r_squared(xtx, xty, yty, n, alone);
     result.effects.push_back(e);
   }
-  std::stable_sort(result.effects.begin(), result.effects.end(), [](const AxisEffect& a, const AxisEffect& b) {
-    return a.unique_r2 != b.unique_r2 ? a.unique_r2 > b.unique_r2 : a.alone_r2 > b.alone_r2;
-  });
+  std::stable_sort(
+      result.effects.begin(), result.effects.end(), [](const AxisEffect& a, const AxisEffect& b) {
+        return a.unique_r2 != b.unique_r2 ? a.unique_r2 > b.unique_r2 : a.alone_r2 > b.alone_r2;
+      });
   return result;
 }
 
 void print_sensitivity(std::ostream& out, const Sensitivity& r) {
-  out << fmt::format("Sensitivity of log({}) to the swept axes: {} feasible points; all axes together\n"
-                     "(main effects) explain {:.1f}% of its variance, interactions the rest.\n\n",
-                     r.target, r.rows, 100 * r.full_r2);
+  out << fmt::format(
+      "Sensitivity of log({}) to the swept axes: {} feasible points; all axes together\n"
+      "(main effects) explain {:.1f}% of its variance, interactions the rest.\n\n",
+      r.target, r.rows, 100 * r.full_r2);
   TextTable table{{"rank", "axis", "values", "unique %", "alone %"}, {}};
   for (std::size_t i = 0; i < r.effects.size(); ++i) {
     const AxisEffect& e = r.effects[i];
-    table.rows.push_back({fmt::format("{}", i + 1), e.column->name,
-                          e.numeric ? fmt::format(">{} (numeric)", kMaxLevels) : fmt::format("{}", e.levels),
-                          fmt::format("{:.2f}", 100 * e.unique_r2), fmt::format("{:.2f}", 100 * e.alone_r2)});
+    table.rows.push_back(
+        {fmt::format("{}", i + 1), e.column->name,
+         e.numeric ? fmt::format(">{} (numeric)", kMaxLevels) : fmt::format("{}", e.levels),
+         fmt::format("{:.2f}", 100 * e.unique_r2), fmt::format("{:.2f}", 100 * e.alone_r2)});
   }
   table.print(out);
-  out << "\nunique: R^2 lost when the axis is left out of the full model; alone: R^2 of the axis by itself.\n";
+  out << "\nunique: R^2 lost when the axis is left out of the full model; alone: R^2 of the axis "
+         "by itself.\n";
   if (r.plan_axes_excluded)
-    out << "The store keeps the best plan(s) of each design: the plan axes hold the chosen plan, not a swept\n"
+    out << "The store keeps the best plan(s) of each design: the plan axes hold the chosen plan, "
+           "not a swept\n"
            "factor, and are left out.\n";
   if (!r.constant_axes.empty()) {
     std::vector<std::string> names;

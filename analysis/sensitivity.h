@@ -19,17 +19,17 @@ namespace clustersweep::analysis {
 
 struct AxisEffect {
   const Column* column = nullptr;
-  std::size_t levels = 0;   // distinct values among the fitted rows
-  bool numeric = false;     // entered as one numeric regressor (too many levels)
-  double unique_r2 = 0;     // R^2(full) - R^2(full without this axis)
-  double alone_r2 = 0;      // R^2 of this axis alone
+  std::size_t levels = 0;  // distinct values among the fitted rows
+  bool numeric = false;    // entered as one numeric regressor (too many levels)
+  double unique_r2 = 0;    // R^2(full) - R^2(full without this axis)
+  double alone_r2 = 0;     // R^2 of this axis alone
 };
 
 struct Sensitivity {
   std::string target;
-  std::uint64_t rows = 0;     // feasible rows with a positive, finite target
-  double full_r2 = 0;         // all axes together (main effects only)
-  std::vector<AxisEffect> effects;  // varying axes, most important first
+  std::uint64_t rows = 0;                    // feasible rows with a positive, finite target
+  double full_r2 = 0;                        // all axes together (main effects only)
+  std::vector<AxisEffect> effects;           // varying axes, most important first
   std::vector<const Column*> constant_axes;  // axes with one value: explain nothing
   // A store that keeps only the best plan(s) of each design (keep = best-per-design or
   // pareto-per-design) holds the chosen plan, a consequence of the design rather than a swept

@@ -10,7 +10,8 @@ namespace clustersweep::analysis {
 
 void MemoryTable::add(ColumnInfo info, std::vector<double> values) {
   if (!infos_.empty() && values.size() != rows_)
-    throw Error(fmt::format("column '{}' has {} rows, the table {}", info.name, values.size(), rows_));
+    throw Error(
+        fmt::format("column '{}' has {} rows, the table {}", info.name, values.size(), rows_));
   info.is_label = info.is_label || !info.labels.empty();
   rows_ = values.size();
   infos_.push_back(std::move(info));
@@ -45,12 +46,14 @@ std::optional<double> MemoryTable::number_attribute(const std::string& name) con
 SyntheticTable::SyntheticTable(std::uint64_t rows, std::size_t objectives) : rows_(rows) {
   infos_.push_back(ColumnInfo{"point_id", "", false, {}, "id"});
   infos_.push_back(ColumnInfo{"feasible", "", false, {}, "metric"});
-  for (std::size_t j = 0; j < objectives; ++j) infos_.push_back(ColumnInfo{fmt::format("obj{}", j), "", false, {}, "metric"});
+  for (std::size_t j = 0; j < objectives; ++j)
+    infos_.push_back(ColumnInfo{fmt::format("obj{}", j), "", false, {}, "metric"});
 }
 
 void SyntheticTable::read(const std::string& column, std::uint64_t offset, std::uint64_t count,
                           std::vector<double>& out) const {
-  const auto it = std::find_if(infos_.begin(), infos_.end(), [&](const ColumnInfo& c) { return c.name == column; });
+  const auto it = std::find_if(infos_.begin(), infos_.end(),
+                               [&](const ColumnInfo& c) { return c.name == column; });
   if (it == infos_.end()) throw InputError(fmt::format("{}: unknown column '{}'", path_, column));
   out.resize(count);
   const auto index = static_cast<std::uint64_t>(it - infos_.begin());
@@ -62,7 +65,8 @@ void SyntheticTable::read(const std::string& column, std::uint64_t offset, std::
       out[i] = 1;
     } else {
       // splitmix64 of (row, column): reproducible and independent of the chunking.
-      std::uint64_t z = row * 0x9e3779b97f4a7c15ULL + index * 0xbf58476d1ce4e5b9ULL + 0x94d049bb133111ebULL;
+      std::uint64_t z =
+          row * 0x9e3779b97f4a7c15ULL + index * 0xbf58476d1ce4e5b9ULL + 0x94d049bb133111ebULL;
       z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
       z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
       z ^= z >> 31;

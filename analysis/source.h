@@ -37,7 +37,9 @@ class MemoryTable : public ColumnSource {
   // All columns must have the same length.
   void add(ColumnInfo info, std::vector<double> values);
   void set_attribute(const std::string& name, double value) { numbers_[name] = value; }
-  void set_attribute(const std::string& name, std::string value) { strings_[name] = std::move(value); }
+  void set_attribute(const std::string& name, std::string value) {
+    strings_[name] = std::move(value);
+  }
 
   const std::string& path() const override { return path_; }
   std::uint64_t rows() const override { return rows_; }
@@ -68,7 +70,9 @@ class SyntheticTable : public ColumnSource {
   const std::vector<ColumnInfo>& columns() const override { return infos_; }
   void read(const std::string& column, std::uint64_t offset, std::uint64_t count,
             std::vector<double>& out) const override;
-  std::optional<std::string> string_attribute(const std::string&) const override { return std::nullopt; }
+  std::optional<std::string> string_attribute(const std::string&) const override {
+    return std::nullopt;
+  }
   std::optional<double> number_attribute(const std::string&) const override { return std::nullopt; }
 
  private:

@@ -1,7 +1,5 @@
 #include "analysis/summary.h"
 
-#include "base/format.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 
 #include "analysis/output.h"
 #include "base/error.h"
+#include "base/format.h"
 
 namespace clustersweep::analysis {
 namespace {
@@ -22,7 +21,8 @@ bool is_workload_axis(const std::string& name) {
 bool is_expansion_axis(const std::string& name) { return name.rfind("expansion_", 0) == 0; }
 
 std::string format_target(const Column& column, double value) {
-  if (column.unit == "s" || (column.name.size() > 2 && column.name.substr(column.name.size() - 2) == "_s"))
+  if (column.unit == "s" ||
+      (column.name.size() > 2 && column.name.substr(column.name.size() - 2) == "_s"))
     return fmt::format("{} ({:.4g} s)", format_duration(value), value);
   return fmt::format("{:.4g}{}", value, column.unit.empty() ? "" : " " + column.unit);
 }
@@ -65,7 +65,7 @@ Summary summarize(const Dataset& data, const std::string& target, ScanOptions op
   std::vector<double> last_value(axes.size(), std::nan(""));
   std::vector<std::uint64_t> reasons(reason_column ? reason_column->labels.size() + 1 : 0);
 
-  std::map<std::vector<double>, Spread> spreads;  // by workload axes
+  std::map<std::vector<double>, Spread> spreads;          // by workload axes
   std::map<std::vector<double>, Spread> spreads_by_size;  // by workload axes and num_gpus
   struct ExpansionSlot {
     bool swept = false;
@@ -91,7 +91,8 @@ Summary summarize(const Dataset& data, const std::string& target, ScanOptions op
     const auto add = [&](Spread& spread) {
       ++spread.designs;
       if (design_best.value < spread.best.value) spread.best = design_best;
-      if (!spread.worst.found() || design_best.value > spread.worst.value) spread.worst = design_best;
+      if (!spread.worst.found() || design_best.value > spread.worst.value)
+        spread.worst = design_best;
     };
     add(spreads[w]);
     if (num_gpus_axis < axes.size()) {
@@ -117,8 +118,10 @@ Summary summarize(const Dataset& data, const std::string& target, ScanOptions op
         if (a == dp_axis && v == 0) continue;
         SweptAxis& swept = s.axes[a];
         if (std::find(swept.values.begin(), swept.values.end(), v) != swept.values.end()) continue;
-        if (swept.values.size() < kMaxListedValues) swept.values.push_back(v);
-        else swept.more = true;
+        if (swept.values.size() < kMaxListedValues)
+          swept.values.push_back(v);
+        else
+          swept.more = true;
       }
       bool same_design = in_design;
       for (std::size_t a : design) same_design = same_design && key[a] == design_key[a];
@@ -133,7 +136,8 @@ Summary summarize(const Dataset& data, const std::string& target, ScanOptions op
         if (reason_column) {
           const double r = scan[reason_at][i];
           ++reasons[r >= 0 && r < static_cast<double>(reason_column->labels.size())
-                        ? static_cast<std::size_t>(r) : reasons.size() - 1];
+                        ? static_cast<std::size_t>(r)
+                        : reasons.size() - 1];
         }
         continue;
       }
@@ -157,20 +161,23 @@ Summary summarize(const Dataset& data, const std::string& target, ScanOptions op
   if (reason_column) {
     for (std::size_t r = 0; r < reasons.size(); ++r) {
       if (reasons[r] == 0) continue;
-      const std::string name = r < reason_column->labels.size() ? reason_column->labels[r] : "unknown";
+      const std::string name =
+          r < reason_column->labels.size() ? reason_column->labels[r] : "unknown";
       if (name == "none" && r == 0) continue;
       s.infeasible_reasons.emplace_back(name, reasons[r]);
     }
     std::stable_sort(s.infeasible_reasons.begin(), s.infeasible_reasons.end(),
                      [](const auto& a, const auto& b) { return a.second > b.second; });
   }
-  const auto name_spreads = [&](std::map<std::vector<double>, Spread>& from, std::vector<Spread>& to) {
+  const auto name_spreads = [&](std::map<std::vector<double>, Spread>& from,
+                                std::vector<Spread>& to) {
     for (auto& [w, spread] : from) {
       std::vector<std::string> parts;
       for (std::size_t i = 0; i < workload.size(); ++i) {
         const Column& c = *axes[workload[i]];
         // Name only the workload axes that vary.
-        if (s.axes[workload[i]].values.size() > 1) parts.push_back(fmt::format("{}={}", c.name, c.format(w[i])));
+        if (s.axes[workload[i]].values.size() > 1)
+          parts.push_back(fmt::format("{}={}", c.name, c.format(w[i])));
       }
       if (w.size() > workload.size()) parts.push_back(fmt::format("num_gpus={}", w.back()));
       spread.workload = fmt::format("{}", fmt::join(parts, " "));
@@ -205,7 +212,8 @@ Summary summarize(const Dataset& data, const std::string& target, ScanOptions op
   return s;
 }
 
-std::string describe_design(const Dataset& data, std::uint64_t row, const std::vector<std::string>& skip) {
+std::string describe_design(const Dataset& data, std::uint64_t row,
+                            const std::vector<std::string>& skip) {
   std::vector<std::string> names;
   std::vector<const Column*> columns;
   for (const Column* c : data.axes()) {
@@ -228,8 +236,9 @@ void print_summary(std::ostream& out, const Dataset& data, const Summary& s) {
   out << fmt::format("Store: {}\n", data.source().path());
   if (const auto version = data.source().string_attribute("tool_version"))
     out << fmt::format("Written by clustersweep {}\n", *version);
-  out << fmt::format("Points: {} stored, {} selected, {} feasible ({:.1f}%)\n", s.rows, s.selected,
-                     s.feasible, s.selected ? 100.0 * static_cast<double>(s.feasible) / static_cast<double>(s.selected) : 0.0);
+  out << fmt::format(
+      "Points: {} stored, {} selected, {} feasible ({:.1f}%)\n", s.rows, s.selected, s.feasible,
+      s.selected ? 100.0 * static_cast<double>(s.feasible) / static_cast<double>(s.selected) : 0.0);
 
   out << "\nSwept axes:\n";
   TextTable axes{{"axis", "role", "values"}, {}, false};
@@ -239,14 +248,16 @@ void print_summary(std::ostream& out, const Dataset& data, const Summary& s) {
     std::string text = fmt::format("{}", fmt::join(values, ", "));
     if (a.more) text += ", ...";
     if (!a.column->unit.empty()) text += " " + a.column->unit;
-    axes.rows.push_back({a.column->name, a.column->role == Role::plan_axis ? "plan" : "cluster/workload", text});
+    axes.rows.push_back(
+        {a.column->name, a.column->role == Role::plan_axis ? "plan" : "cluster/workload", text});
   }
   axes.print(out);
 
   if (!s.infeasible_reasons.empty()) {
     out << "\nInfeasible points by reason:\n";
     TextTable reasons{{"reason", "points"}, {}};
-    for (const auto& [name, count] : s.infeasible_reasons) reasons.rows.push_back({name, fmt::format("{}", count)});
+    for (const auto& [name, count] : s.infeasible_reasons)
+      reasons.rows.push_back({name, fmt::format("{}", count)});
     reasons.print(out);
   }
   if (s.feasible == 0) {
@@ -255,18 +266,24 @@ void print_summary(std::ostream& out, const Dataset& data, const Summary& s) {
   }
 
   if (!s.constant_axes.empty())
-    out << fmt::format("\nDesigns below omit the axes with one value: {}\n", fmt::join(s.constant_axes, ", "));
+    out << fmt::format("\nDesigns below omit the axes with one value: {}\n",
+                       fmt::join(s.constant_axes, ", "));
   out << fmt::format("\nBest design per accelerator (minimum {}):\n", s.target);
   for (const auto& [gpu, best] : s.best_per_accelerator)
-    out << fmt::format("  {}: {}\n    {}\n", gpu, format_target(target, best.value), describe_design(data, best.row, s.constant_axes));
+    out << fmt::format("  {}: {}\n    {}\n", gpu, format_target(target, best.value),
+                       describe_design(data, best.row, s.constant_axes));
 
-  out << fmt::format("\nSpread of {} across cluster configurations (each configuration's best plan;\n"
-                     "worst configuration / best configuration; COMET reports up to 7.7x):\n", s.target);
+  out << fmt::format(
+      "\nSpread of {} across cluster configurations (each configuration's best plan;\n"
+      "worst configuration / best configuration; COMET reports up to 7.7x):\n",
+      s.target);
   for (const auto& spread : s.spreads) {
     out << fmt::format("  {}{} configurations: {:.2f}x  (best {}, worst {})\n",
-                       spread.workload.empty() ? "" : spread.workload + ": ", spread.designs, spread.ratio(),
-                       format_target(target, spread.best.value), format_target(target, spread.worst.value));
-    out << fmt::format("    best:  {}\n    worst: {}\n", describe_design(data, spread.best.row, s.constant_axes),
+                       spread.workload.empty() ? "" : spread.workload + ": ", spread.designs,
+                       spread.ratio(), format_target(target, spread.best.value),
+                       format_target(target, spread.worst.value));
+    out << fmt::format("    best:  {}\n    worst: {}\n",
+                       describe_design(data, spread.best.row, s.constant_axes),
                        describe_design(data, spread.worst.row, s.constant_axes));
   }
 
@@ -279,26 +296,31 @@ void print_summary(std::ostream& out, const Dataset& data, const Summary& s) {
       if (spread.ratio() > widest->ratio()) widest = &spread;
     }
     out << fmt::format("  {}\n", fmt::join(each, ", "));
-    out << fmt::format("  widest: {} over {} configurations\n    best:  {}  {}\n    worst: {}  {}\n", widest->workload,
-                       widest->designs, format_target(target, widest->best.value),
-                       describe_design(data, widest->best.row, s.constant_axes),
-                       format_target(target, widest->worst.value),
-                       describe_design(data, widest->worst.row, s.constant_axes));
+    out << fmt::format(
+        "  widest: {} over {} configurations\n    best:  {}  {}\n    worst: {}  {}\n",
+        widest->workload, widest->designs, format_target(target, widest->best.value),
+        describe_design(data, widest->best.row, s.constant_axes),
+        format_target(target, widest->worst.value),
+        describe_design(data, widest->worst.row, s.constant_axes));
   }
 
-  out << "\nMemory-expansion tier (clusters equal but for the expansion memory; best without / best\n"
+  out << "\nMemory-expansion tier (clusters equal but for the expansion memory; best without / "
+         "best\n"
          "with; COMET reports up to 1.4x):\n";
   const ExpansionGain& e = s.expansion;
   if (!s.has_expansion_axis || e.groups == 0) {
     out << "  not swept: no cluster was evaluated both with and without expansion memory\n";
     return;
   }
-  out << fmt::format("  {} clusters compared; faster with the tier: {}; feasible only with it: {}\n",
-                     e.groups, e.improved, e.enabled);
+  out << fmt::format(
+      "  {} clusters compared; faster with the tier: {}; feasible only with it: {}\n", e.groups,
+      e.improved, e.enabled);
   if (e.max_gain > 0) {
     out << fmt::format("  gain: max {:.2f}x, median {:.2f}x\n", e.max_gain, e.median_gain);
-    out << fmt::format("    without: {}  {}\n    with:    {}  {}\n", format_target(target, e.max_without.value),
-                       describe_design(data, e.max_without.row, s.constant_axes), format_target(target, e.max_with.value),
+    out << fmt::format("    without: {}  {}\n    with:    {}  {}\n",
+                       format_target(target, e.max_without.value),
+                       describe_design(data, e.max_without.row, s.constant_axes),
+                       format_target(target, e.max_with.value),
                        describe_design(data, e.max_with.row, s.constant_axes));
   }
 }

@@ -54,7 +54,8 @@ std::vector<double> linear_ticks(double& lo, double& hi) {
   lo = std::floor(lo / step) * step;
   hi = std::ceil(hi / step) * step;
   std::vector<double> ticks;
-  for (double t = lo; t <= hi + step * 1e-9; t += step) ticks.push_back(std::fabs(t) < step * 1e-9 ? 0 : t);
+  for (double t = lo; t <= hi + step * 1e-9; t += step)
+    ticks.push_back(std::fabs(t) < step * 1e-9 ? 0 : t);
   return ticks;
 }
 
@@ -87,11 +88,20 @@ std::string xml_escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -119,39 +129,48 @@ std::string render_svg(const ScatterPlot& plot, int width, int height) {
   const auto y_ticks = y.log ? log_ticks(y.lo, y.hi) : linear_ticks(y.lo, y.hi);
 
   std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
+      "{1}\" "
       "font-family=\"sans-serif\" font-size=\"12\">\n"
       "<rect width=\"{0}\" height=\"{1}\" fill=\"white\"/>\n"
-      "<text x=\"{2}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">{3}</text>\n",
+      "<text x=\"{2}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" "
+      "font-weight=\"bold\">{3}</text>\n",
       width, height, width / 2, xml_escape(plot.title));
   // Grid and ticks.
   for (double t : x_ticks) {
     const double px = x.map(t);
-    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#e4e4e4\"/>\n"
-                       "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
-                       px, top, height - bottom, height - bottom + 18, tick_text(t));
+    svg += fmt::format(
+        "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#e4e4e4\"/>\n"
+        "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+        px, top, height - bottom, height - bottom + 18, tick_text(t));
   }
   for (double t : y_ticks) {
     const double py = y.map(t);
-    svg += fmt::format("<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#e4e4e4\"/>\n"
-                       "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-                       left, py, width - right, left - 6, py + 4, tick_text(t));
+    svg += fmt::format(
+        "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#e4e4e4\"/>\n"
+        "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
+        left, py, width - right, left - 6, py + 4, tick_text(t));
   }
-  svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#444\"/>\n",
-                     left, top, width - left - right, height - top - bottom);
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"13\">{}{}</text>\n",
-                     (left + width - right) / 2, height - 28, xml_escape(plot.x_label), x.log ? " — log scale" : "");
-  svg += fmt::format("<text transform=\"translate(22 {}) rotate(-90)\" text-anchor=\"middle\" "
-                     "font-size=\"13\">{}{}</text>\n",
-                     (top + height - bottom) / 2, xml_escape(plot.y_label), y.log ? " — log scale" : "");
+  svg += fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#444\"/>\n", left,
+      top, width - left - right, height - top - bottom);
+  svg +=
+      fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"13\">{}{}</text>\n",
+                  (left + width - right) / 2, height - 28, xml_escape(plot.x_label),
+                  x.log ? " — log scale" : "");
+  svg += fmt::format(
+      "<text transform=\"translate(22 {}) rotate(-90)\" text-anchor=\"middle\" "
+      "font-size=\"13\">{}{}</text>\n",
+      (top + height - bottom) / 2, xml_escape(plot.y_label), y.log ? " — log scale" : "");
   // Data.
   for (const auto& s : plot.series) {
     std::vector<std::size_t> order(s.x.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
-    order.erase(std::remove_if(order.begin(), order.end(), [&](std::size_t i) {
-                  return !std::isfinite(s.x[i]) || !std::isfinite(s.y[i]) || (x.log && s.x[i] <= 0) ||
-                         (y.log && s.y[i] <= 0);
-                }),
+    order.erase(std::remove_if(order.begin(), order.end(),
+                               [&](std::size_t i) {
+                                 return !std::isfinite(s.x[i]) || !std::isfinite(s.y[i]) ||
+                                        (x.log && s.x[i] <= 0) || (y.log && s.y[i] <= 0);
+                               }),
                 order.end());
     if (s.staircase && order.size() > 1) {
       std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -160,20 +179,23 @@ std::string render_svg(const ScatterPlot& plot, int width, int height) {
       std::string path = fmt::format("M{:.1f},{:.1f}", x.map(s.x[order[0]]), y.map(s.y[order[0]]));
       for (std::size_t i = 1; i < order.size(); ++i)
         path += fmt::format(" H{:.1f} V{:.1f}", x.map(s.x[order[i]]), y.map(s.y[order[i]]));
-      svg += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/>\n", path, s.color);
+      svg += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/>\n",
+                         path, s.color);
     }
     svg += fmt::format("<g fill=\"{}\">\n", s.color);
     for (std::size_t i : order)
-      svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\"/>\n", x.map(s.x[i]), y.map(s.y[i]), s.radius);
+      svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\"/>\n", x.map(s.x[i]),
+                         y.map(s.y[i]), s.radius);
     svg += "</g>\n";
   }
   // Legend.
   double ly = top + 16;
   for (const auto& s : plot.series) {
     if (s.name.empty()) continue;
-    svg += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"{}\"/>"
-                       "<text x=\"{}\" y=\"{}\">{}</text>\n",
-                       width - right - 200, ly - 4, s.color, width - right - 190, ly, xml_escape(s.name));
+    svg += fmt::format(
+        "<circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"{}\"/>"
+        "<text x=\"{}\" y=\"{}\">{}</text>\n",
+        width - right - 200, ly - 4, s.color, width - right - 190, ly, xml_escape(s.name));
     ly += 18;
   }
   return svg + "</svg>\n";
@@ -183,8 +205,8 @@ std::string render_svg(const BarChart& chart, int width) {
   std::size_t longest = 0;
   for (const auto& label : chart.labels) longest = std::max(longest, label.size());
   // About 7 px per character at font-size 12.
-  const double left = std::max(120.0, 7.0 * static_cast<double>(longest) + 20), right = 70, top = 50, bar = 24,
-               gap = 8;
+  const double left = std::max(120.0, 7.0 * static_cast<double>(longest) + 20), right = 70,
+               top = 50, bar = 24, gap = 8;
   const double bottom = 55;
   const double height = top + bottom + static_cast<double>(chart.values.size()) * (bar + gap);
   double hi = 0;
@@ -193,29 +215,35 @@ std::string render_svg(const BarChart& chart, int width) {
   const auto ticks = linear_ticks(lo, hi);
   Axis x{0, hi, false, left, width - right};
   std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1:.0f}\" viewBox=\"0 0 {0} {1:.0f}\" "
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1:.0f}\" viewBox=\"0 0 "
+      "{0} {1:.0f}\" "
       "font-family=\"sans-serif\" font-size=\"12\">\n"
       "<rect width=\"{0}\" height=\"{1:.0f}\" fill=\"white\"/>\n"
-      "<text x=\"{2}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">{3}</text>\n",
+      "<text x=\"{2}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" "
+      "font-weight=\"bold\">{3}</text>\n",
       width, height, width / 2, xml_escape(chart.title));
   const double axis_y = height - bottom;
   for (double t : ticks) {
     const double px = x.map(t);
-    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#e4e4e4\"/>\n"
-                       "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
-                       px, top - 4, axis_y, axis_y + 16, tick_text(t));
+    svg += fmt::format(
+        "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#e4e4e4\"/>\n"
+        "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+        px, top - 4, axis_y, axis_y + 16, tick_text(t));
   }
   for (std::size_t i = 0; i < chart.values.size(); ++i) {
     const double y = top + static_cast<double>(i) * (bar + gap);
     const double w = std::max(0.0, x.map(chart.values[i]) - left);
-    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n"
-                       "<rect x=\"{}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\" fill=\"#3a6ea5\"/>\n"
-                       "<text x=\"{:.1f}\" y=\"{:.1f}\">{:.3g}</text>\n",
-                       left - 8, y + bar / 2 + 4, xml_escape(chart.labels[i]), left, y, w, bar,
-                       left + w + 5, y + bar / 2 + 4, chart.values[i]);
+    svg += fmt::format(
+        "<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n"
+        "<rect x=\"{}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\" fill=\"#3a6ea5\"/>\n"
+        "<text x=\"{:.1f}\" y=\"{:.1f}\">{:.3g}</text>\n",
+        left - 8, y + bar / 2 + 4, xml_escape(chart.labels[i]), left, y, w, bar, left + w + 5,
+        y + bar / 2 + 4, chart.values[i]);
   }
-  svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#444\"/>\n", left, top - 4, axis_y);
-  svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#444\"/>\n", left, axis_y, width - right);
+  svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#444\"/>\n", left,
+                     top - 4, axis_y);
+  svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#444\"/>\n", left,
+                     axis_y, width - right);
   svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"13\">{}</text>\n",
                      (left + width - right) / 2, axis_y + 38, xml_escape(chart.value_label));
   return svg + "</svg>\n";

@@ -19,7 +19,12 @@ struct ScatterPlot {
   std::string title;
   std::string x_label, y_label;  // with units, e.g. "time to train (s)"
   // Logarithmic axes; by default chosen when all values are positive and max/min >= 20.
-  enum class Scale { automatic, linear, log } x_scale = Scale::automatic, y_scale = Scale::automatic;
+  enum class Scale {
+    automatic,
+    linear,
+    log
+  } x_scale = Scale::automatic,
+    y_scale = Scale::automatic;
   std::vector<Series> series;
 };
 

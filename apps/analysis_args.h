@@ -21,8 +21,8 @@ struct StoreArgs {
 };
 
 // Adds the positional store argument, --where, --chunk-rows and the pricing flags.
-void add_store_options(po::options_description& options, po::positional_options_description& positional,
-                       StoreArgs& args);
+void add_store_options(po::options_description& options,
+                       po::positional_options_description& positional, StoreArgs& args);
 // Copies the pricing flags that were given into args.pricing (Boost cannot bind std::optional).
 void read_pricing_flags(const po::variables_map& vm, StoreArgs& args);
 
@@ -37,6 +37,5 @@ struct OpenStore {
   explicit OpenStore(const StoreArgs& args);
   analysis::ScanOptions scan() const;
 };
-
 
 }  // namespace clustersweep::cli

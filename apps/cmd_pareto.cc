@@ -9,9 +9,9 @@
 #include "analysis/output.h"
 #include "apps/analysis_args.h"
 #include "apps/commands.h"
+#include "base/error.h"
 #include "base/files.h"
 #include "engine/mpi_gather.h"
-#include "base/error.h"
 
 namespace clustersweep::cli {
 namespace {
@@ -24,21 +24,26 @@ double peak_rss_mib() {
 
 // The hidden --bench-rows N: the same chunked pipeline over N generated rows of 3 uniform
 // objectives (docs/analysis.md, "Benchmark").
-int bench(std::uint64_t rows, std::size_t objectives, std::size_t chunk_rows, const engine::MpiShare& mpi) {
+int bench(std::uint64_t rows, std::size_t objectives, std::size_t chunk_rows,
+          const engine::MpiShare& mpi) {
   analysis::SyntheticTable table(rows, objectives);
   analysis::Dataset data(table, analysis::Pricing{});
   analysis::FrontRequest request;
-  for (std::size_t j = 0; j < objectives; ++j) request.objectives.push_back({fmt::format("obj{}", j), false});
+  for (std::size_t j = 0; j < objectives; ++j)
+    request.objectives.push_back({fmt::format("obj{}", j), false});
   request.scan.chunk_rows = chunk_rows;
   request.scan.feasible_only = true;
   const auto start = std::chrono::steady_clock::now();
   const auto result = analysis::compute_fronts(data, request, &mpi);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (mpi.rank() != 0) return 0;
   std::cout << fmt::format(
-      "pareto bench: {} rows x {} objectives on {} rank(s), chunk {} rows: front {} points, {:.2f} s, "
+      "pareto bench: {} rows x {} objectives on {} rank(s), chunk {} rows: front {} points, {:.2f} "
+      "s, "
       "{:.1f} M rows/s, peak RSS {:.0f} MiB (rank 0)\n",
-      rows, objectives, mpi.size(), chunk_rows, result.fronts.empty() ? 0 : result.fronts[0].rows.size(), seconds,
+      rows, objectives, mpi.size(), chunk_rows,
+      result.fronts.empty() ? 0 : result.fronts[0].rows.size(), seconds,
       static_cast<double>(rows) / seconds / 1e6, peak_rss_mib());
   return 0;
 }
@@ -53,16 +58,18 @@ int pareto(const Args& args) {
   po::options_description options("Options");
   po::positional_options_description positional;
   add_store_options(options, positional, store);
-  options.add_options()
-      ("objectives", po::value(&objectives),
-       "2 to 4 comma-separated columns, each minimized or maximized with max:, e.g. "
-       "time_to_train_s,energy_kwh,cost_usd (priced columns allowed)")
-      ("group-by", po::value(&group_by), "one front per value of this column (e.g. gpu)")
-      ("csv", po::value(&csv), "write the front rows with point_id and every column to this CSV file")
-      ("svg", po::value(&svg), "plot the first two objectives to this SVG file: all points (sampled) in "
-                               "grey, the front highlighted")
-      ("limit", po::value(&limit)->default_value(20), "rows of each front shown on the terminal")
-      ("sample", po::value(&sample)->default_value(4000), "points drawn in grey in the SVG");
+  options.add_options()(
+      "objectives", po::value(&objectives),
+      "2 to 4 comma-separated columns, each minimized or maximized with max:, e.g. "
+      "time_to_train_s,energy_kwh,cost_usd (priced columns allowed)")(
+      "group-by", po::value(&group_by), "one front per value of this column (e.g. gpu)")(
+      "csv", po::value(&csv),
+      "write the front rows with point_id and every column to this CSV file")(
+      "svg", po::value(&svg),
+      "plot the first two objectives to this SVG file: all points (sampled) in "
+      "grey, the front highlighted")("limit", po::value(&limit)->default_value(20),
+                                     "rows of each front shown on the terminal")(
+      "sample", po::value(&sample)->default_value(4000), "points drawn in grey in the SVG");
   // The hidden --bench-rows N (kept out of --help).
   Args rest;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -76,10 +83,11 @@ int pareto(const Args& args) {
       rest.push_back(args[i]);
     }
   }
-  const auto vm = parse(rest, options, positional, "pareto results.h5 --objectives A,B[,C[,D]] [options]",
-                        "The Pareto-optimal (non-dominated) designs of a store: O(n log n) for 2 and 3\n"
-                        "objectives, read in chunks. Only feasible rows count. Under mpirun each rank\n"
-                        "takes a share of the rows and rank 0 merges the local fronts.");
+  const auto vm =
+      parse(rest, options, positional, "pareto results.h5 --objectives A,B[,C[,D]] [options]",
+            "The Pareto-optimal (non-dominated) designs of a store: O(n log n) for 2 and 3\n"
+            "objectives, read in chunks. Only feasible rows count. Under mpirun each rank\n"
+            "takes a share of the rows and rank 0 merges the local fronts.");
   if (!vm) return 0;
   engine::MpiShare mpi;
   if (bench_rows > 0) return bench(bench_rows, 3, store.chunk_rows, mpi);
@@ -100,7 +108,8 @@ int pareto(const Args& args) {
     std::cout << fmt::format("\nWrote {}\n", csv);
   }
   if (!svg.empty()) {
-    write_file_atomically(svg, analysis::render_svg(analysis::front_plot(open.data, request, result)), "--svg");
+    write_file_atomically(
+        svg, analysis::render_svg(analysis::front_plot(open.data, request, result)), "--svg");
     std::cout << fmt::format("Wrote {}\n", svg);
   }
   return 0;

@@ -7,18 +7,15 @@
 #include <thread>
 
 #include "apps/commands.h"
+#include "base/error.h"
 #include "base/format.h"
 #include "engine/schema.h"
-#include "base/error.h"
 #include "spaces/forecast.h"
 #include "spaces/space.h"
 
 namespace clustersweep::cli {
 
 namespace {
-
-
-
 
 // At most `max` values: the first and last few with a count of the rest between.
 std::string value_list(const spaces::Axis& axis, std::size_t max = 10) {

@@ -8,8 +8,8 @@
 #include "analysis/report.h"
 #include "apps/analysis_args.h"
 #include "apps/commands.h"
-#include "base/files.h"
 #include "base/error.h"
+#include "base/files.h"
 
 namespace clustersweep::cli {
 
@@ -20,13 +20,14 @@ int report(const Args& args) {
   po::options_description options("Options");
   po::positional_options_description positional;
   add_store_options(options, positional, store);
-  options.add_options()
-      ("output,o", po::value(&out_dir), "directory to write index.html into (created if missing)")
-      ("best", po::value(&best_rows)->default_value(15), "rows in the best-designs table");
-  const auto vm = parse(args, options, positional, "report results.h5 -o DIR [options]",
-                        "Writes DIR/index.html: the summary, Pareto plots (time vs energy, time vs cost),\n"
-                        "the best designs, energy/cost/carbon and the sensitivity of time to train, as one\n"
-                        "self-contained page (inline CSS and SVG) that opens offline.");
+  options.add_options()("output,o", po::value(&out_dir),
+                        "directory to write index.html into (created if missing)")(
+      "best", po::value(&best_rows)->default_value(15), "rows in the best-designs table");
+  const auto vm =
+      parse(args, options, positional, "report results.h5 -o DIR [options]",
+            "Writes DIR/index.html: the summary, Pareto plots (time vs energy, time vs cost),\n"
+            "the best designs, energy/cost/carbon and the sensitivity of time to train, as one\n"
+            "self-contained page (inline CSS and SVG) that opens offline.");
   if (!vm) return 0;
   read_pricing_flags(*vm, store);
   if (out_dir.empty()) throw_missing("output");
@@ -38,7 +39,8 @@ int report(const Args& args) {
   const std::string html = analysis::render_report(open.data, report_options);
   std::error_code error;
   std::filesystem::create_directories(out_dir, error);
-  if (error) throw Error(fmt::format("-o: cannot create directory {}: {}", out_dir, error.message()));
+  if (error)
+    throw Error(fmt::format("-o: cannot create directory {}: {}", out_dir, error.message()));
   const std::string path = (std::filesystem::path(out_dir) / "index.html").string();
   write_file_atomically(path, html, "-o");
   std::cout << fmt::format("Wrote {} ({} kB)\n", path, html.size() / 1024);

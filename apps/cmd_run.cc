@@ -2,8 +2,8 @@
 #include <iostream>
 
 #include "apps/commands.h"
-#include "engine/run.h"
 #include "base/error.h"
+#include "engine/run.h"
 #include "jobs/job.h"
 
 namespace clustersweep::cli {

@@ -17,13 +17,14 @@ int sensitivity(const Args& args) {
   po::options_description options("Options");
   po::positional_options_description positional;
   add_store_options(options, positional, store);
-  options.add_options()
-      ("target", po::value(&target)->default_value(target), "the column whose log is explained")
-      ("svg", po::value(&svg), "write the ranked bar chart to this SVG file");
-  const auto vm = parse(args, options, positional, "sensitivity results.h5 [--target COL] [--svg FILE]",
-                        "Ranks the swept axes by the share of the variance of log(target) they explain:\n"
-                        "a least-squares regression with every axis as a categorical factor (Eigen),\n"
-                        "scored by the R^2 lost when the axis is left out. Feasible rows only.");
+  options.add_options()("target", po::value(&target)->default_value(target),
+                        "the column whose log is explained")(
+      "svg", po::value(&svg), "write the ranked bar chart to this SVG file");
+  const auto vm =
+      parse(args, options, positional, "sensitivity results.h5 [--target COL] [--svg FILE]",
+            "Ranks the swept axes by the share of the variance of log(target) they explain:\n"
+            "a least-squares regression with every axis as a categorical factor (Eigen),\n"
+            "scored by the R^2 lost when the axis is left out. Feasible rows only.");
   if (!vm) return 0;
   read_pricing_flags(*vm, store);
   OpenStore open(store);

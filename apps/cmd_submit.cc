@@ -19,7 +19,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string absolute(const std::string& path) { return fs::absolute(path).lexically_normal().string(); }
+std::string absolute(const std::string& path) {
+  return fs::absolute(path).lexically_normal().string();
+}
 
 std::string self_path() {
   std::error_code ec;
@@ -39,8 +41,10 @@ std::string command_line(const Args& args) {
 void check_mem(const std::string& mem) {
   const auto digits = mem.find_first_not_of("0123456789");
   const bool ok = digits != 0 && (digits == std::string::npos ||
-                                  (digits + 1 == mem.size() && std::string("KMGTkmgt").find(mem[digits]) != std::string::npos));
-  if (!ok) throw InputError(fmt::format("--mem: expected a size such as 64G or 4000M, got '{}'", mem));
+                                  (digits + 1 == mem.size() &&
+                                   std::string("KMGTkmgt").find(mem[digits]) != std::string::npos));
+  if (!ok)
+    throw InputError(fmt::format("--mem: expected a size such as 64G or 4000M, got '{}'", mem));
 }
 
 // Two jobs writing one store would ruin it: refuse while a job of the last submission may run.
@@ -52,54 +56,55 @@ void refuse_if_running(const std::string& store, slurm::Scheduler& scheduler) {
     if (j.role != "then") ids.push_back(j.id);
   for (const auto& j : scheduler.query(ids))
     if (slurm::is_active(j.state))
-      throw InputError(fmt::format("{} is still being written by job {} ({}); wait for it or scancel it first",
-                                   store, j.id, j.state));
+      throw InputError(
+          fmt::format("{} is still being written by job {} ({}); wait for it or scancel it first",
+                      store, j.id, j.state));
 }
 
 }  // namespace
 
 int submit(const Args& args) {
   po::options_description options("Options");
-  options.add_options()
-      ("spec", po::value<std::string>(), "the sweep spec (TOML)")
-      ("output,o", po::value<std::string>(), "the results store the job writes (HDF5)")
-      ("nodes", po::value<std::string>(), "nodes per job (required)")
-      ("ntasks-per-node", po::value<std::string>(), "MPI ranks per node (required)")
-      ("time", po::value<std::string>(), "time limit per job, HH:MM:SS or D-HH:MM:SS (required)")
-      ("partition", po::value<std::string>()->default_value(""), "Slurm partition")
-      ("account", po::value<std::string>()->default_value(""), "Slurm account to charge")
-      ("qos", po::value<std::string>()->default_value(""), "Slurm quality of service")
-      ("mem", po::value<std::string>()->default_value(""), "memory per node, e.g. 64G")
-      ("constraint", po::value<std::string>()->default_value(""), "node features, e.g. 'skylake'")
-      ("sbatch-arg", po::value<std::vector<std::string>>()->default_value({}, ""),
-       "one more sbatch option, e.g. --exclusive (repeatable)")
-      ("launcher", po::value<std::string>()->default_value("srun"),
-       "how the job starts the MPI ranks: srun (srun --mpi=pmix) or mpirun")
-      ("signal-margin", po::value<std::string>(),
-       "seconds before the time limit when Slurm sends SIGUSR1 so the sweep checkpoints "
-       "(default: a tenth of the time limit, 30 s to 600 s)")
-      ("max-requeues", po::value<std::string>()->default_value("50"),
-       "stop requeueing after this many restarts")
-      ("segments", po::value<std::string>(),
-       "instead of requeueing, chain this many jobs (afterany), each resuming the sweep")
-      ("array", po::value<std::string>(),
-       "K[%T]: split the space into K shards run as a job array, at most T at once; a final job "
-       "merges the shards into the store")
-      ("then", po::value<std::vector<std::string>>()->default_value({}, ""),
-       "an analysis command run on the store once the sweep completed, e.g. "
-       "\"pareto --objectives time_to_train_s,energy_to_train_j --svg front.svg\" (repeatable)")
-      ("job-name", po::value<std::string>(), "Slurm job name (default: cs-<store name>)")
-      ("resume", "continue an existing store (or its unfinished run) instead of refusing it")
-      ("force", "delete an existing store (its unfinished run, its shards) and start over")
-      ("dry-run", "print the scripts and sbatch commands instead of submitting");
+  options.add_options()("spec", po::value<std::string>(), "the sweep spec (TOML)")(
+      "output,o", po::value<std::string>(), "the results store the job writes (HDF5)")(
+      "nodes", po::value<std::string>(), "nodes per job (required)")(
+      "ntasks-per-node", po::value<std::string>(), "MPI ranks per node (required)")(
+      "time", po::value<std::string>(), "time limit per job, HH:MM:SS or D-HH:MM:SS (required)")(
+      "partition", po::value<std::string>()->default_value(""), "Slurm partition")(
+      "account", po::value<std::string>()->default_value(""), "Slurm account to charge")(
+      "qos", po::value<std::string>()->default_value(""), "Slurm quality of service")(
+      "mem", po::value<std::string>()->default_value(""), "memory per node, e.g. 64G")(
+      "constraint", po::value<std::string>()->default_value(""), "node features, e.g. 'skylake'")(
+      "sbatch-arg", po::value<std::vector<std::string>>()->default_value({}, ""),
+      "one more sbatch option, e.g. --exclusive (repeatable)")(
+      "launcher", po::value<std::string>()->default_value("srun"),
+      "how the job starts the MPI ranks: srun (srun --mpi=pmix) or mpirun")(
+      "signal-margin", po::value<std::string>(),
+      "seconds before the time limit when Slurm sends SIGUSR1 so the sweep checkpoints "
+      "(default: a tenth of the time limit, 30 s to 600 s)")(
+      "max-requeues", po::value<std::string>()->default_value("50"),
+      "stop requeueing after this many restarts")(
+      "segments", po::value<std::string>(),
+      "instead of requeueing, chain this many jobs (afterany), each resuming the sweep")(
+      "array", po::value<std::string>(),
+      "K[%T]: split the space into K shards run as a job array, at most T at once; a final job "
+      "merges the shards into the store")(
+      "then", po::value<std::vector<std::string>>()->default_value({}, ""),
+      "an analysis command run on the store once the sweep completed, e.g. "
+      "\"pareto --objectives time_to_train_s,energy_to_train_j --svg front.svg\" (repeatable)")(
+      "job-name", po::value<std::string>(), "Slurm job name (default: cs-<store name>)")(
+      "resume", "continue an existing store (or its unfinished run) instead of refusing it")(
+      "force", "delete an existing store (its unfinished run, its shards) and start over")(
+      "dry-run", "print the scripts and sbatch commands instead of submitting");
   po::positional_options_description positional;
   positional.add("spec", 1);
-  const auto vm = parse(args, options, positional,
-                        "submit SPEC -o STORE --nodes N --ntasks-per-node M --time HH:MM:SS [options]",
-                        "Writes an sbatch script next to the store and submits it with sbatch. Near "
-                        "the time limit the sweep\ncheckpoints and the job requeues itself (or the "
-                        "next job of a --segments chain resumes it).\nPrints the first job's id on stdout (every job "
-                        "on stderr); `clustersweep status STORE` follows the sweep.");
+  const auto vm = parse(
+      args, options, positional,
+      "submit SPEC -o STORE --nodes N --ntasks-per-node M --time HH:MM:SS [options]",
+      "Writes an sbatch script next to the store and submits it with sbatch. Near "
+      "the time limit the sweep\ncheckpoints and the job requeues itself (or the "
+      "next job of a --segments chain resumes it).\nPrints the first job's id on stdout (every job "
+      "on stderr); `clustersweep status STORE` follows the sweep.");
   if (!vm) return 0;
 
   // Everything is checked before anything is written or submitted.
@@ -113,12 +118,15 @@ int submit(const Args& args) {
   job.time_limit_s = slurm::parse_time_limit(required<std::string>(*vm, "time"));
   job.signal_margin_s = slurm::default_signal_margin(job.time_limit_s);
   if (vm->count("signal-margin")) {
-    job.signal_margin_s = slurm::parse_positive("--signal-margin", (*vm)["signal-margin"].as<std::string>(), 65535);
+    job.signal_margin_s =
+        slurm::parse_positive("--signal-margin", (*vm)["signal-margin"].as<std::string>(), 65535);
     if (job.signal_margin_s >= job.time_limit_s)
       throw InputError(fmt::format("--signal-margin: {} s must be shorter than the time limit ({})",
-                                   job.signal_margin_s, slurm::format_time_limit(job.time_limit_s)));
+                                   job.signal_margin_s,
+                                   slurm::format_time_limit(job.time_limit_s)));
   }
-  job.max_requeues = slurm::parse_positive("--max-requeues", (*vm)["max-requeues"].as<std::string>());
+  job.max_requeues =
+      slurm::parse_positive("--max-requeues", (*vm)["max-requeues"].as<std::string>());
   job.partition = (*vm)["partition"].as<std::string>();
   job.account = (*vm)["account"].as<std::string>();
   job.qos = (*vm)["qos"].as<std::string>();
@@ -129,7 +137,8 @@ int submit(const Args& args) {
   for (const auto& arg : job.sbatch_args)
     if (arg.size() < 2 || arg[0] != '-' || arg.find('\n') != std::string::npos)
       throw InputError(fmt::format(
-          "--sbatch-arg: expected one sbatch option such as --exclusive or --gres=gpu:4, got '{}'", arg));
+          "--sbatch-arg: expected one sbatch option such as --exclusive or --gres=gpu:4, got '{}'",
+          arg));
   const auto launcher = (*vm)["launcher"].as<std::string>();
   if (launcher != "srun" && launcher != "mpirun")
     throw InputError(fmt::format("--launcher: expected srun or mpirun, got '{}'", launcher));
@@ -137,7 +146,8 @@ int submit(const Args& args) {
   if (vm->count("segments") && vm->count("array"))
     throw InputError("--segments and --array cannot be combined: array tasks requeue themselves");
   if (vm->count("segments")) {
-    request.segments = slurm::parse_positive("--segments", (*vm)["segments"].as<std::string>(), 1000);
+    request.segments =
+        slurm::parse_positive("--segments", (*vm)["segments"].as<std::string>(), 1000);
     job.continuation = slurm::Continuation::segments;
   }
   if (vm->count("array")) job.array = slurm::parse_array((*vm)["array"].as<std::string>());
@@ -149,11 +159,12 @@ int submit(const Args& args) {
   const auto space = spaces::Space::load(spec_path);
   job.spec = absolute(spec_path);
   if (job.array.tasks > space.designs())
-    throw InputError(fmt::format("--array: {} shards for {} designs; a shard is a range of designs, so "
-                                 "use at most {}",
-                                 job.array.tasks, space.designs(), space.designs()));
+    throw InputError(
+        fmt::format("--array: {} shards for {} designs; a shard is a range of designs, so "
+                    "use at most {}",
+                    job.array.tasks, space.designs(), space.designs()));
   job.job_name = vm->count("job-name") ? (*vm)["job-name"].as<std::string>()
-                                      : "cs-" + fs::path(job.store).filename().string();
+                                       : "cs-" + fs::path(job.store).filename().string();
   job.clustersweep = self_path();
   job.submitted_by = command_line(args);
 
@@ -164,14 +175,16 @@ int submit(const Args& args) {
     outputs.insert(outputs.end(), {store, jobs::partial_path(store), jobs::assembly_path(store)});
   };
   add_store(job.store);
-  for (std::uint32_t i = 0; i < job.array.tasks; ++i) add_store(slurm::shard_path(job.store, i, job.array.tasks));
+  for (std::uint32_t i = 0; i < job.array.tasks; ++i)
+    add_store(slurm::shard_path(job.store, i, job.array.tasks));
   if (!fs::is_directory(fs::path(job.store).parent_path()))
     throw InputError(fmt::format("-o {}: the folder {} does not exist", job.store,
                                  fs::path(job.store).parent_path().string()));
   if (!resume && !force)
     for (const auto& path : outputs)
       if (fs::exists(path))
-        throw InputError(fmt::format("{} already exists; pass --resume to continue it or --force to start over", path));
+        throw InputError(fmt::format(
+            "{} already exists; pass --resume to continue it or --force to start over", path));
 
   const auto plan = slurm::plan_jobs(request);
   if (vm->count("dry-run")) {
@@ -196,7 +209,8 @@ int submit(const Args& args) {
   std::cout << submission.jobs.front().id << std::endl;
   for (const auto& j : submission.jobs)
     std::cerr << fmt::format("clustersweep submit: {} job {} ({})\n", j.role, j.id, j.script);
-  std::cerr << fmt::format("clustersweep submit: follow it with: clustersweep status {}\n", job.store);
+  std::cerr << fmt::format("clustersweep submit: follow it with: clustersweep status {}\n",
+                           job.store);
   return 0;
 }
 

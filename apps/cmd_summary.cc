@@ -16,11 +16,12 @@ int summary(const Args& args) {
   add_store_options(options, positional, store);
   options.add_options()("target", po::value(&target)->default_value(target),
                         "the column to minimize (best designs, spread, expansion gain)");
-  const auto vm = parse(args, options, positional, "summary results.h5 [options]",
-                        "What was swept, how many points are feasible, the best design per accelerator,\n"
-                        "the spread of the target across cluster configurations (each one's best plan;\n"
-                        "COMET: up to 7.7x) and the gain of the memory-expansion tier at an otherwise\n"
-                        "equal cluster (COMET: up to 1.4x).");
+  const auto vm =
+      parse(args, options, positional, "summary results.h5 [options]",
+            "What was swept, how many points are feasible, the best design per accelerator,\n"
+            "the spread of the target across cluster configurations (each one's best plan;\n"
+            "COMET: up to 7.7x) and the gain of the memory-expansion tier at an otherwise\n"
+            "equal cluster (COMET: up to 1.4x).");
   if (!vm) return 0;
   read_pricing_flags(*vm, store);
   OpenStore open(store);

@@ -18,13 +18,14 @@ int top(const Args& args) {
   po::options_description options("Options");
   po::positional_options_description positional;
   add_store_options(options, positional, store);
-  options.add_options()
-      ("by", po::value(&by)->default_value(by), "rank by this column, smallest first; max:COL for largest first")
-      (",n", po::value(&n)->default_value(20), "how many rows")
-      ("columns", po::value(&columns),
-       "comma-separated columns to show after the axes (default: the --by column, time_to_train_s, "
-       "num_gpus, mfu, energy_kwh, cost_usd)")
-      ("csv", po::value(&csv), "also write the rows with point_id and every column to this CSV file");
+  options.add_options()("by", po::value(&by)->default_value(by),
+                        "rank by this column, smallest first; max:COL for largest first")(
+      ",n", po::value(&n)->default_value(20), "how many rows")(
+      "columns", po::value(&columns),
+      "comma-separated columns to show after the axes (default: the --by column, time_to_train_s, "
+      "num_gpus, mfu, energy_kwh, cost_usd)")(
+      "csv", po::value(&csv),
+      "also write the rows with point_id and every column to this CSV file");
   const auto vm = parse(args, options, positional, "top results.h5 [--by COL] [-n N] [options]",
                         "The n best feasible designs by one column (stored or priced).");
   if (!vm) return 0;

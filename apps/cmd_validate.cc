@@ -13,8 +13,8 @@
 
 #include "apps/commands.h"
 #include "base/csv.h"
-#include "base/files.h"
 #include "base/error.h"
+#include "base/files.h"
 #include "estimator/estimator.h"
 #include "estimator/fit.h"
 #include "spaces/catalog.h"
@@ -24,8 +24,6 @@ namespace clustersweep::cli {
 namespace {
 
 namespace est = estimator;
-
-
 
 }  // namespace
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "apps/commands.h"
-#include "clustersweep/version.h"
 #include "base/error.h"
 #include "base/names.h"
+#include "clustersweep/version.h"
 
 namespace {
 
@@ -26,18 +26,21 @@ constexpr std::array kCommands = {
             clustersweep::cli::validate},
     Command{"bench", "time the estimator on GPT-3 175B plans; prints evaluations_per_second",
             clustersweep::cli::bench},
-    Command{"plan", "validate a sweep spec; print its axes, point counts and a run-time/store forecast",
+    Command{"plan",
+            "validate a sweep spec; print its axes, point counts and a run-time/store forecast",
             clustersweep::cli::plan},
     Command{"summary", "what a store holds: feasible points, best design per accelerator, spreads",
             clustersweep::cli::summary},
-    Command{"pareto", "the Pareto-optimal designs of a store in 2 to 4 objectives (table, CSV, SVG)",
+    Command{"pareto",
+            "the Pareto-optimal designs of a store in 2 to 4 objectives (table, CSV, SVG)",
             clustersweep::cli::pareto},
     Command{"top", "the n best designs of a store by one column", clustersweep::cli::top},
     Command{"energy", "re-price a store's designs: kWh, cost, CO2e; deadline and budget questions",
             clustersweep::cli::energy},
     Command{"sensitivity", "how much of the variance of time to train each swept axis explains",
             clustersweep::cli::sensitivity},
-    Command{"report", "one self-contained HTML page: summary, Pareto plots, best designs, sensitivity",
+    Command{"report",
+            "one self-contained HTML page: summary, Pareto plots, best designs, sensitivity",
             clustersweep::cli::report},
     Command{"submit", "run a sweep as Slurm batch job(s) that checkpoint, requeue and resume",
             clustersweep::cli::submit},
@@ -48,10 +51,11 @@ constexpr std::array kCommands = {
 };
 
 void print_help() {
-  std::cout << "Usage: clustersweep <command> [options]\n\n"
-               "Sweeps GPU cluster designs and parallel plans for deep-learning training through an\n"
-               "analytical training-time estimator, into one HDF5 store mined for Pareto fronts.\n\n"
-               "Commands:\n";
+  std::cout
+      << "Usage: clustersweep <command> [options]\n\n"
+         "Sweeps GPU cluster designs and parallel plans for deep-learning training through an\n"
+         "analytical training-time estimator, into one HDF5 store mined for Pareto fronts.\n\n"
+         "Commands:\n";
   for (const auto& c : kCommands) std::cout << fmt::format("  {:<12}{}\n", c.name, c.summary);
   std::cout << "\nOptions:\n  -h [ --help ]   show this help\n  --version       print the version "
                "and git revision\n\nRun 'clustersweep <command> --help' for a command's options.\n";
@@ -91,7 +95,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> names;
   for (const auto& c : kCommands) names.emplace_back(c.name);
   const auto close = clustersweep::closest_names(name, names, 1);
-  std::cerr << fmt::format("clustersweep: error: unknown command '{}'{}; run 'clustersweep --help'\n",
-                           name, close.empty() ? "" : fmt::format(" (did you mean '{}'?)", close[0]));
+  std::cerr << fmt::format(
+      "clustersweep: error: unknown command '{}'{}; run 'clustersweep --help'\n", name,
+      close.empty() ? "" : fmt::format(" (did you mean '{}'?)", close[0]));
   return clustersweep::kExitBadInput;
 }

@@ -82,8 +82,7 @@ Id string_type(const std::string& context) {
   return type;
 }
 
-Id enum_type(const std::vector<std::string>& labels, const std::string& context,
-             bool one_byte) {
+Id enum_type(const std::vector<std::string>& labels, const std::string& context, bool one_byte) {
   Id type = datatype(H5Tenum_create(one_byte ? H5T_NATIVE_UINT8 : H5T_NATIVE_UINT16), context);
   for (std::size_t i = 0; i < labels.size(); ++i) {
     const std::uint16_t value16 = static_cast<std::uint16_t>(i);

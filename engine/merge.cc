@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <map>
 
+#include "base/error.h"
 #include "engine/chunks.h"
 #include "engine/store_reader.h"
 #include "engine/store_writer.h"
-#include "base/error.h"
 #include "jobs/job.h"
 #include "spaces/space.h"
 
@@ -31,9 +31,10 @@ struct ShardStore {
 
   explicit ShardStore(const std::string& p) : path(p), reader(open(p)) {
     if (!reader.complete())
-      throw InputError(fmt::format("'{}' is not complete; finish its run with 'clustersweep run SPEC -o {} "
-                                   "--shard I/K --resume' before merging",
-                                   path, path));
+      throw InputError(
+          fmt::format("'{}' is not complete; finish its run with 'clustersweep run SPEC -o {} "
+                      "--shard I/K --resume' before merging",
+                      path, path));
     spec_hash = reader.string_attribute("spec_hash").value_or("");
     index = number("shard_index");
     count = number("shard_count");
@@ -43,7 +44,9 @@ struct ShardStore {
 
   std::uint64_t number(const char* name) const {
     const auto value = reader.number_attribute(name);
-    if (!value) throw InputError(fmt::format("'{}' lacks the root attribute '{}'; is it a clustersweep store?", path, name));
+    if (!value)
+      throw InputError(fmt::format(
+          "'{}' lacks the root attribute '{}'; is it a clustersweep store?", path, name));
     return static_cast<std::uint64_t>(*value);
   }
 
@@ -52,62 +55,71 @@ struct ShardStore {
   static StoreReader open(const std::string& path) {
     // An unfinished run keeps its rows in STORE.partial and the store itself appears at the end.
     if (!fs::exists(path) && fs::exists(jobs::partial_path(path)))
-      throw InputError(fmt::format("'{}' does not exist yet: its run is unfinished ('{}'); finish it with "
-                                   "'clustersweep run SPEC -o {} --shard I/K --resume' before merging",
-                                   path, jobs::partial_path(path), path));
+      throw InputError(
+          fmt::format("'{}' does not exist yet: its run is unfinished ('{}'); finish it with "
+                      "'clustersweep run SPEC -o {} --shard I/K --resume' before merging",
+                      path, jobs::partial_path(path), path));
     return StoreReader(path);
   }
 };
 
-std::string shard_name(std::uint64_t index, std::uint64_t count) { return fmt::format("{}/{}", index, count); }
+std::string shard_name(std::uint64_t index, std::uint64_t count) {
+  return fmt::format("{}/{}", index, count);
+}
 
 // Every check that the stores are the K shards of one sweep, exactly once; sorts them by shard.
 void check_shards(std::vector<ShardStore>& stores) {
   const ShardStore& first = stores.front();
   for (const auto& s : stores) {
     if (s.spec_hash != first.spec_hash)
-      throw InputError(fmt::format("'{}' was written for a different spec than '{}' (spec hash {} vs {}); the "
-                                   "shards of one sweep share one spec",
-                                   s.path, first.path, s.spec_hash, first.spec_hash));
+      throw InputError(
+          fmt::format("'{}' was written for a different spec than '{}' (spec hash {} vs {}); the "
+                      "shards of one sweep share one spec",
+                      s.path, first.path, s.spec_hash, first.spec_hash));
     if (s.count != first.count)
-      throw InputError(fmt::format("'{}' is shard {} but '{}' is shard {}; the shards of one sweep share "
-                                   "their count",
-                                   s.path, shard_name(s.index, s.count), first.path,
-                                   shard_name(first.index, first.count)));
+      throw InputError(fmt::format(
+          "'{}' is shard {} but '{}' is shard {}; the shards of one sweep share "
+          "their count",
+          s.path, shard_name(s.index, s.count), first.path, shard_name(first.index, first.count)));
   }
   std::map<std::uint64_t, const ShardStore*> by_index;
   for (const auto& s : stores) {
     const auto [it, fresh] = by_index.emplace(s.index, &s);
     if (!fresh)
-      throw InputError(fmt::format("shard {} is given twice: '{}' and '{}'", shard_name(s.index, s.count),
-                                   it->second->path, s.path));
+      throw InputError(fmt::format("shard {} is given twice: '{}' and '{}'",
+                                   shard_name(s.index, s.count), it->second->path, s.path));
   }
   if (by_index.size() != first.count) {
     std::string missing;
     for (std::uint64_t i = 0; i < first.count; ++i)
-      if (!by_index.count(i)) missing += fmt::format("{}{}", missing.empty() ? "" : ", ", shard_name(i, first.count));
-    throw InputError(fmt::format("shards missing: {} (got {} of the {} shard stores)", missing, by_index.size(),
-                                 first.count));
+      if (!by_index.count(i))
+        missing += fmt::format("{}{}", missing.empty() ? "" : ", ", shard_name(i, first.count));
+    throw InputError(fmt::format("shards missing: {} (got {} of the {} shard stores)", missing,
+                                 by_index.size(), first.count));
   }
-  std::sort(stores.begin(), stores.end(), [](const ShardStore& a, const ShardStore& b) { return a.index < b.index; });
+  std::sort(stores.begin(), stores.end(),
+            [](const ShardStore& a, const ShardStore& b) { return a.index < b.index; });
   const std::uint64_t designs = first.number("space_designs");
   std::uint64_t next = 0;
   for (const auto& s : stores) {
     if (s.design_begin != next)
-      throw InputError(fmt::format("'{}' (shard {}) covers designs [{}, {}) but the shards before it end at "
-                                   "design {}",
-                                   s.path, shard_name(s.index, s.count), s.design_begin, s.design_end, next));
+      throw InputError(
+          fmt::format("'{}' (shard {}) covers designs [{}, {}) but the shards before it end at "
+                      "design {}",
+                      s.path, shard_name(s.index, s.count), s.design_begin, s.design_end, next));
     next = s.design_end;
     std::vector<std::string> a, b;
     for (const auto& c : s.reader.schema().columns) a.push_back(c.name);
     for (const auto& c : first.reader.schema().columns) b.push_back(c.name);
     if (a != b)
-      throw InputError(fmt::format("'{}' and '{}' have different columns; were they written by different "
-                                   "clustersweep versions?",
-                                   s.path, first.path));
+      throw InputError(
+          fmt::format("'{}' and '{}' have different columns; were they written by different "
+                      "clustersweep versions?",
+                      s.path, first.path));
   }
   if (next != designs)
-    throw InputError(fmt::format("the shards cover designs [0, {}) of the space's {}", next, designs));
+    throw InputError(
+        fmt::format("the shards cover designs [0, {}) of the space's {}", next, designs));
 }
 
 // The merged store's header: the spec's, over the whole space, with the chunk layout a single run
@@ -143,8 +155,8 @@ StoreHeader merged_header(const ShardStore& first, const spaces::Space& space, s
 }
 
 // Writes the shards' rows, in order, into a new store at `path`; returns the shards' run totals.
-RunStats copy_rows(const std::vector<ShardStore>& stores, const std::string& path, const StoreHeader& header,
-                   const ChunkLayout& layout) {
+RunStats copy_rows(const std::vector<ShardStore>& stores, const std::string& path,
+                   const StoreHeader& header, const ChunkLayout& layout) {
   create_store(path, header);
   StoreWriter writer = StoreWriter::open(path);
   const std::size_t point_column = header.schema.index("point_id");
@@ -182,8 +194,8 @@ RunStats copy_rows(const std::vector<ShardStore>& stores, const std::string& pat
 
 }  // namespace
 
-MergeResult merge_shards(const std::vector<std::string>& paths, const std::string& output, bool force,
-                         const std::vector<std::string>& command_line) {
+MergeResult merge_shards(const std::vector<std::string>& paths, const std::string& output,
+                         bool force, const std::vector<std::string>& command_line) {
   const auto started = std::chrono::steady_clock::now();
   if (paths.empty()) throw InputError("no shard stores given");
   if (fs::exists(output) && !force)
@@ -202,16 +214,17 @@ MergeResult merge_shards(const std::vector<std::string>& paths, const std::strin
   parse_keep(first.text("keep"), keep);
   // The layout of a single run with the shards' chunk size, so the merged store's progress marks
   // read like that run's: every chunk done, with its row count.
-  const ChunkLayout layout = ChunkLayout::stored(0, space.designs(), space.plan_points(), keep,
-                                                 first.number("designs_per_chunk"),
-                                                 first.number("splits_per_design"));
+  const ChunkLayout layout =
+      ChunkLayout::stored(0, space.designs(), space.plan_points(), keep,
+                          first.number("designs_per_chunk"), first.number("splits_per_design"));
   std::uint64_t rows = 0;
   for (const auto& s : stores) rows += s.reader.rows();
 
   const std::string temporary = output + ".merging";
   RunStats stats;
   try {
-    stats = copy_rows(stores, temporary, merged_header(first, space, rows, layout, command_line), layout);
+    stats = copy_rows(stores, temporary, merged_header(first, space, rows, layout, command_line),
+                      layout);
     finalize_store(temporary, stats);
     fs::rename(temporary, output);
   } catch (...) {
@@ -223,7 +236,8 @@ MergeResult merge_shards(const std::vector<std::string>& paths, const std::strin
   MergeResult result;
   result.rows = rows;
   result.shards = static_cast<std::uint32_t>(stores.size());
-  result.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.wall_time_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }
 

@@ -17,7 +17,7 @@ struct MergeResult {
 // shard 0..K-1 of a K-way split, exactly once; then writes their rows in shard order (= point-id
 // order) into `output`, under a temporary name renamed into place at the end. InputError, naming
 // the files, for anything else; an existing `output` is replaced only with `force`.
-MergeResult merge_shards(const std::vector<std::string>& shards, const std::string& output, bool force,
-                         const std::vector<std::string>& command_line);
+MergeResult merge_shards(const std::vector<std::string>& shards, const std::string& output,
+                         bool force, const std::vector<std::string>& command_line);
 
 }  // namespace clustersweep::engine

@@ -19,7 +19,8 @@ void check(int code, const char* what) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(code, text, &length);
-  throw Error(fmt::format("{} failed: {}", what, std::string(text, static_cast<std::size_t>(length))));
+  throw Error(
+      fmt::format("{} failed: {}", what, std::string(text, static_cast<std::size_t>(length))));
 }
 
 }  // namespace
@@ -70,13 +71,14 @@ std::vector<double> MpiShare::gather(const std::vector<double>& local) const {
   std::vector<int> displacements(counts.size());
   std::size_t total = 0;
   for (std::size_t i = 0; i < counts.size(); ++i) {
-    if (total > static_cast<std::size_t>(INT_MAX)) throw Error("too many values to gather on rank 0");
+    if (total > static_cast<std::size_t>(INT_MAX))
+      throw Error("too many values to gather on rank 0");
     displacements[i] = static_cast<int>(total);
     total += static_cast<std::size_t>(counts[i]);
   }
   std::vector<double> out(total);
-  check(MPI_Gatherv(local.data(), count, MPI_DOUBLE, out.data(), counts.data(), displacements.data(),
-                    MPI_DOUBLE, 0, MPI_COMM_WORLD),
+  check(MPI_Gatherv(local.data(), count, MPI_DOUBLE, out.data(), counts.data(),
+                    displacements.data(), MPI_DOUBLE, 0, MPI_COMM_WORLD),
         "MPI_Gatherv");
   return out;
 }

@@ -16,6 +16,7 @@
 #include <memory>
 #include <ostream>
 
+#include "base/error.h"
 #include "clustersweep/version.h"
 #include "engine/chunks.h"
 #include "engine/evaluate.h"
@@ -28,7 +29,6 @@
 #include "engine/store_reader.h"
 #include "engine/store_writer.h"
 #include "engine/summary.h"
-#include "base/error.h"
 #include "spaces/space.h"
 
 namespace clustersweep::engine {

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <system_error>
 
-#include "engine/store_writer.h"
 #include "base/error.h"
+#include "engine/store_writer.h"
 
 namespace clustersweep::engine::format {
 

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 
+#include "base/error.h"
 #include "engine/chunks.h"
 #include "engine/h5.h"
 #include "engine/store_format.h"
 #include "engine/store_writer.h"
-#include "base/error.h"
 
 namespace clustersweep::engine {
 

@@ -1,16 +1,15 @@
 #include "engine/store_writer.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
-#include <fmt/format.h>
-
+#include "base/error.h"
 #include "engine/h5.h"
 #include "engine/store_format.h"
-#include "base/error.h"
 
 namespace clustersweep::engine {
 
@@ -83,7 +82,8 @@ void write_root_attributes(hid_t root, const StoreHeader& h, const std::string& 
   integer("shard_index", h.shard_index);
   integer("shard_count", h.shard_count);
   number("training_tokens", h.training_tokens);
-  spaces::Pricing::for_each(h.pricing, [&](const char* name, double value) { number(name, value); });
+  spaces::Pricing::for_each(h.pricing,
+                            [&](const char* name, double value) { number(name, value); });
   count("chunk_points", h.chunk_points);
   count("designs_per_chunk", h.designs_per_chunk);
   count("splits_per_design", h.splits_per_design);
@@ -141,8 +141,8 @@ void create_store(const std::string& path, const StoreHeader& header) {
     ::close(fd);
     if (failed && error == ENOSPC) {
       ::unlink(path.c_str());
-      throw Error(fmt::format("cannot reserve {} bytes for '{}': no space left on the device", size,
-                              path));
+      throw Error(
+          fmt::format("cannot reserve {} bytes for '{}': no space left on the device", size, path));
     }
   }
 }

@@ -11,8 +11,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "clustersweep/version.h"
 #include "base/error.h"
+#include "clustersweep/version.h"
 
 namespace clustersweep::jobs {
 

@@ -10,8 +10,8 @@ packages=(
   libgtest-dev libgmock-dev
 )
 if [[ "${1:-}" == "--test" ]]; then
-  # The real-scheduler tests, the h5py reader test and the headless SVG render test.
-  packages+=(slurm-wlm munge python3-h5py python3-numpy chromium)
+  # The real-scheduler tests, the h5py reader test, the headless SVG render test, the format check.
+  packages+=(slurm-wlm munge python3-h5py python3-numpy chromium clang-format)
 fi
 
 missing=()

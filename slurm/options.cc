@@ -49,7 +49,8 @@ std::uint64_t parse_time_limit(std::string_view text) {
         "got '{}'",
         text));
   const std::uint64_t total = ((days * 24 + hours) * 60 + minutes) * 60 + seconds;
-  if (total == 0) throw InputError(fmt::format("--time: the time limit must not be zero, got '{}'", text));
+  if (total == 0)
+    throw InputError(fmt::format("--time: the time limit must not be zero, got '{}'", text));
   return total;
 }
 
@@ -63,7 +64,8 @@ std::string format_time_limit(std::uint64_t seconds) {
 std::uint32_t parse_positive(std::string_view flag, std::string_view text, std::uint32_t max) {
   std::uint64_t value = 0;
   if (!parse_number(text, value) || value == 0 || value > max)
-    throw InputError(fmt::format("{}: expected a whole number from 1 to {}, got '{}'", flag, max, text));
+    throw InputError(
+        fmt::format("{}: expected a whole number from 1 to {}, got '{}'", flag, max, text));
   return static_cast<std::uint32_t>(value);
 }
 
@@ -89,13 +91,18 @@ std::vector<std::string> split_words(std::string_view flag, std::string_view com
   for (std::size_t i = 0; i < command.size(); ++i) {
     const char c = command[i];
     if (quote == '\'') {
-      if (c == '\'') quote = 0;
-      else word += c;
+      if (c == '\'')
+        quote = 0;
+      else
+        word += c;
     } else if (quote == '"') {
-      if (c == '"') quote = 0;
-      else if (c == '\\' && i + 1 < command.size() && std::string_view("\"\\$`").find(command[i + 1]) != std::string_view::npos)
+      if (c == '"')
+        quote = 0;
+      else if (c == '\\' && i + 1 < command.size() &&
+               std::string_view("\"\\$`").find(command[i + 1]) != std::string_view::npos)
         word += command[++i];
-      else word += c;
+      else
+        word += c;
     } else if (c == '\'' || c == '"') {
       quote = c;
       in_word = true;
@@ -112,21 +119,27 @@ std::vector<std::string> split_words(std::string_view flag, std::string_view com
     }
   }
   if (quote != 0)
-    throw InputError(fmt::format("{}: unterminated {} quote in '{}'", flag, quote == '"' ? "double" : "single", command));
+    throw InputError(fmt::format("{}: unterminated {} quote in '{}'", flag,
+                                 quote == '"' ? "double" : "single", command));
   if (in_word) words.push_back(std::move(word));
-  if (words.empty()) throw InputError(fmt::format("{}: expected a command, got '{}'", flag, command));
+  if (words.empty())
+    throw InputError(fmt::format("{}: expected a command, got '{}'", flag, command));
   return words;
 }
 
 std::string shell_quote(std::string_view word) {
-  const bool safe = !word.empty() && word.find_first_not_of(
-      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,/:@%") ==
-      std::string_view::npos;
+  const bool safe =
+      !word.empty() &&
+      word.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,/:@%") ==
+          std::string_view::npos;
   if (safe) return std::string(word);
   std::string quoted = "'";
   for (const char c : word) {
-    if (c == '\'') quoted += "'\\''";
-    else quoted += c;
+    if (c == '\'')
+      quoted += "'\\''";
+    else
+      quoted += c;
   }
   return quoted + "'";
 }

@@ -1,6 +1,7 @@
 #include "slurm/process.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -10,7 +11,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fmt/format.h>
 
 #include "base/error.h"
 
@@ -100,8 +100,7 @@ ProcessResult run_process(const std::vector<std::string>& argv) {
   pid_t pid = 0;
   const int spawned = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0)
-    throw Error(fmt::format("cannot run {}: {}", argv[0], std::strerror(spawned)));
+  if (spawned != 0) throw Error(fmt::format("cannot run {}: {}", argv[0], std::strerror(spawned)));
   out_pipe.close_end(1);
   err_pipe.close_end(1);
 
@@ -109,7 +108,8 @@ ProcessResult run_process(const std::vector<std::string>& argv) {
   drain(out_pipe, err_pipe, result.out, result.err);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw Error(fmt::format("cannot wait for {}: {}", argv[0], std::strerror(errno)));
+    if (errno != EINTR)
+      throw Error(fmt::format("cannot wait for {}: {}", argv[0], std::strerror(errno)));
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;

@@ -57,9 +57,9 @@ std::string join(const std::vector<std::string>& words, std::string_view separat
 }  // namespace
 
 bool is_active(const std::string& state) {
-  static const std::set<std::string> active = {"PENDING",   "RUNNING",   "CONFIGURING", "COMPLETING", "REQUEUED",
-                                               "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SUSPENDED", "SIGNALING",
-                                               "STAGE_OUT", "STOPPED"};
+  static const std::set<std::string> active = {
+      "PENDING",     "RUNNING",  "CONFIGURING", "COMPLETING", "REQUEUED",  "REQUEUE_HOLD",
+      "REQUEUE_FED", "RESIZING", "SUSPENDED",   "SIGNALING",  "STAGE_OUT", "STOPPED"};
   return active.count(state) > 0;
 }
 
@@ -112,9 +112,12 @@ std::vector<JobState> parse_sacct(const std::string& text) {
     j.nodes = f[5];
     j.exit_code = f[6];
     // A requeued job has one record per run; the last one is its current state.
-    const auto same = std::find_if(jobs.begin(), jobs.end(), [&](const JobState& o) { return o.id == j.id; });
-    if (same != jobs.end()) *same = std::move(j);
-    else jobs.push_back(std::move(j));
+    const auto same =
+        std::find_if(jobs.begin(), jobs.end(), [&](const JobState& o) { return o.id == j.id; });
+    if (same != jobs.end())
+      *same = std::move(j);
+    else
+      jobs.push_back(std::move(j));
   }
   return jobs;
 }
@@ -132,7 +135,8 @@ std::string SlurmScheduler::submit(const std::vector<std::string>& sbatch_args,
   argv.insert(argv.end(), sbatch_args.begin(), sbatch_args.end());
   argv.push_back(script);
   const auto r = run(argv);
-  if (r.exit_code != 0) throw InputError(fmt::format("Slurm refused the job: {}", slurm_message(r)));
+  if (r.exit_code != 0)
+    throw InputError(fmt::format("Slurm refused the job: {}", slurm_message(r)));
   return parse_job_id(r.out);
 }
 
@@ -144,7 +148,8 @@ std::vector<JobState> SlurmScheduler::query(const std::vector<std::string>& job_
   // squeue fails with "Invalid job id" when none of the jobs is known any more.
   if (active.exit_code != 0 && active.err.find("Invalid job id") == std::string::npos)
     throw Error(fmt::format("squeue failed: {}", slurm_message(active)));
-  std::vector<JobState> jobs = active.exit_code == 0 ? parse_squeue(active.out) : std::vector<JobState>{};
+  std::vector<JobState> jobs =
+      active.exit_code == 0 ? parse_squeue(active.out) : std::vector<JobState>{};
 
   // Jobs the controller forgot (MinJobAge passed): ask the accounting, or the completion log.
   std::vector<std::string> missing;
@@ -155,11 +160,15 @@ std::vector<JobState> SlurmScheduler::query(const std::vector<std::string>& job_
     if (!known) missing.push_back(id);
   }
   if (missing.empty() || !find_on_path("sacct")) return jobs;
-  const std::vector<std::string> sacct = {"sacct", "--allocations", "--noheader", "--parsable2",
+  const std::vector<std::string> sacct = {"sacct",
+                                          "--allocations",
+                                          "--noheader",
+                                          "--parsable2",
                                           "--jobs=" + join(missing, ","),
                                           std::string("--format=") + kSacctFormat};
   auto finished = run(sacct);
-  if (finished.exit_code != 0 && finished.err.find("accounting storage is disabled") != std::string::npos) {
+  if (finished.exit_code != 0 &&
+      finished.err.find("accounting storage is disabled") != std::string::npos) {
     auto with_log = sacct;
     with_log.insert(with_log.begin() + 1, "--completion");
     finished = run(with_log);

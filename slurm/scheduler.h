@@ -16,13 +16,13 @@ namespace clustersweep::slurm {
 struct JobState {
   std::string id;
   std::string name;
-  std::string state;       // PENDING, RUNNING, COMPLETED, FAILED, TIMEOUT, CANCELLED, ...
-  std::string reason;      // why it waits: Dependency, BeginTime, Resources... ("" if none)
-  std::string elapsed;     // run time so far, as Slurm prints it
-  std::string time_limit;  // as Slurm prints it
+  std::string state;           // PENDING, RUNNING, COMPLETED, FAILED, TIMEOUT, CANCELLED, ...
+  std::string reason;          // why it waits: Dependency, BeginTime, Resources... ("" if none)
+  std::string elapsed;         // run time so far, as Slurm prints it
+  std::string time_limit;      // as Slurm prints it
   std::uint32_t restarts = 0;  // times it was requeued (squeue only; 0 from sacct)
   std::string nodes;
-  std::string exit_code;   // "0:0" (sacct only)
+  std::string exit_code;  // "0:0" (sacct only)
 };
 
 // True while a job may still run: pending, running, requeued, suspended, completing...; false
@@ -50,7 +50,8 @@ class SlurmScheduler : public Scheduler {
  public:
   explicit SlurmScheduler(CommandRunner runner = run_process);
 
-  std::string submit(const std::vector<std::string>& sbatch_args, const std::string& script) override;
+  std::string submit(const std::vector<std::string>& sbatch_args,
+                     const std::string& script) override;
   // `squeue` for the jobs the controller still knows, then `sacct` (or, without accounting,
   // `sacct -c` reading the job completion log) for the others.
   std::vector<JobState> query(const std::vector<std::string>& job_ids) override;

@@ -32,7 +32,9 @@ std::pair<std::string, std::string> split_extension(const std::string& path) {
 }
 
 // Digits of the largest shard index, so that shard file names sort in shard order.
-int index_width(std::uint32_t count) { return static_cast<int>(std::to_string(std::max(count, 1u) - 1).size()); }
+int index_width(std::uint32_t count) {
+  return static_cast<int>(std::to_string(std::max(count, 1u) - 1).size());
+}
 
 std::string header(const SweepJob& job, std::string_view what) {
   std::string text = "#!/bin/bash\n";
@@ -81,14 +83,17 @@ std::string shard_path(const std::string& store, std::uint32_t index, std::uint3
 std::string sweep_script(const SweepJob& job) {
   const bool array = job.array.tasks > 0;
   const bool requeue = job.continuation == Continuation::requeue;
-  std::string s = header(job, array ? fmt::format("clustersweep sweep of {} as {} shards (a job array)",
-                                                  job.spec, job.array.tasks)
-                                    : fmt::format("clustersweep sweep of {} into {}", job.spec, job.store));
-  s += requeue ? "# Near the time limit the sweep checkpoints and the job requeues itself to resume.\n"
-               : "# Near the time limit the sweep checkpoints; the next job of the chain resumes it.\n";
+  std::string s =
+      header(job, array ? fmt::format("clustersweep sweep of {} as {} shards (a job array)",
+                                      job.spec, job.array.tasks)
+                        : fmt::format("clustersweep sweep of {} into {}", job.spec, job.store));
+  s += requeue
+           ? "# Near the time limit the sweep checkpoints and the job requeues itself to resume.\n"
+           : "# Near the time limit the sweep checkpoints; the next job of the chain resumes it.\n";
   s += "# Submitting this file again continues the sweep where the store stops.\n";
   s += fmt::format("#SBATCH --job-name={}\n", q(job.job_name));
-  s += fmt::format("#SBATCH --nodes={}\n#SBATCH --ntasks-per-node={}\n", job.nodes, job.ntasks_per_node);
+  s += fmt::format("#SBATCH --nodes={}\n#SBATCH --ntasks-per-node={}\n", job.nodes,
+                   job.ntasks_per_node);
   s += common_sbatch(job);
   if (!job.mem.empty()) s += fmt::format("#SBATCH --mem={}\n", q(job.mem));
   if (!job.constraint.empty()) s += fmt::format("#SBATCH --constraint={}\n", q(job.constraint));
@@ -123,7 +128,8 @@ std::string sweep_script(const SweepJob& job) {
   s += "echo \"clustersweep: job ${SLURM_JOB_ID} run $((${SLURM_RESTART_COUNT:-0} + 1)) starts "
        "$(date -Is) on ${SLURM_JOB_NODELIST:-$(hostname)}\"\n\n";
 
-  s += "# Slurm sends SIGUSR1 to this shell (--signal=B:USR1@...) as the time limit nears. The sweep\n"
+  s += "# Slurm sends SIGUSR1 to this shell (--signal=B:USR1@...) as the time limit nears. The "
+       "sweep\n"
        "# runs in the background so that the trap fires at once; it passes the signal on, and the\n"
        "# sweep stops handing out work, flushes the store and exits 75 (resumable).\n";
   s += "signalled=0\ntrapped=0\n"
@@ -133,15 +139,15 @@ std::string sweep_script(const SweepJob& job) {
        "  kill -USR1 \"$sweep\" 2>/dev/null\n"
        "}\n"
        "trap on_usr1 USR1\n\n";
-  const std::string run_args =
-      array ? "run \"$spec\" -o \"$store\" --shard \"$shard\" --resume"
-            : "run \"$spec\" -o \"$store\" --resume";
+  const std::string run_args = array ? "run \"$spec\" -o \"$store\" --shard \"$shard\" --resume"
+                                     : "run \"$spec\" -o \"$store\" --resume";
   s += job.launcher == Launcher::srun
            ? fmt::format("srun --mpi=pmix \"$clustersweep\" {} &\n", run_args)
            : fmt::format("mpirun \"$clustersweep\" {} &\n", run_args);
   s += "sweep=$!\n"
        "# `wait` returns early when the trap runs; wait again for the sweep's own exit code.\n"
-       "while :; do\n  trapped=0\n  wait \"$sweep\"\n  status=$?\n  (( trapped )) || break\ndone\n\n";
+       "while :; do\n  trapped=0\n  wait \"$sweep\"\n  status=$?\n  (( trapped )) || "
+       "break\ndone\n\n";
   s += "if (( status == 0 )); then\n"
        "  echo \"clustersweep: sweep complete $(date -Is)\"\n"
        "  exit 0\n"
@@ -152,11 +158,13 @@ std::string sweep_script(const SweepJob& job) {
        "    exit 75\n"
        "  fi\n"
        "  if (( ${SLURM_RESTART_COUNT:-0} >= max_requeues )); then\n"
-       "    echo \"clustersweep: checkpointed, but requeued $max_requeues times already; resubmit to "
+       "    echo \"clustersweep: checkpointed, but requeued $max_requeues times already; resubmit "
+       "to "
        "continue\" >&2\n"
        "    exit 75\n"
        "  fi\n"
-       "  echo \"clustersweep: checkpointed (exit $status); requeueing job $SLURM_JOB_ID to resume\"\n"
+       "  echo \"clustersweep: checkpointed (exit $status); requeueing job $SLURM_JOB_ID to "
+       "resume\"\n"
        "  scontrol requeue \"$SLURM_JOB_ID\" && exit 75\n"
        "  echo \"clustersweep: scontrol requeue failed; resubmit this script to continue\" >&2\n"
        "  exit 75\n"
@@ -167,7 +175,8 @@ std::string sweep_script(const SweepJob& job) {
 }
 
 std::string merge_script(const SweepJob& job) {
-  std::string s = header(job, fmt::format("Merges the {} shards of the array into {}", job.array.tasks, job.store));
+  std::string s = header(
+      job, fmt::format("Merges the {} shards of the array into {}", job.array.tasks, job.store));
   s += fmt::format("#SBATCH --job-name={}\n", q(job.job_name + "-merge"));
   s += "#SBATCH --nodes=1\n#SBATCH --ntasks=1\n";
   s += common_sbatch(job);
@@ -185,11 +194,13 @@ std::string analysis_script(const SweepJob& job, const std::vector<std::string>&
   const std::string folder = fs::path(job.store).parent_path().string();
   std::string command = q(words.at(0)) + " " + q(job.store);
   for (std::size_t i = 1; i < words.size(); ++i) command += fmt::format(" {}", q(words[i]));
-  std::string s = header(job, fmt::format("Runs `clustersweep {}` on {} once the sweep is done", words[0], job.store));
+  std::string s = header(
+      job, fmt::format("Runs `clustersweep {}` on {} once the sweep is done", words[0], job.store));
   s += fmt::format("#SBATCH --job-name={}\n", q(job.job_name + "-" + words[0]));
   s += "#SBATCH --nodes=1\n#SBATCH --ntasks=1\n";
   s += common_sbatch(job);
-  s += fmt::format("#SBATCH --output={}\n", q(output_pattern(job.store, fmt::format(".{}-%j.out", words[0]))));
+  s += fmt::format("#SBATCH --output={}\n",
+                   q(output_pattern(job.store, fmt::format(".{}-%j.out", words[0]))));
   s += extra_sbatch(job);
   s += "\nset -eu\nexport HDF5_USE_FILE_LOCKING=FALSE\n";
   s += "# Relative output paths land next to the store.\n";

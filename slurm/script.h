@@ -50,5 +50,4 @@ std::string merge_script(const SweepJob& job);
 // the files it writes land next to the store.
 std::string analysis_script(const SweepJob& job, const std::vector<std::string>& words);
 
-
 }  // namespace clustersweep::slurm

@@ -1,7 +1,5 @@
 #include "slurm/submit.h"
 
-#include "base/files.h"
-
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,6 +12,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "base/files.h"
 
 namespace clustersweep::slurm {
 namespace {
@@ -24,9 +23,9 @@ constexpr int kRecordVersion = 1;
 
 std::string utc_now() {
   const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
-  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(now)));
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
+                     fmt::gmtime(std::chrono::system_clock::to_time_t(now)));
 }
-
 
 std::string joined(const std::vector<std::string>& ids) {
   std::string out;
@@ -63,7 +62,8 @@ std::vector<std::string> sbatch_args(const std::vector<PlannedJob>& plan, std::s
                                      const std::vector<std::string>& ids) {
   const PlannedJob& p = plan.at(index);
   if (p.after < 0) return {};
-  std::vector<std::string> args = {fmt::format("--dependency={}:{}", p.dependency, ids.at(p.after))};
+  std::vector<std::string> args = {
+      fmt::format("--dependency={}:{}", p.dependency, ids.at(p.after))};
   // Analysis of a sweep that failed would wait forever; let Slurm cancel it instead.
   if (p.dependency == "afterok") args.push_back("--kill-on-invalid-dep=yes");
   return args;
@@ -82,9 +82,10 @@ Submission submit(const SubmitRequest& request, Scheduler& scheduler) {
     } catch (const Error& e) {
       if (!submission.jobs.empty()) append_job_record(request.job.store, submission);
       if (ids.empty()) throw;
-      throw InputError(fmt::format("{} (while submitting {}; already submitted: job {}; "
-                                   "cancel them with scancel {})",
-                                   e.what(), plan[i].script, joined(ids), fmt::join(ids, " ")));
+      throw InputError(
+          fmt::format("{} (while submitting {}; already submitted: job {}; "
+                      "cancel them with scancel {})",
+                      e.what(), plan[i].script, joined(ids), fmt::join(ids, " ")));
     }
     submission.jobs.push_back({plan[i].role, ids.back(), plan[i].script});
   }
@@ -115,17 +116,20 @@ std::vector<Submission> read_job_record(const std::string& store) {
       seen_magic = true;
       int version = 0;
       if (kind != kRecordMagic || !(words >> version))
-        throw bad(fmt::format("not a clustersweep job record (expected '{} {}')", kRecordMagic, kRecordVersion));
+        throw bad(fmt::format("not a clustersweep job record (expected '{} {}')", kRecordMagic,
+                              kRecordVersion));
       if (version != kRecordVersion)
-        throw bad(fmt::format("job record format {} is not supported; this clustersweep reads format {}",
-                              version, kRecordVersion));
+        throw bad(
+            fmt::format("job record format {} is not supported; this clustersweep reads format {}",
+                        version, kRecordVersion));
     } else if (kind == "submission") {
       Submission s;
       if (!(words >> s.time >> s.shards)) throw bad("expected 'submission TIME SHARDS'");
       submissions.push_back(s);
     } else if (kind == "job") {
       SubmittedJob j;
-      if (submissions.empty() || !(words >> j.role >> j.id) || !std::getline(words >> std::ws, j.script))
+      if (submissions.empty() || !(words >> j.role >> j.id) ||
+          !std::getline(words >> std::ws, j.script))
         throw bad("expected 'job ROLE ID SCRIPT' after a 'submission' line");
       submissions.back().jobs.push_back(j);
     } else {
@@ -140,10 +144,12 @@ void append_job_record(const std::string& store, const Submission& submission) {
   const bool fresh = !fs::exists(path);
   std::ofstream out(path, std::ios::app);
   if (fresh)
-    out << "# Slurm jobs submitted by `clustersweep submit` for this store; read by `clustersweep status`.\n"
+    out << "# Slurm jobs submitted by `clustersweep submit` for this store; read by `clustersweep "
+           "status`.\n"
         << kRecordMagic << ' ' << kRecordVersion << '\n';
   out << "submission " << submission.time << ' ' << submission.shards << '\n';
-  for (const auto& j : submission.jobs) out << "job " << j.role << ' ' << j.id << ' ' << j.script << '\n';
+  for (const auto& j : submission.jobs)
+    out << "job " << j.role << ' ' << j.id << ' ' << j.script << '\n';
   out.close();
   if (!out) throw Error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
 }

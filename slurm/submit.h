@@ -42,8 +42,8 @@ struct SubmittedJob {
 
 // What one submission sent to Slurm, as recorded next to the store.
 struct Submission {
-  std::string time;             // UTC, ISO 8601
-  std::uint32_t shards = 0;     // > 0: the array's shard count
+  std::string time;          // UTC, ISO 8601
+  std::uint32_t shards = 0;  // > 0: the array's shard count
   std::vector<SubmittedJob> jobs;
 };
 

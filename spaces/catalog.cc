@@ -259,7 +259,8 @@ const AcceleratorEntry& Catalog::accelerator(std::string_view key, std::string_v
   if (const auto* entry = find_accelerator(key)) return *entry;
   std::vector<std::string> keys;
   for (const auto& entry : accelerators_) keys.push_back(entry.key);
-  throw InputError(fmt::format("{}: unknown accelerator '{}'{}", what, key, did_you_mean(key, keys)));
+  throw InputError(
+      fmt::format("{}: unknown accelerator '{}'{}", what, key, did_you_mean(key, keys)));
 }
 
 const ModelEntry& Catalog::model(std::string_view key, std::string_view what) const {

@@ -16,7 +16,6 @@ namespace clustersweep::spaces {
 
 namespace {
 
-
 // The columns of the runs format (all required; an empty cell is a setting not given) and the
 // setting each one is.
 struct ColumnSetting {

@@ -1,6 +1,7 @@
 #pragma once
 // Reading a sweep spec's TOML values with errors that point at them: "file:line:column: key:
 // message". Internal to spaces/ (the spec parser); not part of the library's interface.
+#include <fmt/format.h>
 #include <toml++/toml.h>
 
 #include <optional>
@@ -9,8 +10,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "base/error.h"
 

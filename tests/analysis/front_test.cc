@@ -17,8 +17,10 @@ namespace clustersweep::analysis {
 namespace {
 
 // The brute-force front of the rows `keep` selects, over columns (negated where maximized).
-std::map<double, std::vector<std::uint64_t>> reference(const Dataset& data, const std::vector<Objective>& objectives,
-                                                       const std::string& group_by, const Filter* where) {
+std::map<double, std::vector<std::uint64_t>> reference(const Dataset& data,
+                                                       const std::vector<Objective>& objectives,
+                                                       const std::string& group_by,
+                                                       const Filter* where) {
   std::vector<std::string> columns;
   for (const auto& o : objectives) columns.push_back(o.column);
   if (!group_by.empty()) columns.push_back(group_by);
@@ -33,7 +35,8 @@ std::map<double, std::vector<std::uint64_t>> reference(const Dataset& data, cons
   for (std::size_t i = 0; i < scan.size(); ++i) {
     if (!scan.keep(i)) continue;
     auto& [values, rows] = groups[group_by.empty() ? 0 : scan[k][i]];
-    for (std::size_t j = 0; j < k; ++j) values.push_back(objectives[j].maximize ? -scan[j][i] : scan[j][i]);
+    for (std::size_t j = 0; j < k; ++j)
+      values.push_back(objectives[j].maximize ? -scan[j][i] : scan[j][i]);
     rows.push_back(i);
   }
   std::map<double, std::vector<std::uint64_t>> out;
@@ -120,11 +123,13 @@ TEST_F(FrontTest, ParsesObjectivesAndRejectsBadOnes) {
   EXPECT_EQ(error("time_to_train_s"), "--objectives: expected 2 to 4 objectives, got 1");
   EXPECT_EQ(error("a,b,c,d,e").rfind("--objectives: unknown column 'a'", 0), 0u);
   EXPECT_EQ(error("time_to_train_s,,cost_usd"),
-            "--objectives: empty objective in 'time_to_train_s,,cost_usd'; expected columns separated by commas, "
+            "--objectives: empty objective in 'time_to_train_s,,cost_usd'; expected columns "
+            "separated by commas, "
             "e.g. time_to_train_s,cost_usd");
   EXPECT_EQ(error("cost_usd,max:cost_usd"), "--objectives: column 'cost_usd' is given twice");
   EXPECT_EQ(error("cost_usd,gpu"), "--objectives: column 'gpu' holds labels, not numbers");
-  EXPECT_EQ(error("cost_usd,tp,pp,num_gpus,time_to_train_s"), "--objectives: expected 2 to 4 objectives, got 5");
+  EXPECT_EQ(error("cost_usd,tp,pp,num_gpus,time_to_train_s"),
+            "--objectives: expected 2 to 4 objectives, got 5");
 }
 
 TEST_F(FrontTest, WritesCsvWithPointIdAndEveryColumn) {
@@ -139,8 +144,10 @@ TEST_F(FrontTest, WritesCsvWithPointIdAndEveryColumn) {
   std::string header, line;
   std::getline(in, header);
   EXPECT_EQ(header,
-            "group,point_id,gpu,num_nodes,gpus_per_node,hbm_gb,expansion_gb,expansion_gbytes_per_s,tp,pp,recompute,"
-            "num_gpus,feasible,infeasible_reason,step_time_s,time_to_train_s,energy_to_train_j,energy_kwh,co2e_kg,"
+            "group,point_id,gpu,num_nodes,gpus_per_node,hbm_gb,expansion_gb,expansion_gbytes_per_s,"
+            "tp,pp,recompute,"
+            "num_gpus,feasible,infeasible_reason,step_time_s,time_to_train_s,energy_to_train_j,"
+            "energy_kwh,co2e_kg,"
             "gpu_hours,cost_usd");
   std::size_t lines = 0;
   while (std::getline(in, line)) {

@@ -39,7 +39,8 @@ TEST(ParetoFront, MatchesBruteForceOnRandomDataWithTiesAndDuplicates) {
     for (int levels : {2, 5, 50, 1000}) {
       for (std::uint64_t seed = 1; seed <= 15; ++seed) {
         const std::size_t n = 1 + seed * 37 % 400;
-        const auto v = random_points(n, k, levels, seed * 1000 + k * 10 + static_cast<std::uint64_t>(levels));
+        const auto v =
+            random_points(n, k, levels, seed * 1000 + k * 10 + static_cast<std::uint64_t>(levels));
         EXPECT_EQ(pareto_front(v.data(), n, k), pareto_front_brute_force(v.data(), n, k))
             << "k=" << k << " levels=" << levels << " seed=" << seed;
       }
@@ -57,7 +58,7 @@ TEST(ParetoFront, MatchesBruteForceOnLargeFronts) {
 }
 
 TEST(ParetoFront, KeepsEveryCopyOfANonDominatedPoint) {
-  const std::vector<double> v = {1, 5,  1, 5,  2, 2,  3, 3,  5, 1,  2, 2};
+  const std::vector<double> v = {1, 5, 1, 5, 2, 2, 3, 3, 5, 1, 2, 2};
   EXPECT_EQ(pareto_front(v.data(), 6, 2), (std::vector<std::size_t>{0, 1, 2, 4, 5}));
 }
 

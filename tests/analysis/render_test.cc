@@ -10,12 +10,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "base/files.h"
 #include "analysis/front.h"
 #include "analysis/output.h"
 #include "analysis/report.h"
 #include "analysis/sensitivity.h"
 #include "analysis/svg.h"
+#include "base/files.h"
 #include "tests/analysis/sweep_fixture.h"
 
 namespace clustersweep::analysis {
@@ -47,13 +47,15 @@ Stats screenshot(const fs::path& file, const fs::path& png) {
   const std::string command =
       "chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
       "--disable-background-networking --disable-component-update --disable-sync --hide-scrollbars "
-      "--user-data-dir=" + profile.string() + " --screenshot=" + png.string() +
-      " --window-size=1000,700 file://" + file.string() + " >/dev/null 2>&1";
+      "--user-data-dir=" +
+      profile.string() + " --screenshot=" + png.string() + " --window-size=1000,700 file://" +
+      file.string() + " >/dev/null 2>&1";
   std::system(command.c_str());
   fs::remove_all(profile);
   Stats s;
   if (!fs::exists(png)) return s;
-  std::istringstream in(run("/usr/bin/python3 " CLUSTERSWEEP_SOURCE_DIR "/tests/analysis/png_stats.py " + png.string()));
+  std::istringstream in(run(
+      "/usr/bin/python3 " CLUSTERSWEEP_SOURCE_DIR "/tests/analysis/png_stats.py " + png.string()));
   in >> s.width >> s.height >> s.ink >> s.colours;
   return s;
 }
@@ -61,7 +63,8 @@ Stats screenshot(const fs::path& file, const fs::path& png) {
 class RenderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (std::system("command -v chromium >/dev/null 2>&1") != 0) GTEST_SKIP() << "chromium is not installed";
+    if (std::system("command -v chromium >/dev/null 2>&1") != 0)
+      GTEST_SKIP() << "chromium is not installed";
     dir = fs::temp_directory_path() / ("clustersweep-render-" + std::to_string(getpid()));
     fs::create_directories(dir);
   }
@@ -86,9 +89,9 @@ TEST_F(RenderTest, ParetoSvgDraws) {
   write_file_atomically((dir / "pareto.svg").string(), svg, "test");
   const Stats s = screenshot(dir / "pareto.svg", dir / "pareto.png");
   ASSERT_EQ(s.width, 1000) << "no screenshot";
-  EXPECT_GT(s.ink, 0.01);     // axes, grid, text and points
-  EXPECT_LT(s.ink, 0.6);      // not a filled-in block
-  EXPECT_GT(s.colours, 5);    // grey points and coloured fronts
+  EXPECT_GT(s.ink, 0.01);   // axes, grid, text and points
+  EXPECT_LT(s.ink, 0.6);    // not a filled-in block
+  EXPECT_GT(s.colours, 5);  // grey points and coloured fronts
 }
 
 TEST_F(RenderTest, SensitivityChartDraws) {
@@ -105,8 +108,9 @@ TEST_F(RenderTest, ReportIsSelfContainedAndDraws) {
   // Opens offline: nothing is fetched from anywhere.
   for (const char* external : {"src=", "href=", "@import", "url(", "<script"})
     EXPECT_EQ(html.find(external), std::string::npos) << external;
-  for (const char* section : {"<h2>Summary</h2>", "<h2>Pareto fronts</h2>", "<h2>Best designs by time to train</h2>",
-                              "<h2>Energy, cost and carbon</h2>", "<h2>Sensitivity of time to train</h2>"})
+  for (const char* section :
+       {"<h2>Summary</h2>", "<h2>Pareto fronts</h2>", "<h2>Best designs by time to train</h2>",
+        "<h2>Energy, cost and carbon</h2>", "<h2>Sensitivity of time to train</h2>"})
     EXPECT_NE(html.find(section), std::string::npos) << section;
   EXPECT_EQ(std::count(html.begin(), html.end(), '\n') > 100, true);
   write_file_atomically((dir / "index.html").string(), html, "test");

@@ -31,7 +31,8 @@ TEST_F(SummaryTest, SpreadIsWorstDesignsBestOverBestDesignsBest) {
   std::map<std::vector<double>, double> best;  // design -> its best time
   for (const auto& r : rows) {
     if (!r.feasible) continue;
-    auto [it, fresh] = best.emplace(std::vector<double>{r.gpu, r.nodes, r.hbm, r.expansion}, r.time_s);
+    auto [it, fresh] =
+        best.emplace(std::vector<double>{r.gpu, r.nodes, r.hbm, r.expansion}, r.time_s);
     if (!fresh) it->second = std::min(it->second, r.time_s);
   }
   double lo = INFINITY, hi = 0;
@@ -50,7 +51,9 @@ TEST_F(SummaryTest, SpreadIsWorstDesignsBestOverBestDesignsBest) {
 TEST_F(SummaryTest, ExpansionGainComparesClustersEqualButForTheTier) {
   std::map<std::vector<double>, std::array<double, 2>> best;  // cluster -> best without, with
   for (const auto& r : rows) {
-    auto& slot = best.try_emplace({r.gpu, r.nodes, r.hbm}, std::array<double, 2>{INFINITY, INFINITY}).first->second;
+    auto& slot =
+        best.try_emplace({r.gpu, r.nodes, r.hbm}, std::array<double, 2>{INFINITY, INFINITY})
+            .first->second;
     if (r.feasible) slot[r.expansion > 0] = std::min(slot[r.expansion > 0], r.time_s);
   }
   double max_gain = 0;
@@ -79,7 +82,8 @@ TEST_F(SummaryTest, CountsAndBestPerAccelerator) {
   std::uint64_t feasible = 0;
   double best[2] = {INFINITY, INFINITY};
   for (const auto& r : rows)
-    if (r.feasible) ++feasible, best[static_cast<int>(r.gpu)] = std::min(best[static_cast<int>(r.gpu)], r.time_s);
+    if (r.feasible)
+      ++feasible, best[static_cast<int>(r.gpu)] = std::min(best[static_cast<int>(r.gpu)], r.time_s);
   EXPECT_EQ(s.rows, rows.size());
   EXPECT_EQ(s.feasible, feasible);
   EXPECT_DOUBLE_EQ(s.best_per_accelerator.at("A100-SXM4-80GB").value, best[0]);
@@ -129,7 +133,8 @@ TEST_F(SummaryTest, EnergyAnswersDeadlineAndBudget) {
   EXPECT_NEAR(r.energy_kwh.min, min_kwh, 1e-9 * min_kwh);
   EXPECT_NEAR(r.co2e_kg.min, min_kwh * 0.3, 1e-9 * min_kwh);
   // An impossible deadline has no answer.
-  EXPECT_FALSE(energy_report(data, chunks(11), 0.001, std::nullopt).cheapest_within_deadline.found());
+  EXPECT_FALSE(
+      energy_report(data, chunks(11), 0.001, std::nullopt).cheapest_within_deadline.found());
 }
 
 TEST_F(SummaryTest, PricingFlagsOverrideTheStoreAndAreChecked) {
@@ -143,7 +148,8 @@ TEST_F(SummaryTest, PricingFlagsOverrideTheStoreAndAreChecked) {
   EXPECT_EQ(p.gpu_hour_usd, 0);  // the capex model replaces the stored hourly price
   EXPECT_EQ(p.capex_usd_per_gpu, 30000);
   EXPECT_EQ(p.amortize_years, 4);
-  EXPECT_EQ(origin, (std::vector<std::string>{"--pue", "store", "store", "store", "--capex-usd-per-gpu", "default"}));
+  EXPECT_EQ(origin, (std::vector<std::string>{"--pue", "store", "store", "store",
+                                              "--capex-usd-per-gpu", "default"}));
   const auto error = [&](PricingOverrides bad) {
     try {
       resolve_pricing(table, bad);
@@ -161,7 +167,8 @@ TEST_F(SummaryTest, PricingFlagsOverrideTheStoreAndAreChecked) {
   PricingOverrides both;
   both.gpu_hour_usd = 2;
   both.capex_usd_per_gpu = 1;
-  EXPECT_EQ(error(both), "--gpu-hour-usd and --capex-usd-per-gpu are alternatives: give one of them");
+  EXPECT_EQ(error(both),
+            "--gpu-hour-usd and --capex-usd-per-gpu are alternatives: give one of them");
 }
 
 TEST_F(SummaryTest, UnknownColumnsSuggestTheClosest) {
@@ -173,9 +180,12 @@ TEST_F(SummaryTest, UnknownColumnsSuggestTheClosest) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(error("time_to_train"), "--by: unknown column 'time_to_train'; did you mean 'time_to_train_s'?");
+  EXPECT_EQ(error("time_to_train"),
+            "--by: unknown column 'time_to_train'; did you mean 'time_to_train_s'?");
   EXPECT_EQ(error("cost"), "--by: unknown column 'cost'; did you mean 'cost_usd'?");
-  EXPECT_EQ(error("zzzzzzzzzzzz").rfind("--by: unknown column 'zzzzzzzzzzzz'; columns are: point_id, gpu,", 0), 0u);
+  EXPECT_EQ(error("zzzzzzzzzzzz")
+                .rfind("--by: unknown column 'zzzzzzzzzzzz'; columns are: point_id, gpu,", 0),
+            0u);
 }
 
 TEST(Sensitivity, RecoversAnAdditiveModelExactly) {

@@ -24,15 +24,16 @@ inline std::vector<SweepRow> sweep_rows() {
           for (double tp : {1.0, 2.0, 4.0, 8.0})
             for (double pp : {1.0, 2.0, 4.0})
               for (double recompute : {0.0, 1.0}) {
-                SweepRow r{gpu, nodes, hbm, expansion, tp, pp, recompute, false, NAN, NAN, nodes * 8};
+                SweepRow r{gpu,       nodes, hbm, expansion, tp,       pp,
+                           recompute, false, NAN, NAN,       nodes * 8};
                 const double memory_gb = 600 / (tp * pp) * (recompute ? 0.4 : 1.0);
                 // The expansion tier holds up to 60 GB of optimizer state, slower to reach.
                 const double spill = std::max(0.0, memory_gb - hbm);
                 r.feasible = spill == 0 || (expansion > 0 && spill <= 60);
                 if (r.feasible) {
                   const double speed = gpu == 1 ? 3.0 : 1.0;
-                  r.time_s = 4e7 / (r.num_gpus * speed) * (1 + 0.15 * std::log2(tp)) * (1 + 0.1 * pp) *
-                             (recompute ? 1.33 : 1.0) * (spill > 0 ? 1.05 : 1.0);
+                  r.time_s = 4e7 / (r.num_gpus * speed) * (1 + 0.15 * std::log2(tp)) *
+                             (1 + 0.1 * pp) * (recompute ? 1.33 : 1.0) * (spill > 0 ? 1.05 : 1.0);
                   r.energy_j = r.time_s * r.num_gpus * (gpu == 1 ? 700 : 400) * (1 + 0.02 * tp);
                 }
                 rows.push_back(r);
@@ -43,8 +44,8 @@ inline std::vector<SweepRow> sweep_rows() {
 inline MemoryTable sweep_table() {
   const auto rows = sweep_rows();
   MemoryTable t("sweep.h5");
-  std::vector<double> id, gpu, nodes, gpn, gpus, hbm, expansion, expansion_bw, tp, pp, recompute, feasible,
-      reason, time, energy, step;
+  std::vector<double> id, gpu, nodes, gpn, gpus, hbm, expansion, expansion_bw, tp, pp, recompute,
+      feasible, reason, time, energy, step;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
     id.push_back(static_cast<double>(i));

@@ -30,15 +30,15 @@ TEST(Names, ClosestNamesRankNearMisses) {
   EXPECT_EQ(closest_names("H100", gpus), (std::vector<std::string>{"H100-SXM5-80GB"}));
   // Every '-'-separated part found: a near miss whatever the length.
   EXPECT_EQ(closest_names("A100-80GB", gpus, 1), (std::vector<std::string>{"A100-SXM4-80GB"}));
-  EXPECT_EQ(closest_names("h100-sxm5-80gb", gpus, 1),
-            (std::vector<std::string>{"H100-SXM5-80GB"}));
+  EXPECT_EQ(closest_names("h100-sxm5-80gb", gpus, 1), (std::vector<std::string>{"H100-SXM5-80GB"}));
   EXPECT_TRUE(closest_names("zzzzzzzzzz", gpus).empty());
   EXPECT_EQ(did_you_mean("tpp", {"tp", "pp", "cp"}), "; did you mean 'tp', 'pp' or 'cp'?");
   EXPECT_EQ(did_you_mean("zzzzzzzz", {"tp"}), "");
 }
 
 TEST(Files, AtomicWriteReplacesTheFileAndLeavesOthersAlone) {
-  const fs::path dir = fs::temp_directory_path() / ("clustersweep-base-" + std::to_string(getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("clustersweep-base-" + std::to_string(getpid()));
   fs::create_directories(dir);
   const fs::path path = dir / "out.csv";
   // A user's own `out.csv.tmp` is not ours to touch.
@@ -57,9 +57,8 @@ TEST(Files, AtomicWriteReplacesTheFileAndLeavesOthersAlone) {
     write_file_atomically((dir / "missing" / "x.csv").string(), "x", "--csv");
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "--csv: cannot write " + (dir / "missing" / "x.csv").string() +
-                  ": No such file or directory");
+    EXPECT_EQ(std::string(e.what()), "--csv: cannot write " + (dir / "missing" / "x.csv").string() +
+                                         ": No such file or directory");
   }
   fs::remove_all(dir);
 }

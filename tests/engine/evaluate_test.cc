@@ -49,7 +49,7 @@ std::vector<Point> reference(const spaces::Space& space) {
       if (space.objective() == spaces::Objective::energy) objective = e.energy_per_step_j * steps;
       if (space.objective() == spaces::Objective::cost)
         objective = space.pricing().cost_usd(design.cluster.num_gpus, e.time.total_s * steps,
-                                                 e.energy_per_step_j * steps);
+                                             e.energy_per_step_j * steps);
       out.push_back({id, e.feasible, e.feasible ? estimator::Infeasible::none : e.reason,
                      e.time.total_s, e.energy_per_step_j, objective});
     }
@@ -195,7 +195,8 @@ TEST(ChunkEvaluator, DesignAxesStoreResolvedCatalogDefaults) {
     hbm_by_gpu.insert({rows.number(gpu, r), rows.number(hbm, r)});
     nvlink_by_gpu.insert({rows.number(gpu, r), rows.number(nvlink, r)});
   }
-  // gpu 0 = A100-SXM4-80GB, 1 = H100-SXM5-80GB (catalog: 80 GB HBM; 300 and 450 GB/s NVLink a direction).
+  // gpu 0 = A100-SXM4-80GB, 1 = H100-SXM5-80GB (catalog: 80 GB HBM; 300 and 450 GB/s NVLink a
+  // direction).
   EXPECT_EQ(hbm_by_gpu, (std::set<std::pair<double, double>>{{0, 80}, {1, 80}}));
   EXPECT_EQ(nvlink_by_gpu, (std::set<std::pair<double, double>>{{0, 300}, {1, 450}}));
   // The schema sizes the columns for the resolved values.

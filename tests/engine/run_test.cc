@@ -263,7 +263,8 @@ TEST_F(RunTest, SigkillAtRandomMomentsThenResumeGivesIdenticalRows) {
       if (wait_until_working(pid, store, before, code)) {
         // Within the first half of the uninterrupted run's evaluation (measured on this machine,
         // whatever its speed), so the kill lands while chunks are still being written.
-        std::uniform_real_distribution<double> when(0.0, 0.5 * evaluation_seconds(ref_report, 0.15));
+        std::uniform_real_distribution<double> when(0.0,
+                                                    0.5 * evaluation_seconds(ref_report, 0.15));
         std::this_thread::sleep_for(std::chrono::duration<double>(when(random)));
         if (ranks == 1) {
           kill(pid, SIGKILL);

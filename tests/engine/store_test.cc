@@ -5,11 +5,11 @@
 #include <cmath>
 #include <cstring>
 
+#include "base/error.h"
 #include "engine/h5.h"
 #include "engine/store_format.h"
 #include "engine/store_reader.h"
 #include "engine/store_writer.h"
-#include "base/error.h"
 #include "test_support.h"
 
 namespace clustersweep::engine {

@@ -25,7 +25,8 @@ class FakeScheduler : public Scheduler {
 
   std::string submit(const std::vector<std::string>& args, const std::string& script) override {
     if (static_cast<int>(submitted.size()) == refuse_at)
-      throw InputError("Slurm refused the job: sbatch: error: Batch job submission failed: Invalid account");
+      throw InputError(
+          "Slurm refused the job: sbatch: error: Batch job submission failed: Invalid account");
     submitted.push_back({args, script});
     return std::to_string(next_id++);
   }

@@ -38,12 +38,14 @@ TEST(TimeLimit, RefusesMalformedLimitsNamingTheFlag) {
   for (const char* bad : {"90", "1:30", "2h", "", "01:00:00:00", "1-", "-01:00:00", "aa:bb:cc",
                           "01:000:00", "1-100:00:00", "01:00:", " 01:00:00"})
     EXPECT_EQ(error_of([&] { parse_time_limit(bad); }), expected_form + "'" + bad + "'") << bad;
-  EXPECT_EQ(error_of([] { parse_time_limit("01:75:00"); }),
-            "--time: minutes and seconds must be below 60 (and hours below 24 after a day count), got "
-            "'01:75:00'");
-  EXPECT_EQ(error_of([] { parse_time_limit("1-24:00:00"); }),
-            "--time: minutes and seconds must be below 60 (and hours below 24 after a day count), got "
-            "'1-24:00:00'");
+  EXPECT_EQ(
+      error_of([] { parse_time_limit("01:75:00"); }),
+      "--time: minutes and seconds must be below 60 (and hours below 24 after a day count), got "
+      "'01:75:00'");
+  EXPECT_EQ(
+      error_of([] { parse_time_limit("1-24:00:00"); }),
+      "--time: minutes and seconds must be below 60 (and hours below 24 after a day count), got "
+      "'1-24:00:00'");
   EXPECT_EQ(error_of([] { parse_time_limit("00:00:00"); }),
             "--time: the time limit must not be zero, got '00:00:00'");
 }
@@ -64,9 +66,11 @@ TEST(Array, ReadsTasksAndThrottle) {
   EXPECT_EQ(parse_array("16%4").tasks, 16u);
   EXPECT_EQ(parse_array("16%4").at_once, 4u);
   for (const char* bad : {"0", "16%", "%4", "16%0", "a", "4-8", "16%4%2"})
-    EXPECT_EQ(error_of([&] { parse_array(bad); }),
-              std::string("--array: expected K or K%T, K shards of which at most T run at once (for "
-                          "example 16%4), got '") + bad + "'");
+    EXPECT_EQ(
+        error_of([&] { parse_array(bad); }),
+        std::string("--array: expected K or K%T, K shards of which at most T run at once (for "
+                    "example 16%4), got '") +
+            bad + "'");
 }
 
 TEST(Words, SplitLikeAShell) {
@@ -78,7 +82,8 @@ TEST(Words, SplitLikeAShell) {
   EXPECT_EQ(split_words("--then", R"(a "q\"uote" '')"), (V{"a", "q\"uote", ""}));
   EXPECT_EQ(error_of([] { split_words("--then", "pareto 'open"); }),
             "--then: unterminated single quote in 'pareto 'open'");
-  EXPECT_EQ(error_of([] { split_words("--then", "   "); }), "--then: expected a command, got '   '");
+  EXPECT_EQ(error_of([] { split_words("--then", "   "); }),
+            "--then: expected a command, got '   '");
 }
 
 TEST(Words, QuoteForTheShell) {

@@ -45,21 +45,25 @@ TEST_F(SchedulerTest, SubmitPassesArgumentsAndReadsTheParsableId) {
   fake.answers = {{0, "4242;cluster1\n", ""}};
   SlurmScheduler slurm(fake.runner());
   EXPECT_EQ(slurm.submit({"--dependency=afterok:7"}, "/d/x.sbatch"), "4242");
-  EXPECT_EQ(fake.calls, (std::vector<Argv>{{"sbatch", "--parsable", "--dependency=afterok:7", "/d/x.sbatch"}}));
+  EXPECT_EQ(fake.calls,
+            (std::vector<Argv>{{"sbatch", "--parsable", "--dependency=afterok:7", "/d/x.sbatch"}}));
 }
 
 TEST_F(SchedulerTest, ARefusedSubmissionCarriesSlurmsMessage) {
   FakeCommandRunner fake;
-  fake.answers = {{1, "", "sbatch: error: invalid partition specified: nosuch\n"
-                          "sbatch: error: Batch job submission failed: Invalid partition name specified\n"}};
+  fake.answers = {
+      {1, "",
+       "sbatch: error: invalid partition specified: nosuch\n"
+       "sbatch: error: Batch job submission failed: Invalid partition name specified\n"}};
   SlurmScheduler slurm(fake.runner());
   try {
     slurm.submit({}, "/d/x.sbatch");
     FAIL() << "no error";
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(),
-                 "Slurm refused the job: sbatch: error: invalid partition specified: nosuch / sbatch: "
-                 "error: Batch job submission failed: Invalid partition name specified");
+    EXPECT_STREQ(
+        e.what(),
+        "Slurm refused the job: sbatch: error: invalid partition specified: nosuch / sbatch: "
+        "error: Batch job submission failed: Invalid partition name specified");
   }
 }
 
@@ -77,7 +81,8 @@ TEST_F(SchedulerTest, AMissingClientIsNamed) {
 TEST_F(SchedulerTest, QueryAsksSqueueThenTheAccountingForForgottenJobs) {
   FakeCommandRunner fake;
   fake.answers = {
-      {0, "7_0|cs-r|RUNNING|None|1:02|10:00|0|node1|\n7_1|cs-r|PENDING|BeginTime|0:00|10:00|1||\n", ""},
+      {0, "7_0|cs-r|RUNNING|None|1:02|10:00|0|node1|\n7_1|cs-r|PENDING|BeginTime|0:00|10:00|1||\n",
+       ""},
       {1, "", "Slurm accounting storage is disabled\n"},
       {0, "5|cs-old|PENDING|00:00:21|1|vm|0:0\n5|cs-old|COMPLETED|00:00:40|1|vm|0:0\n", ""},
   };

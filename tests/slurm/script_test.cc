@@ -26,17 +26,19 @@ SweepJob example_job() {
   return job;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 TEST(SweepScript, AsksForTheSignalRequeueAndResources) {
   const auto s = sweep_script(example_job());
   EXPECT_TRUE(s.starts_with("#!/bin/bash\n"));
   for (const char* line :
-       {"#SBATCH --job-name=cs-results.h5\n", "#SBATCH --nodes=2\n", "#SBATCH --ntasks-per-node=4\n",
-        "#SBATCH --partition=gpu\n", "#SBATCH --account=proj1\n", "#SBATCH --time=02:00:00\n",
-        "#SBATCH --output=/scratch/u/results.h5.slurm-%j.out\n", "#SBATCH --open-mode=append\n",
-        "#SBATCH --signal=B:USR1@300\n", "#SBATCH --requeue\n", "#SBATCH --exclusive\n",
-        "export HDF5_USE_FILE_LOCKING=FALSE\n", "trap on_usr1 USR1\n",
+       {"#SBATCH --job-name=cs-results.h5\n", "#SBATCH --nodes=2\n",
+        "#SBATCH --ntasks-per-node=4\n", "#SBATCH --partition=gpu\n", "#SBATCH --account=proj1\n",
+        "#SBATCH --time=02:00:00\n", "#SBATCH --output=/scratch/u/results.h5.slurm-%j.out\n",
+        "#SBATCH --open-mode=append\n", "#SBATCH --signal=B:USR1@300\n", "#SBATCH --requeue\n",
+        "#SBATCH --exclusive\n", "export HDF5_USE_FILE_LOCKING=FALSE\n", "trap on_usr1 USR1\n",
         "srun --mpi=pmix \"$clustersweep\" run \"$spec\" -o \"$store\" --resume &\n",
         "scontrol requeue \"$SLURM_JOB_ID\"", "clustersweep=/opt/cs/bin/clustersweep\n",
         "spec=/home/u/spec.toml\n", "store=/scratch/u/results.h5\n"})
@@ -60,7 +62,8 @@ TEST(SweepScript, ArrayTasksEachWriteTheirShard) {
   EXPECT_TRUE(contains(s, "#SBATCH --array=0-15%4\n"));
   EXPECT_TRUE(contains(s, "#SBATCH --output=/scratch/u/results.h5.slurm-%A_%a.out\n"));
   EXPECT_TRUE(contains(s, "shard=\"$SLURM_ARRAY_TASK_ID/16\"\n"));
-  EXPECT_TRUE(contains(s, "store=$(printf /scratch/u/results.shard-%02d-of-16.h5 \"$SLURM_ARRAY_TASK_ID\")\n"));
+  EXPECT_TRUE(contains(
+      s, "store=$(printf /scratch/u/results.shard-%02d-of-16.h5 \"$SLURM_ARRAY_TASK_ID\")\n"));
   EXPECT_TRUE(contains(s, "--shard \"$shard\" --resume &"));
   job.array = {3, 0};
   EXPECT_TRUE(contains(sweep_script(job), "#SBATCH --array=0-2\n"));
@@ -86,7 +89,8 @@ TEST(SweepScript, QuotesPathsAndEscapesPercentInTheLogName) {
   auto job = example_job();
   job.store = "/scratch/my runs/100%/results.h5";
   const auto s = sweep_script(job);
-  EXPECT_TRUE(contains(s, "#SBATCH --output='/scratch/my runs/100%%/results.h5.slurm-%j.out'\n")) << s;
+  EXPECT_TRUE(contains(s, "#SBATCH --output='/scratch/my runs/100%%/results.h5.slurm-%j.out'\n"))
+      << s;
   EXPECT_TRUE(contains(s, "store='/scratch/my runs/100%/results.h5'\n"));
 }
 
@@ -101,17 +105,22 @@ TEST(HelperScripts, MergeJoinsEveryShardAndAnalysisRunsNextToTheStore) {
   job.array = {3, 0};
   const auto merge = merge_script(job);
   EXPECT_TRUE(contains(merge, "#SBATCH --ntasks=1\n"));
-  EXPECT_TRUE(contains(merge, "exec /opt/cs/bin/clustersweep merge \\\n"
-                              "  /scratch/u/results.shard-0-of-3.h5 \\\n"
-                              "  /scratch/u/results.shard-1-of-3.h5 \\\n"
-                              "  /scratch/u/results.shard-2-of-3.h5 \\\n"
-                              "  -o /scratch/u/results.h5 --force\n")) << merge;
-  const auto analysis = analysis_script(job, {"pareto", "--objectives", "a,b", "--svg", "front svg.svg"});
+  EXPECT_TRUE(contains(merge,
+                       "exec /opt/cs/bin/clustersweep merge \\\n"
+                       "  /scratch/u/results.shard-0-of-3.h5 \\\n"
+                       "  /scratch/u/results.shard-1-of-3.h5 \\\n"
+                       "  /scratch/u/results.shard-2-of-3.h5 \\\n"
+                       "  -o /scratch/u/results.h5 --force\n"))
+      << merge;
+  const auto analysis =
+      analysis_script(job, {"pareto", "--objectives", "a,b", "--svg", "front svg.svg"});
   EXPECT_TRUE(contains(analysis, "#SBATCH --job-name=cs-results.h5-pareto\n"));
   EXPECT_TRUE(contains(analysis, "#SBATCH --output=/scratch/u/results.h5.pareto-%j.out\n"));
   EXPECT_TRUE(contains(analysis, "cd /scratch/u\n"));
-  EXPECT_TRUE(contains(analysis, "exec /opt/cs/bin/clustersweep pareto /scratch/u/results.h5 --objectives "
-                                 "a,b --svg 'front svg.svg'\n")) << analysis;
+  EXPECT_TRUE(contains(analysis,
+                       "exec /opt/cs/bin/clustersweep pareto /scratch/u/results.h5 --objectives "
+                       "a,b --svg 'front svg.svg'\n"))
+      << analysis;
 }
 
 // The generated scripts are valid bash.
@@ -145,12 +154,16 @@ ScriptRun run_script(const SweepJob& base, const std::string& sweep_behaviour, b
   ScratchDir dir;
   const std::string bin = dir / "bin";
   std::filesystem::create_directory(bin);
-  testing::write_text(bin + "/srun", "#!/bin/bash\n[[ $1 == --mpi=pmix ]] || exit 99\nshift\nexec \"$@\"\n", true);
-  testing::write_text(bin + "/scontrol", fmt::format("#!/bin/bash\necho \"$*\" >> {}\n", dir / "scontrol.calls"), true);
+  testing::write_text(bin + "/srun",
+                      "#!/bin/bash\n[[ $1 == --mpi=pmix ]] || exit 99\nshift\nexec \"$@\"\n", true);
+  testing::write_text(bin + "/scontrol",
+                      fmt::format("#!/bin/bash\necho \"$*\" >> {}\n", dir / "scontrol.calls"),
+                      true);
   // The fake sweep records its arguments, says it started, then behaves as asked.
-  testing::write_text(dir / "sweep", fmt::format("#!/bin/bash\necho \"$*\" > {}\n"
-                                                  "trap 'exit 75' USR1\ntouch {}\n{}\n",
-                                                  dir / "sweep.args", dir / "started", sweep_behaviour),
+  testing::write_text(dir / "sweep",
+                      fmt::format("#!/bin/bash\necho \"$*\" > {}\n"
+                                  "trap 'exit 75' USR1\ntouch {}\n{}\n",
+                                  dir / "sweep.args", dir / "started", sweep_behaviour),
                       true);
   SweepJob job = base;
   job.clustersweep = dir / "sweep";
@@ -159,7 +172,8 @@ ScriptRun run_script(const SweepJob& base, const std::string& sweep_behaviour, b
   job.max_requeues = 3;
   testing::write_text(dir / "job.sh", sweep_script(job));
   const std::string driver = fmt::format(
-      "cd {0} && export PATH={1}:$PATH SLURM_JOB_ID=42 SLURM_ARRAY_TASK_ID=2 SLURM_RESTART_COUNT={2}; "
+      "cd {0} && export PATH={1}:$PATH SLURM_JOB_ID=42 SLURM_ARRAY_TASK_ID=2 "
+      "SLURM_RESTART_COUNT={2}; "
       "bash job.sh > log 2>&1 & pid=$!; "
       "for i in $(seq 200); do [ -e started ] && break; sleep 0.05; done; "
       "{3} wait $pid; echo $? > rc",
@@ -226,7 +240,8 @@ TEST(SweepScriptBehaviour, ArrayTaskRunsItsShard) {
   job.array = {4, 0};
   const auto run = run_script(job, "exit 0", false);
   EXPECT_EQ(run.exit_code, 0) << run.log;
-  EXPECT_TRUE(contains(run.sweep_args, "/results.shard-2-of-4.h5 --shard 2/4 --resume\n")) << run.sweep_args;
+  EXPECT_TRUE(contains(run.sweep_args, "/results.shard-2-of-4.h5 --shard 2/4 --resume\n"))
+      << run.sweep_args;
 }
 
 }  // namespace

@@ -19,7 +19,8 @@ const std::string kSource = CLUSTERSWEEP_SOURCE_DIR;
 const std::string kTiny = kSource + "/tests/slurm/tiny.toml";
 
 // `clustersweep ARGS...` with PATH set to `path` (the Slurm clients are looked up there).
-ProcessResult clustersweep(std::vector<std::string> args, const std::string& path = "/usr/bin:/bin") {
+ProcessResult clustersweep(std::vector<std::string> args,
+                           const std::string& path = "/usr/bin:/bin") {
   args.insert(args.begin(), {"env", "PATH=" + path, CLUSTERSWEEP_BINARY});
   return run_process(args);
 }
@@ -27,8 +28,10 @@ ProcessResult clustersweep(std::vector<std::string> args, const std::string& pat
 // submit with the required options, of which `extra` may replace some.
 std::vector<std::string> submit_args(const ScratchDir& dir, std::vector<std::string> extra) {
   std::vector<std::string> args = {"submit", kTiny, "-o", dir / "results.h5"};
-  for (const auto& [flag, value] : {std::pair{"--nodes", "1"}, {"--ntasks-per-node", "2"}, {"--time", "00:10:00"}})
-    if (std::find(extra.begin(), extra.end(), flag) == extra.end()) args.insert(args.end(), {flag, value});
+  for (const auto& [flag, value] :
+       {std::pair{"--nodes", "1"}, {"--ntasks-per-node", "2"}, {"--time", "00:10:00"}})
+    if (std::find(extra.begin(), extra.end(), flag) == extra.end())
+      args.insert(args.end(), {flag, value});
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -38,12 +41,14 @@ std::string fake_slurm(const ScratchDir& dir, bool refuse = false) {
   const std::string bin = dir / "fakebin";
   fs::create_directory(bin);
   // squeue says the job it was asked about runs.
-  testing::write_text(bin + "/squeue", "#!/bin/sh\necho '77|cs|RUNNING|None|0:10|10:00|0|vm|'\n", true);
-  testing::write_text(bin + "/sbatch",
-                      refuse ? "#!/bin/sh\necho 'sbatch: error: Batch job submission failed: Invalid account "
-                               "or account/partition combination specified' >&2\nexit 1\n"
-                             : fmt::format("#!/bin/sh\necho \"$@\" >> {}\necho 77\n", dir / "sbatch.calls"),
+  testing::write_text(bin + "/squeue", "#!/bin/sh\necho '77|cs|RUNNING|None|0:10|10:00|0|vm|'\n",
                       true);
+  testing::write_text(
+      bin + "/sbatch",
+      refuse ? "#!/bin/sh\necho 'sbatch: error: Batch job submission failed: Invalid account "
+               "or account/partition combination specified' >&2\nexit 1\n"
+             : fmt::format("#!/bin/sh\necho \"$@\" >> {}\necho 77\n", dir / "sbatch.calls"),
+      true);
   return bin + ":/usr/bin:/bin";
 }
 
@@ -54,21 +59,29 @@ struct Refusal {
 
 TEST(SubmitCli, RefusesBadInputBeforeWritingOrSubmittingAnything) {
   const std::vector<Refusal> cases = {
-      {{"--time", "90"}, "--time: expected HH:MM:SS or D-HH:MM:SS (for example 02:30:00 or 1-12:00:00), got '90'"},
+      {{"--time", "90"},
+       "--time: expected HH:MM:SS or D-HH:MM:SS (for example 02:30:00 or 1-12:00:00), got '90'"},
       {{"--time", "00:61:00"},
-       "--time: minutes and seconds must be below 60 (and hours below 24 after a day count), got '00:61:00'"},
+       "--time: minutes and seconds must be below 60 (and hours below 24 after a day count), got "
+       "'00:61:00'"},
       {{"--nodes", "0"}, "--nodes: expected a whole number from 1 to 1048576, got '0'"},
       {{"--nodes", "two"}, "--nodes: expected a whole number from 1 to 1048576, got 'two'"},
-      {{"--ntasks-per-node", "-1"}, "--ntasks-per-node: expected a whole number from 1 to 1048576, got '-1'"},
+      {{"--ntasks-per-node", "-1"},
+       "--ntasks-per-node: expected a whole number from 1 to 1048576, got '-1'"},
       {{"--launcher", "aprun"}, "--launcher: expected srun or mpirun, got 'aprun'"},
       {{"--mem", "lots"}, "--mem: expected a size such as 64G or 4000M, got 'lots'"},
-      {{"--signal-margin", "600"}, "--signal-margin: 600 s must be shorter than the time limit (00:10:00)"},
+      {{"--signal-margin", "600"},
+       "--signal-margin: 600 s must be shorter than the time limit (00:10:00)"},
       {{"--sbatch-arg", "exclusive"},
-       "--sbatch-arg: expected one sbatch option such as --exclusive or --gres=gpu:4, got 'exclusive'"},
-      {{"--array", "4", "--segments", "2"}, "--segments and --array cannot be combined: array tasks requeue themselves"},
-      {{"--array", "9"}, "--array: 9 shards for 8 designs; a shard is a range of designs, so use at most 8"},
+       "--sbatch-arg: expected one sbatch option such as --exclusive or --gres=gpu:4, got "
+       "'exclusive'"},
+      {{"--array", "4", "--segments", "2"},
+       "--segments and --array cannot be combined: array tasks requeue themselves"},
+      {{"--array", "9"},
+       "--array: 9 shards for 8 designs; a shard is a range of designs, so use at most 8"},
       {{"--array", "4%0"},
-       "--array: expected K or K%T, K shards of which at most T run at once (for example 16%4), got '4%0'"},
+       "--array: expected K or K%T, K shards of which at most T run at once (for example 16%4), "
+       "got '4%0'"},
       {{"--then", "pareto 'x"}, "--then: unterminated single quote in 'pareto 'x'"},
       {{"--resume", "--force"}, "--resume and --force cannot be combined"},
   };
@@ -89,7 +102,8 @@ TEST(SubmitCli, RefusesABadSpecWithTheSpecsOwnError) {
   args[1] = dir / "bad.toml";
   const auto r = clustersweep(args, fake_slurm(dir));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_TRUE(r.err.starts_with("clustersweep submit: error: " + (dir / "bad.toml") + ":")) << r.err;
+  EXPECT_TRUE(r.err.starts_with("clustersweep submit: error: " + (dir / "bad.toml") + ":"))
+      << r.err;
   EXPECT_FALSE(fs::exists(dir / "results.h5.sbatch"));
 }
 
@@ -97,7 +111,8 @@ TEST(SubmitCli, SaysWhenSlurmsClientIsMissing) {
   ScratchDir dir;
   const auto r = clustersweep(submit_args(dir, {}), "/nonexistent");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "clustersweep submit: error: Slurm's client is missing: sbatch not found on PATH\n");
+  EXPECT_EQ(r.err,
+            "clustersweep submit: error: Slurm's client is missing: sbatch not found on PATH\n");
   EXPECT_FALSE(fs::exists(dir / "results.h5.sbatch"));
 }
 
@@ -105,8 +120,10 @@ TEST(SubmitCli, ShowsSlurmsMessageWhenItRefuses) {
   ScratchDir dir;
   const auto r = clustersweep(submit_args(dir, {"--account", "nobody"}), fake_slurm(dir, true));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "clustersweep submit: error: Slurm refused the job: sbatch: error: Batch job submission failed: "
-                   "Invalid account or account/partition combination specified\n");
+  EXPECT_EQ(r.err,
+            "clustersweep submit: error: Slurm refused the job: sbatch: error: Batch job "
+            "submission failed: "
+            "Invalid account or account/partition combination specified\n");
   EXPECT_EQ(r.out, "");
 }
 
@@ -115,18 +132,21 @@ TEST(SubmitCli, NeverClobbersAnExistingStore) {
   testing::write_text(dir / "results.h5", "precious");
   const auto r = clustersweep(submit_args(dir, {}), fake_slurm(dir));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, fmt::format("clustersweep submit: error: {} already exists; pass --resume to continue it or "
-                               "--force to start over\n",
-                               dir / "results.h5"));
+  EXPECT_EQ(
+      r.err,
+      fmt::format("clustersweep submit: error: {} already exists; pass --resume to continue it or "
+                  "--force to start over\n",
+                  dir / "results.h5"));
   EXPECT_EQ(testing::read_text(dir / "results.h5"), "precious");
   // Nor continues an unfinished run silently: the job always resumes.
   ScratchDir other;
   testing::write_text(other / "results.h5.partial", "unfinished");
   const auto partial = clustersweep(submit_args(other, {}), fake_slurm(other));
   EXPECT_EQ(partial.exit_code, 2);
-  EXPECT_EQ(partial.err, fmt::format("clustersweep submit: error: {}.partial already exists; pass --resume to "
-                                     "continue it or --force to start over\n",
-                                     other / "results.h5"));
+  EXPECT_EQ(partial.err,
+            fmt::format("clustersweep submit: error: {}.partial already exists; pass --resume to "
+                        "continue it or --force to start over\n",
+                        other / "results.h5"));
   // --force starts over.
   const auto forced = clustersweep(submit_args(other, {"--force"}), fake_slurm(other));
   EXPECT_EQ(forced.exit_code, 0) << forced.err;
@@ -142,12 +162,16 @@ TEST(SubmitCli, SubmitsWithSbatchParsableAndPrintsTheJobId) {
   const auto r = clustersweep(submit_args(dir, {"--then", "summary"}), fake_slurm(dir));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "77\n");
-  EXPECT_EQ(testing::read_text(dir / "sbatch.calls"),
-            fmt::format("--parsable {0}.sbatch\n--parsable --dependency=afterok:77 --kill-on-invalid-dep=yes "
-                        "{0}.then-1.sbatch\n",
-                        dir / "results.h5"));
-  EXPECT_NE(testing::read_text(dir / "results.h5.sbatch").find("#SBATCH --signal=B:USR1@60\n"), std::string::npos);
-  EXPECT_NE(testing::read_text(dir / "results.h5.slurm-jobs").find("job sweep 77 "), std::string::npos);
+  EXPECT_EQ(
+      testing::read_text(dir / "sbatch.calls"),
+      fmt::format(
+          "--parsable {0}.sbatch\n--parsable --dependency=afterok:77 --kill-on-invalid-dep=yes "
+          "{0}.then-1.sbatch\n",
+          dir / "results.h5"));
+  EXPECT_NE(testing::read_text(dir / "results.h5.sbatch").find("#SBATCH --signal=B:USR1@60\n"),
+            std::string::npos);
+  EXPECT_NE(testing::read_text(dir / "results.h5.slurm-jobs").find("job sweep 77 "),
+            std::string::npos);
 }
 
 TEST(SubmitCli, RefusesWhileAJobOfTheStoreMayStillRun) {
@@ -155,22 +179,26 @@ TEST(SubmitCli, RefusesWhileAJobOfTheStoreMayStillRun) {
   ASSERT_EQ(clustersweep(submit_args(dir, {}), fake_slurm(dir)).exit_code, 0);
   const auto again = clustersweep(submit_args(dir, {"--resume"}), fake_slurm(dir));
   EXPECT_EQ(again.exit_code, 2);
-  EXPECT_EQ(again.err, fmt::format("clustersweep submit: error: {} is still being written by job 77 (RUNNING); wait "
-                                   "for it or scancel it first\n",
-                                   dir / "results.h5"));
+  EXPECT_EQ(
+      again.err,
+      fmt::format("clustersweep submit: error: {} is still being written by job 77 (RUNNING); wait "
+                  "for it or scancel it first\n",
+                  dir / "results.h5"));
 }
 
 TEST(SubmitCli, DryRunPrintsTheScriptsAndWritesNothing) {
   ScratchDir dir;
   const auto r = clustersweep(submit_args(dir, {"--array", "4%2", "--dry-run"}), "/nonexistent");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(r.out.starts_with(fmt::format("# ---- {0}.sbatch (array): sbatch --parsable {0}.sbatch\n#!/bin/bash\n",
-                                            dir / "results.h5")))
+  EXPECT_TRUE(r.out.starts_with(
+      fmt::format("# ---- {0}.sbatch (array): sbatch --parsable {0}.sbatch\n#!/bin/bash\n",
+                  dir / "results.h5")))
       << r.out;
   EXPECT_NE(r.out.find("#SBATCH --array=0-3%2\n"), std::string::npos);
-  EXPECT_NE(r.out.find(fmt::format("# ---- {0}.merge.sbatch (merge): sbatch --parsable --dependency=afterok:<job 1> "
-                                   "--kill-on-invalid-dep=yes {0}.merge.sbatch\n",
-                                   dir / "results.h5")),
+  EXPECT_NE(r.out.find(fmt::format(
+                "# ---- {0}.merge.sbatch (merge): sbatch --parsable --dependency=afterok:<job 1> "
+                "--kill-on-invalid-dep=yes {0}.merge.sbatch\n",
+                dir / "results.h5")),
             std::string::npos)
       << r.out;
   EXPECT_TRUE(fs::is_empty(dir.path()));
@@ -180,24 +208,28 @@ TEST(StatusCli, ReportsAStoreWithoutJobs) {
   ScratchDir dir;
   const auto r = clustersweep({"status", dir / "results.h5"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, fmt::format("store:  {0}\n        not started: no store (or unfinished run of it) yet\n"
-                               "jobs:   none recorded ({0}.slurm-jobs does not exist)\n",
-                               dir / "results.h5"));
+  EXPECT_EQ(r.out,
+            fmt::format("store:  {0}\n        not started: no store (or unfinished run of it) yet\n"
+                        "jobs:   none recorded ({0}.slurm-jobs does not exist)\n",
+                        dir / "results.h5"));
 }
 
 TEST(StatusCli, ReportsACompleteStoreAndSaysWhenSlurmCannotBeAsked) {
   ScratchDir dir;
-  const auto run = clustersweep({"run", kTiny, "-o", dir / "results.h5", "--progress", "none", "--no-summary"});
+  const auto run =
+      clustersweep({"run", kTiny, "-o", dir / "results.h5", "--progress", "none", "--no-summary"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  testing::write_text(dir / "results.h5.slurm-jobs",
-                      "clustersweep-slurm-jobs 1\nsubmission 2026-11-22T10:00:00Z 0\njob sweep 12 /x.sbatch\n");
+  testing::write_text(
+      dir / "results.h5.slurm-jobs",
+      "clustersweep-slurm-jobs 1\nsubmission 2026-11-22T10:00:00Z 0\njob sweep 12 /x.sbatch\n");
   const auto r = clustersweep({"status", dir / "results.h5"}, "/nonexistent");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("points: 1,024 of 1,024 (100.0%), "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("; complete\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("jobs:   submitted 2026-11-22T10:00:00Z"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("        cannot ask Slurm: Slurm's client is missing: squeue not found on PATH\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("        cannot ask Slurm: Slurm's client is missing: squeue not found on PATH\n"),
+      std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("  sweep   12            state unknown\n"), std::string::npos) << r.out;
 }

@@ -53,8 +53,10 @@ TEST(Submit, SegmentsChainAfteranyAndAnalysisWaitsForTheLast) {
   EXPECT_EQ(slurm.submitted[0].args, Args{});
   EXPECT_EQ(slurm.submitted[1].args, Args{"--dependency=afterany:100"});
   EXPECT_EQ(slurm.submitted[2].args, Args{"--dependency=afterany:101"});
-  EXPECT_EQ(slurm.submitted[3].args, (Args{"--dependency=afterok:102", "--kill-on-invalid-dep=yes"}));
-  EXPECT_EQ(slurm.submitted[4].args, (Args{"--dependency=afterok:102", "--kill-on-invalid-dep=yes"}));
+  EXPECT_EQ(slurm.submitted[3].args,
+            (Args{"--dependency=afterok:102", "--kill-on-invalid-dep=yes"}));
+  EXPECT_EQ(slurm.submitted[4].args,
+            (Args{"--dependency=afterok:102", "--kill-on-invalid-dep=yes"}));
   EXPECT_EQ(slurm.submitted[3].script, dir / "results.h5.then-1.sbatch");
   EXPECT_EQ(slurm.submitted[4].script, dir / "results.h5.then-2.sbatch");
   EXPECT_NE(testing::read_text(dir / "results.h5.sbatch").find("requeue=0\n"), std::string::npos);
@@ -73,8 +75,10 @@ TEST(Submit, AnArrayIsMergedBeforeTheAnalysis) {
   const auto submission = submit(request, slurm);
   ASSERT_EQ(slurm.submitted.size(), 3u);
   EXPECT_EQ(slurm.submitted[1].script, dir / "results.h5.merge.sbatch");
-  EXPECT_EQ(slurm.submitted[1].args, (Args{"--dependency=afterok:100", "--kill-on-invalid-dep=yes"}));
-  EXPECT_EQ(slurm.submitted[2].args, (Args{"--dependency=afterok:101", "--kill-on-invalid-dep=yes"}));
+  EXPECT_EQ(slurm.submitted[1].args,
+            (Args{"--dependency=afterok:100", "--kill-on-invalid-dep=yes"}));
+  EXPECT_EQ(slurm.submitted[2].args,
+            (Args{"--dependency=afterok:101", "--kill-on-invalid-dep=yes"}));
   EXPECT_EQ(submission.shards, 4u);
   EXPECT_EQ(read_job_record(dir / "results.h5").back().shards, 4u);
 }
@@ -91,7 +95,8 @@ TEST(Submit, ARefusalMidwayNamesTheJobsAlreadySubmitted) {
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               "Slurm refused the job: sbatch: error: Batch job submission failed: Invalid account "
-              "(while submitting " + (dir / "results.h5.then-1.sbatch") +
+              "(while submitting " +
+                  (dir / "results.h5.then-1.sbatch") +
                   "; already submitted: job 100; cancel them with scancel 100)");
   }
   // The job that did go in is recorded, so `status` still finds it.
@@ -107,7 +112,9 @@ TEST(Submit, ARefusedFirstJobIsReportedAsSlurmSaidIt) {
     submit(request_in(dir), slurm);
     FAIL() << "no error";
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "Slurm refused the job: sbatch: error: Batch job submission failed: Invalid account");
+    EXPECT_STREQ(
+        e.what(),
+        "Slurm refused the job: sbatch: error: Batch job submission failed: Invalid account");
   }
   EXPECT_TRUE(read_job_record(dir / "results.h5").empty());
 }
@@ -129,16 +136,18 @@ TEST(JobRecord, RefusesUnknownFormats) {
     read_job_record(dir / "results.h5");
     FAIL() << "no error";
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), dir / "results.h5.slurm-jobs" +
-                                         ":1: job record format 9 is not supported; this clustersweep reads format 1");
+    EXPECT_EQ(std::string(e.what()),
+              dir / "results.h5.slurm-jobs" +
+                  ":1: job record format 9 is not supported; this clustersweep reads format 1");
   }
   testing::write_text(dir / "results.h5.slurm-jobs", "hello\n");
   try {
     read_job_record(dir / "results.h5");
     FAIL() << "no error";
   } catch (const InputError& e) {
-    EXPECT_EQ(std::string(e.what()), dir / "results.h5.slurm-jobs" +
-                                         ":1: not a clustersweep job record (expected 'clustersweep-slurm-jobs 1')");
+    EXPECT_EQ(std::string(e.what()),
+              dir / "results.h5.slurm-jobs" +
+                  ":1: not a clustersweep job record (expected 'clustersweep-slurm-jobs 1')");
   }
 }
 

@@ -42,7 +42,8 @@ inline std::string read_text(const std::string& path) {
 inline void write_text(const std::string& path, const std::string& text, bool executable = false) {
   std::ofstream(path) << text;
   if (executable)
-    std::filesystem::permissions(path, std::filesystem::perms::owner_all, std::filesystem::perm_options::add);
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::add);
 }
 
 // Runs `command` with /bin/sh and returns its exit code.

@@ -92,8 +92,7 @@ TEST(Space, SizesAreProductsOfAxisSizes) {
   EXPECT_EQ(s.axes()[kPp].numbers, (std::vector<double>{1, 2, 4, 8}));
   // pipeline_split: even, and embedding_loss, which places the 8 layers + 2 on pp = 2; no
   // pipeline leaves the 8 layers to an uneven split.
-  EXPECT_EQ(s.axes()[kPipelineSplit].labels,
-            (std::vector<std::string>{"even", "embedding_loss"}));
+  EXPECT_EQ(s.axes()[kPipelineSplit].labels, (std::vector<std::string>{"even", "embedding_loss"}));
   EXPECT_EQ(s.designs(), 4u);
   EXPECT_EQ(s.plan_points(), 4u * 4 * 2 * 2 * 2);
   EXPECT_EQ(s.size(), s.designs() * s.plan_points());

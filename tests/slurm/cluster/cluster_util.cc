@@ -30,7 +30,8 @@ Waited wait_for_jobs(const std::vector<std::string>& ids, double timeout_s) {
         const auto key = j.id + "/" + std::to_string(j.restarts);
         const auto now = std::chrono::steady_clock::now();
         const auto [first_seen, fresh] = begin_time_seen.emplace(key, now);
-        if (!fresh && now - first_seen->second > std::chrono::seconds(3) && released.insert(key).second) {
+        if (!fresh && now - first_seen->second > std::chrono::seconds(3) &&
+            released.insert(key).second) {
           slurm.start_now(j.id);
           ++w.releases;
         }

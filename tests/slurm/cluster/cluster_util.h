@@ -20,13 +20,14 @@ inline ProcessResult clustersweep(std::vector<std::string> args) {
 
 // The reference: `mpirun -n RANKS clustersweep run SPEC -o STORE`, outside Slurm.
 inline ProcessResult mpirun_sweep(const std::string& spec, const std::string& store, int ranks) {
-  return run_process({"mpirun", "-n", std::to_string(ranks), "--oversubscribe", CLUSTERSWEEP_BINARY, "run",
-                      spec, "-o", store, "--progress", "none", "--no-summary"});
+  return run_process({"mpirun", "-n", std::to_string(ranks), "--oversubscribe", CLUSTERSWEEP_BINARY,
+                      "run", spec, "-o", store, "--progress", "none", "--no-summary"});
 }
 
 // Empty when the stores hold the same data, else the difference (compare_stores.py, h5py).
 inline std::string store_difference(const std::string& a, const std::string& b) {
-  const auto r = run_process({"/usr/bin/python3", kSource + "/tests/slurm/cluster/compare_stores.py", a, b});
+  const auto r =
+      run_process({"/usr/bin/python3", kSource + "/tests/slurm/cluster/compare_stores.py", a, b});
   return r.exit_code == 0 ? "" : r.err + r.out;
 }
 
@@ -37,8 +38,8 @@ struct Waited {
   bool timed_out = false;
 };
 
-// Polls squeue until every job (and every task of an array) finished. A requeued job waits about two
-// minutes for its begin time; this releases it after a few seconds (scontrol update JobId=ID
+// Polls squeue until every job (and every task of an array) finished. A requeued job waits about
+// two minutes for its begin time; this releases it after a few seconds (scontrol update JobId=ID
 // StartTime=now).
 Waited wait_for_jobs(const std::vector<std::string>& ids, double timeout_s);
 

@@ -43,14 +43,16 @@ LocalSlurm* LocalSlurm::get() {
   // With our PID, the cluster also stops if this process is killed (a test timeout).
   const auto started = run_process({"bash", kScript, "start", dir, std::to_string(::getpid())});
   if (started.exit_code == 77) {
-    reason = fmt::format("Slurm cannot run on this machine, so the real-scheduler tests are skipped: {}",
-                         started.err);
+    reason =
+        fmt::format("Slurm cannot run on this machine, so the real-scheduler tests are skipped: {}",
+                    started.err);
     std::filesystem::remove_all(dir);
     return nullptr;
   }
   if (started.exit_code != 0) {
     ADD_FAILURE() << "scripts/local-slurm.sh start " << dir << " failed (exit " << started.exit_code
-                  << "):\n" << started.err;
+                  << "):\n"
+                  << started.err;
     reason = "the local Slurm did not start";
     return nullptr;
   }
@@ -60,7 +62,8 @@ LocalSlurm* LocalSlurm::get() {
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   // Our jobs may run anywhere in the test's environment; none of them is inside a Slurm job.
-  for (const char* v : {"SLURM_JOB_ID", "SLURM_JOBID", "SLURM_NODELIST", "SLURM_NTASKS"}) ::unsetenv(v);
+  for (const char* v : {"SLURM_JOB_ID", "SLURM_JOBID", "SLURM_NODELIST", "SLURM_NTASKS"})
+    ::unsetenv(v);
   instance().reset(new LocalSlurm(dir));
   return instance().get();
 }
@@ -73,7 +76,8 @@ std::string LocalSlurm::log(const std::string& daemon) const {
 
 LocalSlurm::~LocalSlurm() {
   const auto stopped = run_process({"bash", kScript, "stop", dir_});
-  if (stopped.exit_code != 0) std::fprintf(stderr, "local-slurm stop failed: %s\n", stopped.err.c_str());
+  if (stopped.exit_code != 0)
+    std::fprintf(stderr, "local-slurm stop failed: %s\n", stopped.err.c_str());
   if (!std::getenv("CLUSTERSWEEP_KEEP_SLURM_DIR")) {
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);

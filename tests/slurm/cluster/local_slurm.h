@@ -24,9 +24,9 @@ class LocalSlurm {
 };
 
 // GTEST_SKIP()s the test with the reason when there is no cluster.
-#define REQUIRE_LOCAL_SLURM()                                                     \
-  do {                                                                            \
-    if (::clustersweep::slurm::testing::LocalSlurm::get() == nullptr)             \
+#define REQUIRE_LOCAL_SLURM()                                                    \
+  do {                                                                           \
+    if (::clustersweep::slurm::testing::LocalSlurm::get() == nullptr)            \
       GTEST_SKIP() << ::clustersweep::slurm::testing::LocalSlurm::skip_reason(); \
   } while (0)
 

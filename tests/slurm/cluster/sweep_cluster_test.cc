@@ -21,13 +21,16 @@ using testing::ScratchDir;
 const std::string kQuick = testing::kSource + "/examples/quick.toml";
 const std::string kRequeue = testing::kSource + "/tests/slurm/requeue.toml";
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 std::string jobs_text(const testing::Waited& w) {
   std::string text;
-  for (const auto& j : w.jobs) text += fmt::format("{} {} {} restarts={}\n", j.id, j.state, j.reason, j.restarts);
+  for (const auto& j : w.jobs)
+    text += fmt::format("{} {} {} restarts={}\n", j.id, j.state, j.reason, j.restarts);
   return text;
 }
 
@@ -46,9 +49,10 @@ TEST(SubmitToSlurm, ASweepRunsToCompletionWithTheDataOfAnMpirunRun) {
   const auto reference = testing::mpirun_sweep(kQuick, dir / "reference.h5", 2);
   ASSERT_EQ(reference.exit_code, 0) << reference.err;
 
-  const auto submitted = clustersweep({"submit", kQuick, "-o", dir / "results.h5", "--nodes", "1",
-                                       "--ntasks-per-node", "2", "--time", "00:05:00", "--then",
-                                       "pareto --objectives time_to_train_s,energy_to_train_j --svg front.svg"});
+  const auto submitted =
+      clustersweep({"submit", kQuick, "-o", dir / "results.h5", "--nodes", "1", "--ntasks-per-node",
+                    "2", "--time", "00:05:00", "--then",
+                    "pareto --objectives time_to_train_s,energy_to_train_j --svg front.svg"});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
   const auto record = read_job_record(dir / "results.h5");
   ASSERT_EQ(record.size(), 1u);
@@ -58,7 +62,8 @@ TEST(SubmitToSlurm, ASweepRunsToCompletionWithTheDataOfAnMpirunRun) {
 
   const auto waited = testing::wait_for_jobs({record[0].jobs[0].id, record[0].jobs[1].id}, 240);
   ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir);
-  for (const auto& j : waited.jobs) EXPECT_EQ(j.state, "COMPLETED") << jobs_text(waited) << logs(dir);
+  for (const auto& j : waited.jobs)
+    EXPECT_EQ(j.state, "COMPLETED") << jobs_text(waited) << logs(dir);
   EXPECT_EQ(testing::store_difference(dir / "reference.h5", dir / "results.h5"), "") << logs(dir);
   // The analysis job ran after the sweep, in the store's folder.
   EXPECT_TRUE(std::filesystem::exists(dir / "front.svg")) << logs(dir);
@@ -67,8 +72,10 @@ TEST(SubmitToSlurm, ASweepRunsToCompletionWithTheDataOfAnMpirunRun) {
   ASSERT_EQ(status.exit_code, 0) << status.err;
   EXPECT_TRUE(contains(status.out, "points: 147,456 of 147,456 (100.0%)")) << status.out;
   EXPECT_TRUE(contains(status.out, "; complete\n")) << status.out;
-  EXPECT_TRUE(contains(status.out, fmt::format("  sweep   {:<14}COMPLETED", record[0].jobs[0].id))) << status.out;
-  EXPECT_TRUE(contains(status.out, fmt::format("  then    {:<14}COMPLETED", record[0].jobs[1].id))) << status.out;
+  EXPECT_TRUE(contains(status.out, fmt::format("  sweep   {:<14}COMPLETED", record[0].jobs[0].id)))
+      << status.out;
+  EXPECT_TRUE(contains(status.out, fmt::format("  then    {:<14}COMPLETED", record[0].jobs[1].id)))
+      << status.out;
 }
 
 TEST(SubmitToSlurm, AJobPastItsTimeLimitCheckpointsRequeuesAndCompletesWithTheSameData) {
@@ -76,12 +83,14 @@ TEST(SubmitToSlurm, AJobPastItsTimeLimitCheckpointsRequeuesAndCompletesWithTheSa
   ScratchDir dir;
   // The reference runs alongside the Slurm job (one core each), which keeps the test short.
   ProcessResult reference;
-  std::thread reference_run([&] { reference = testing::mpirun_sweep(kRequeue, dir / "reference.h5", 1); });
+  std::thread reference_run(
+      [&] { reference = testing::mpirun_sweep(kRequeue, dir / "reference.h5", 1); });
 
   // One minute, and SIGUSR1 55 s before its end: slurmctld checks time limits every 30 s, so the
   // signal comes 5 to 35 s into each run, well before this sweep could finish.
-  const auto submitted = clustersweep({"submit", kRequeue, "-o", dir / "results.h5", "--nodes", "1",
-                                       "--ntasks-per-node", "1", "--time", "00:01:00", "--signal-margin", "55"});
+  const auto submitted =
+      clustersweep({"submit", kRequeue, "-o", dir / "results.h5", "--nodes", "1",
+                    "--ntasks-per-node", "1", "--time", "00:01:00", "--signal-margin", "55"});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
   const std::string id = first_line(submitted.out);
   const auto waited = testing::wait_for_jobs({id}, 480);
@@ -90,10 +99,11 @@ TEST(SubmitToSlurm, AJobPastItsTimeLimitCheckpointsRequeuesAndCompletesWithTheSa
   ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir);
   ASSERT_EQ(waited.jobs.size(), 1u);
   EXPECT_EQ(waited.jobs[0].state, "COMPLETED") << logs(dir);
-  EXPECT_GE(waited.jobs[0].restarts, 1u)
-      << "the sweep finished before its time-limit signal: this machine is faster than the test assumes "
-         "(tests/slurm/requeue.toml should keep one core busy for well over 35 s); enlarge the spec\n"
-      << logs(dir);
+  EXPECT_GE(waited.jobs[0].restarts, 1u) << "the sweep finished before its time-limit signal: this "
+                                            "machine is faster than the test assumes "
+                                            "(tests/slurm/requeue.toml should keep one core busy "
+                                            "for well over 35 s); enlarge the spec\n"
+                                         << logs(dir);
   EXPECT_GE(waited.releases, 1);
   const std::string log = read_text(dir / fmt::format("results.h5.slurm-{}.out", id));
   EXPECT_TRUE(contains(log, "SIGUSR1")) << log;
@@ -110,9 +120,9 @@ TEST(SubmitToSlurm, ShardsOfAJobArrayMergeIntoTheSingleRunsData) {
   const auto reference = testing::mpirun_sweep(kQuick, dir / "reference.h5", 2);
   ASSERT_EQ(reference.exit_code, 0) << reference.err;
 
-  const auto submitted = clustersweep({"submit", kQuick, "-o", dir / "results.h5", "--nodes", "1",
-                                       "--ntasks-per-node", "1", "--time", "00:05:00", "--array", "3%2",
-                                       "--launcher", "mpirun"});
+  const auto submitted =
+      clustersweep({"submit", kQuick, "-o", dir / "results.h5", "--nodes", "1", "--ntasks-per-node",
+                    "1", "--time", "00:05:00", "--array", "3%2", "--launcher", "mpirun"});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
   const auto record = read_job_record(dir / "results.h5");
   ASSERT_EQ(record.size(), 1u);
@@ -122,8 +132,10 @@ TEST(SubmitToSlurm, ShardsOfAJobArrayMergeIntoTheSingleRunsData) {
   const auto waited = testing::wait_for_jobs({record[0].jobs[0].id, record[0].jobs[1].id}, 240);
   ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir);
   EXPECT_EQ(waited.jobs.size(), 4u) << jobs_text(waited);  // three array tasks and the merge
-  for (const auto& j : waited.jobs) EXPECT_EQ(j.state, "COMPLETED") << jobs_text(waited) << logs(dir);
-  for (const char* shard : {"results.shard-0-of-3.h5", "results.shard-1-of-3.h5", "results.shard-2-of-3.h5"})
+  for (const auto& j : waited.jobs)
+    EXPECT_EQ(j.state, "COMPLETED") << jobs_text(waited) << logs(dir);
+  for (const char* shard :
+       {"results.shard-0-of-3.h5", "results.shard-1-of-3.h5", "results.shard-2-of-3.h5"})
     EXPECT_TRUE(std::filesystem::exists(dir / shard)) << shard;
   EXPECT_EQ(testing::store_difference(dir / "reference.h5", dir / "results.h5"), "") << logs(dir);
 }
@@ -133,30 +145,36 @@ TEST(SubmitToSlurm, SegmentsRunOneAfterAnotherAndEachResumes) {
   ScratchDir dir;
   const auto reference = testing::mpirun_sweep(kQuick, dir / "reference.h5", 2);
   ASSERT_EQ(reference.exit_code, 0) << reference.err;
-  const auto submitted = clustersweep({"submit", kQuick, "-o", dir / "results.h5", "--nodes", "1",
-                                       "--ntasks-per-node", "2", "--time", "00:05:00", "--segments", "2"});
+  const auto submitted =
+      clustersweep({"submit", kQuick, "-o", dir / "results.h5", "--nodes", "1", "--ntasks-per-node",
+                    "2", "--time", "00:05:00", "--segments", "2"});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
   const auto record = read_job_record(dir / "results.h5");
   ASSERT_EQ(record.size(), 1u);
   ASSERT_EQ(record[0].jobs.size(), 2u);
   const auto waited = testing::wait_for_jobs({record[0].jobs[0].id, record[0].jobs[1].id}, 240);
   ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir);
-  for (const auto& j : waited.jobs) EXPECT_EQ(j.state, "COMPLETED") << jobs_text(waited) << logs(dir);
+  for (const auto& j : waited.jobs)
+    EXPECT_EQ(j.state, "COMPLETED") << jobs_text(waited) << logs(dir);
   EXPECT_EQ(testing::store_difference(dir / "reference.h5", dir / "results.h5"), "") << logs(dir);
   // The first segment finished the sweep; the second found the store complete.
-  const std::string second = read_text(dir / fmt::format("results.h5.slurm-{}.out", record[0].jobs[1].id));
+  const std::string second =
+      read_text(dir / fmt::format("results.h5.slurm-{}.out", record[0].jobs[1].id));
   EXPECT_TRUE(contains(second, "already complete")) << second;
 }
 
 TEST(SubmitToSlurm, ASubmissionSlurmRefusesShowsSlurmsMessage) {
   REQUIRE_LOCAL_SLURM();
   ScratchDir dir;
-  const auto r = clustersweep({"submit", kQuick, "-o", dir / "results.h5", "--nodes", "1", "--ntasks-per-node",
-                               "1", "--time", "00:05:00", "--partition", "nosuch"});
+  const auto r =
+      clustersweep({"submit", kQuick, "-o", dir / "results.h5", "--nodes", "1", "--ntasks-per-node",
+                    "1", "--time", "00:05:00", "--partition", "nosuch"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err,
-            "clustersweep submit: error: Slurm refused the job: sbatch: error: invalid partition specified: "
-            "nosuch / sbatch: error: Batch job submission failed: Invalid partition name specified\n");
+  EXPECT_EQ(
+      r.err,
+      "clustersweep submit: error: Slurm refused the job: sbatch: error: invalid partition "
+      "specified: "
+      "nosuch / sbatch: error: Batch job submission failed: Invalid partition name specified\n");
   EXPECT_EQ(r.out, "");
   EXPECT_FALSE(std::filesystem::exists(dir / "results.h5.slurm-jobs"));
 }
