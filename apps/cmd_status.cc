@@ -95,11 +95,10 @@ void print_progress(const std::string& store, const std::vector<std::string>& st
                            with_commas(before.chunks_done), with_commas(before.chunks), state);
   if (before.complete == before.stores && shards == 0) {
     const engine::StoreReader reader(store);
-    std::cout << fmt::format("rate:   {} points/s over {} on {} ranks (the run that finished it)\n",
-                             with_commas(static_cast<std::uint64_t>(
-                                 reader.number_attribute("points_per_s").value_or(0))),
-                             format_clock(reader.number_attribute("wall_time_s").value_or(0)),
-                             reader.number_attribute("mpi_size").value_or(1));
+    std::cout << fmt::format(
+        "rate:   {} points/s over {} on {} ranks (the run that finished it)\n",
+        with_commas(static_cast<std::uint64_t>(reader.run_stats().points_per_s)),
+        format_clock(reader.run_stats().wall_time_s), reader.run_stats().mpi_size);
     return;
   }
   if (interval <= 0) return;

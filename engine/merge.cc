@@ -35,22 +35,15 @@ struct ShardStore {
           fmt::format("'{}' is not complete; finish its run with 'clustersweep run SPEC -o {} "
                       "--shard I/K --resume' before merging",
                       path, path));
-    spec_hash = reader.string_attribute("spec_hash").value_or("");
-    index = number("shard_index");
-    count = number("shard_count");
-    design_begin = number("design_begin");
-    design_end = number("design_end");
+    const StoreHeader& h = reader.header();
+    spec_hash = h.spec_hash;
+    index = static_cast<std::uint64_t>(h.shard_index);
+    count = static_cast<std::uint64_t>(h.shard_count);
+    design_begin = h.design_begin;
+    design_end = h.design_end;
   }
 
-  std::uint64_t number(const char* name) const {
-    const auto value = reader.number_attribute(name);
-    if (!value)
-      throw InputError(fmt::format(
-          "'{}' lacks the root attribute '{}'; is it a clustersweep store?", path, name));
-    return static_cast<std::uint64_t>(*value);
-  }
-
-  std::string text(const char* name) const { return reader.string_attribute(name).value_or(""); }
+  const StoreHeader& header() const noexcept { return reader.header(); }
 
   static StoreReader open(const std::string& path) {
     // An unfinished run keeps its rows in STORE.partial and the store itself appears at the end.
@@ -99,7 +92,7 @@ void check_shards(std::vector<ShardStore>& stores) {
   }
   std::sort(stores.begin(), stores.end(),
             [](const ShardStore& a, const ShardStore& b) { return a.index < b.index; });
-  const std::uint64_t designs = first.number("space_designs");
+  const std::uint64_t designs = first.header().space_designs;
   std::uint64_t next = 0;
   for (const auto& s : stores) {
     if (s.design_begin != next)
@@ -126,25 +119,19 @@ void check_shards(std::vector<ShardStore>& stores) {
 // would record.
 StoreHeader merged_header(const ShardStore& first, const spaces::Space& space, std::uint64_t rows,
                           const ChunkLayout& layout, const std::vector<std::string>& command_line) {
-  StoreHeader h;
+  // The first shard's header with the whole space's range and no shard.
+  StoreHeader h = first.header();
   h.schema = first.reader.schema();
   h.rows = rows;
   h.axes = space.axes();
   h.spec = space.text();
-  h.spec_file = first.text("spec_file");
-  h.spec_hash = first.spec_hash;
-  h.keep = first.text("keep");
-  h.objective = first.text("objective");
-  h.space_points = first.number("space_points");
-  h.space_designs = first.number("space_designs");
-  h.plan_points = first.number("plan_points");
   h.design_begin = 0;
   h.design_end = h.space_designs;
   h.shard_index = 0;
   h.shard_count = 1;
   h.pricing = space.pricing();
   h.training_tokens = space.training_tokens();
-  h.chunk_points = first.number("chunk_points");
+  h.chunk_points = first.header().chunk_points;
   h.designs_per_chunk = layout.designs_per_chunk();
   h.splits_per_design = layout.splits_per_design();
   h.chunks = layout.chunks();
@@ -178,8 +165,8 @@ RunStats copy_rows(const std::vector<ShardStore>& stores, const std::string& pat
         ++chunk_rows[chunk];
       }
     }
-    points_evaluated += s.reader.number_attribute("points_evaluated").value_or(0);
-    shard_wall_time_s += s.reader.number_attribute("wall_time_s").value_or(0);
+    points_evaluated += s.reader.run_stats().points_evaluated;
+    shard_wall_time_s += s.reader.run_stats().wall_time_s;
   }
   writer.write_progress(0, std::vector<std::uint8_t>(layout.chunks(), 1), chunk_rows);
   writer.close();
@@ -209,14 +196,14 @@ MergeResult merge_shards(const std::vector<std::string>& paths, const std::strin
   check_shards(stores);
 
   const ShardStore& first = stores.front();
-  const spaces::Space space = spaces::Space::parse(first.text("spec"), first.text("spec_file"));
+  const spaces::Space space = spaces::Space::parse(first.header().spec, first.header().spec_file);
   spaces::Keep keep = spaces::Keep::all;
-  parse_keep(first.text("keep"), keep);
+  parse_keep(first.header().keep, keep);
   // The layout of a single run with the shards' chunk size, so the merged store's progress marks
   // read like that run's: every chunk done, with its row count.
   const ChunkLayout layout =
       ChunkLayout::stored(0, space.designs(), space.plan_points(), keep,
-                          first.number("designs_per_chunk"), first.number("splits_per_design"));
+                          first.header().designs_per_chunk, first.header().splits_per_design);
   std::uint64_t rows = 0;
   for (const auto& s : stores) rows += s.reader.rows();
 

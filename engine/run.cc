@@ -190,23 +190,19 @@ struct Decision {
   }
 };
 
-std::uint64_t number(hid_t file, const char* name) {
-  return static_cast<std::uint64_t>(h5::read_number_attribute(file, name).value_or(0));
-}
-
 // Refuses to resume `path` unless it was written for this spec and shard.
 void check_same_job(hid_t file, const std::string& path, const jobs::Job& job,
                     const std::string& hash) {
-  const std::string stored = h5::read_string_attribute(file, "spec_hash").value_or("(none)");
-  if (stored != hash)
+  const StoreHeader stored = read_header(file);
+  if (stored.spec_hash != hash)
     throw InputError(
         fmt::format("--resume: '{}' was written for a different spec (spec hash {} from '{}'; '{}' "
                     "has hash {}); "
                     "use --force to start over, or another --output",
-                    path, stored, h5::read_string_attribute(file, "spec_file").value_or("?"),
-                    job.spec_path, hash));
-  const auto index = number(file, "shard_index");
-  const auto count = number(file, "shard_count");
+                    path, stored.spec_hash.empty() ? "(none)" : stored.spec_hash,
+                    stored.spec_file.empty() ? "?" : stored.spec_file, job.spec_path, hash));
+  const auto index = static_cast<std::uint64_t>(stored.shard_index);
+  const auto count = static_cast<std::uint64_t>(stored.shard_count);
   if (index != job.options.shard.index || count != job.options.shard.count)
     throw InputError(fmt::format("--resume: '{}' was written for --shard {}/{}, not {}", path,
                                  index, count, job.options.shard.text()));
@@ -407,7 +403,7 @@ class Run {
             store));
       h5::File file = format::open_store(store, false);
       check_same_job(file.get(), store, job_, hash);
-      if (number(file.get(), "complete") == 0)
+      if (!read_run_stats(file.get()).complete)
         throw InputError(
             fmt::format("'{}' is not marked complete, and a run never leaves an unfinished "
                         "store under its final name; use --force to start over",
@@ -425,22 +421,24 @@ class Run {
                         partial_, store));
       h5::File file = format::open_store(partial_, false);
       check_same_job(file.get(), partial_, job_, hash);
-      const std::string revision =
-          h5::read_string_attribute(file.get(), "git_revision").value_or("");
+      const StoreHeader started = read_header(file.get());
+      const std::string& revision = started.provenance.git_revision;
       if (revision != kGitRevision)
         std::cerr << fmt::format(
             "clustersweep run: warning: '{}' was started by clustersweep git {}, this is "
             "git {}; if the estimator changed, old and new rows differ\n",
             partial_, revision, kGitRevision);
       d.resumed = 1;
-      d.designs_per_chunk = number(file.get(), "designs_per_chunk");
-      d.splits_per_design = number(file.get(), "splits_per_design");
-      d.chunk_points = number(file.get(), "chunk_points");
+      d.designs_per_chunk = started.designs_per_chunk;
+      d.splits_per_design = started.splits_per_design;
+      d.chunk_points = started.chunk_points;
       const ChunkLayout layout =
           ChunkLayout::stored(begin, end, space_->plan_points(), space_->keep(),
                               d.designs_per_chunk, d.splits_per_design);
-      if (number(file.get(), "chunks") != layout.chunks() ||
-          number(file.get(), "design_begin") != begin || number(file.get(), "design_end") != end)
+      // The same spec text makes another space when this clustersweep has other axes (a run
+      // started by an older version): its points would not line up.
+      if (started.chunks != layout.chunks() || started.design_begin != begin ||
+          started.design_end != end || started.plan_points != space_->plan_points())
         throw InputError(
             fmt::format("--resume: '{}' has a chunk layout this clustersweep cannot continue; "
                         "use --force to start over",
@@ -516,16 +514,16 @@ class Run {
       std::uint64_t total = 0;
       for (auto r : rows) total += r;
       h5::File staging = format::open_store(partial_, false);
-      StoreHeader header =
-          make_header(*space_, job_, layout_, number(staging.get(), "chunk_points"),
-                      jobs::Provenance::current(command_line_), comm_.size());
-      // The provenance is the run's, from when it started, not the compaction's.
-      for (auto [name, field] :
-           {std::pair{"created_utc", &jobs::Provenance::created_utc},
-            std::pair{"host", &jobs::Provenance::host}, std::pair{"user", &jobs::Provenance::user},
-            std::pair{"command", &jobs::Provenance::command}})
-        header.provenance.*field = h5::read_string_attribute(staging.get(), name).value_or("");
+      const StoreHeader started = read_header(staging.get());
       staging.close();
+      StoreHeader header = make_header(*space_, job_, layout_, started.chunk_points,
+                                       jobs::Provenance::current(command_line_), comm_.size());
+      // The provenance is the run's, from when it started, not the compaction's.
+      const std::string revision = header.provenance.git_revision;
+      const std::string tool_version = header.provenance.tool_version;
+      header.provenance = started.provenance;
+      header.provenance.git_revision = revision;
+      header.provenance.tool_version = tool_version;
       header.rows = total;
       header.staging = false;
       create_atomically(assembly_, header);
@@ -669,15 +667,14 @@ StoreState store_state(const std::string& store_path) {
     return s;
   }
   h5::File file = format::open_store(s.path, false);
-  s.spec_hash = h5::read_string_attribute(file.get(), "spec_hash").value_or("");
-  const bool complete = number(file.get(), "complete") != 0;
-  spaces::Keep keep = spaces::Keep::all;
-  parse_keep(h5::read_string_attribute(file.get(), "keep").value_or("all"), keep);
-  const ChunkLayout layout = ChunkLayout::stored(
-      number(file.get(), "design_begin"), number(file.get(), "design_end"),
-      number(file.get(), "plan_points"), keep, number(file.get(), "designs_per_chunk"),
-      number(file.get(), "splits_per_design"));
+  const StoreHeader h = read_header(file.get());
+  const bool complete = read_run_stats(file.get()).complete;
   file.close();
+  s.spec_hash = h.spec_hash;
+  spaces::Keep keep = spaces::Keep::all;
+  parse_keep(h.keep.empty() ? "all" : h.keep, keep);
+  const ChunkLayout layout = ChunkLayout::stored(h.design_begin, h.design_end, h.plan_points, keep,
+                                                 h.designs_per_chunk, h.splits_per_design);
   const Progress p = read_progress(s.path);
   s.kind = complete ? StoreState::complete : StoreState::unfinished;
   s.chunks = p.done.size();

@@ -19,11 +19,14 @@ struct StoreReader::Impl {
   std::vector<h5::Id> datasets;
   std::vector<h5::Id> mem_types;
   std::uint64_t rows = 0;
-  bool complete = false;
+  StoreHeader header;
+  RunStats stats;
 
   explicit Impl(const std::string& path) : file(format::open_store(path, /*writable=*/false)) {
     const hid_t root = file.get();
-    if (h5::read_number_attribute(root, "staging").value_or(0) != 0)
+    header = read_header(root);
+    stats = read_run_stats(root);
+    if (header.staging)
       throw InputError(fmt::format(
           "'{}' is the staging file of an unfinished run; finish it with 'clustersweep run SPEC -o "
           "STORE --resume'",
@@ -35,21 +38,17 @@ struct StoreReader::Impl {
       mem_types.push_back(format::memory_type(c, path));
     }
     const std::uint64_t extent = datasets.empty() ? 0 : h5::extent(datasets.front().get(), path);
-    complete = h5::read_number_attribute(root, "complete").value_or(0) != 0;
-    rows = complete ? extent : committed_rows(path, extent);
+    rows = stats.complete ? extent : committed_rows(path, extent);
   }
 
   // The rows of an unfinished keep = "all" store that are final: those of its leading done chunks.
   std::uint64_t committed_rows(const std::string& path, std::uint64_t extent) const {
     const hid_t root = file.get();
     spaces::Keep keep = spaces::Keep::all;
-    if (!parse_keep(h5::read_string_attribute(root, "keep").value_or(""), keep)) return 0;
-    auto number = [&](const char* name) {
-      return static_cast<std::uint64_t>(h5::read_number_attribute(root, name).value_or(0));
-    };
+    if (!parse_keep(header.keep, keep)) return 0;
     const ChunkLayout layout =
-        ChunkLayout::stored(number("design_begin"), number("design_end"), number("plan_points"),
-                            keep, number("designs_per_chunk"), number("splits_per_design"));
+        ChunkLayout::stored(header.design_begin, header.design_end, header.plan_points, keep,
+                            header.designs_per_chunk, header.splits_per_design);
     h5::Id done_set = h5::open_dataset(root, "progress/chunk_done", path);
     const std::uint64_t chunks = h5::extent(done_set.get(), path);
     if (chunks != layout.chunks()) return 0;
@@ -84,7 +83,9 @@ StoreReader& StoreReader::operator=(StoreReader&&) noexcept = default;
 const std::string& StoreReader::path() const noexcept { return impl_->file.path(); }
 std::uint64_t StoreReader::rows() const noexcept { return impl_->rows; }
 const std::vector<ColumnInfo>& StoreReader::columns() const noexcept { return impl_->columns; }
-bool StoreReader::complete() const noexcept { return impl_->complete; }
+bool StoreReader::complete() const noexcept { return impl_->stats.complete; }
+const StoreHeader& StoreReader::header() const noexcept { return impl_->header; }
+const RunStats& StoreReader::run_stats() const noexcept { return impl_->stats; }
 const Schema& StoreReader::schema() const noexcept { return impl_->schema; }
 
 const ColumnInfo* StoreReader::find_column(const std::string& name) const noexcept {

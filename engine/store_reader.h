@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/schema.h"
+#include "engine/store_header.h"
 
 namespace clustersweep::engine {
 
@@ -45,6 +46,11 @@ class StoreReader {
   // pricing parameters ("pue", "usd_per_kwh", ...), "training_tokens", ...
   std::optional<std::string> string_attribute(const std::string& name) const;
   std::optional<double> number_attribute(const std::string& name) const;
+
+  // The root attributes: what the run that created the store wrote, and what it recorded when it
+  // finished (all defaults while it has not).
+  const StoreHeader& header() const noexcept;
+  const RunStats& run_stats() const noexcept;
 
   // True when the run that wrote the store finished; an unfinished keep = "all" run's store
   // (results.h5.partial) opens too, with rows() = the rows of its leading finished chunks.

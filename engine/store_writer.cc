@@ -49,69 +49,15 @@ void write_axes(hid_t root, const std::vector<spaces::Axis>& axes, const std::st
   }
 }
 
-void write_root_attributes(hid_t root, const StoreHeader& h, const std::string& context) {
-  auto text = [&](const char* name, const std::string& value) {
-    h5::write_attribute(root, name, value, context);
-  };
-  auto count = [&](const char* name, std::uint64_t value) {
-    h5::write_attribute(root, name, value, context);
-  };
-  auto integer = [&](const char* name, std::int64_t value) {
-    h5::write_attribute(root, name, value, context);
-  };
-  auto number = [&](const char* name, double value) {
-    h5::write_attribute(root, name, value, context);
-  };
-  text("format", kStoreFormat);
-  integer("format_version", kStoreFormatVersion);
-  text("tool_version", h.provenance.tool_version);
-  text("git_revision", h.provenance.git_revision);
-  text("spec", h.spec);
-  text("spec_file", h.spec_file);
-  text("spec_hash", h.spec_hash);
-  text("keep", h.keep);
-  text("objective", h.objective);
-  count("rows", h.rows);
-  count("space_points", h.space_points);
-  count("space_designs", h.space_designs);
-  count("plan_points", h.plan_points);
-  count("design_begin", h.design_begin);
-  count("design_end", h.design_end);
-  count("point_begin", h.design_begin * h.plan_points);
-  count("point_end", h.design_end * h.plan_points);
-  integer("shard_index", h.shard_index);
-  integer("shard_count", h.shard_count);
-  number("training_tokens", h.training_tokens);
-  spaces::Pricing::for_each(h.pricing,
-                            [&](const char* name, double value) { number(name, value); });
-  count("chunk_points", h.chunk_points);
-  count("designs_per_chunk", h.designs_per_chunk);
-  count("splits_per_design", h.splits_per_design);
-  count("chunks", h.chunks);
-  integer("staging", h.staging ? 1 : 0);
-  text("created_utc", h.provenance.created_utc);
-  text("host", h.provenance.host);
-  text("user", h.provenance.user);
-  text("command", h.provenance.command);
-  // Overwritten in place by finalize_store(): same types now as then.
-  integer("complete", 0);
-  integer("mpi_size", h.mpi_size);
-  number("wall_time_s", 0.0);
-  number("points_per_s", 0.0);
-  count("points_evaluated", std::uint64_t{0});
-  number("compact_time_s", 0.0);
-  integer("resumed", 0);
-  std::vector<std::string> names;
-  for (const auto& c : h.schema.columns) names.push_back(c.name);
-  h5::write_attribute(root, "columns", names, context);
-}
-
 }  // namespace
 
 void create_store(const std::string& path, const StoreHeader& header) {
   h5::File file = h5::File::create(path);
   const hid_t root = file.get();
-  write_root_attributes(root, header, path);
+  // Fixed-size attributes that finalize_store() overwrites in place: written now, same types.
+  RunStats unfinished;
+  unfinished.mpi_size = header.mpi_size;
+  write_header(root, header, unfinished, path);
   for (const auto& column : header.schema.columns) {
     h5::Id type = format::file_type(column, path);
     h5::Id dataset = h5::create_dataset(root, column.name, type.get(), header.rows, path);
@@ -150,13 +96,9 @@ void create_store(const std::string& path, const StoreHeader& header) {
 void finalize_store(const std::string& path, const RunStats& stats) {
   h5::File file = format::open_store(path, /*writable=*/true);
   const hid_t root = file.get();
-  h5::write_attribute(root, "mpi_size", stats.mpi_size, path);
-  h5::write_attribute(root, "wall_time_s", stats.wall_time_s, path);
-  h5::write_attribute(root, "points_per_s", stats.points_per_s, path);
-  h5::write_attribute(root, "points_evaluated", stats.points_evaluated, path);
-  h5::write_attribute(root, "compact_time_s", stats.compact_time_s, path);
-  h5::write_attribute(root, "resumed", std::int64_t{stats.resumed ? 1 : 0}, path);
-  h5::write_attribute(root, "complete", std::int64_t{1}, path);
+  RunStats finished = stats;
+  finished.complete = true;
+  write_run_stats(root, finished, path);
   file.close();
 }
 
