@@ -463,8 +463,11 @@ class Parser {
     std::vector<double> layer_slots = layers;
     for (double l : layers) layer_slots.push_back(l + 2);
     std::vector<double> pp_candidates = divisors_of(layer_slots);
-    if (allows(estimator::PipelineSplit::uneven)) {
-      // Uneven stages place any layer count: every pipeline degree that fits the GPUs.
+    if (split_node && allows(estimator::PipelineSplit::uneven)) {
+      // Uneven stages place any layer count: every pipeline degree that fits the GPUs. Only when
+      // the spec asks for uneven splits: by default "all" keeps to the degrees that divide the
+      // layers (or the layers + 2), as most recipes do, and a sweep does not grow by a pp axis of
+      // mostly uneven pipelines.
       const double most = *std::max_element(layers.begin(), layers.end());
       for (double d : divisors_of(gpu_counts))
         if (d <= most) pp_candidates.push_back(d);
@@ -490,17 +493,24 @@ class Parser {
                              [&](int p) { return p > 1 && any_split(p, int(d)); });
         },
         divisors_of(layer_slots), im_.vp);
-    // Without the key: the splits that place the layers of some pipeline of the space, so that a
-    // spec whose pipelines all divide the layers sweeps no plan twice.
+    // Without the key (or with "all"): the splits that place the layers of some pipeline of the
+    // space, so that a spec whose pipelines all divide the layers sweeps no split in vain. Without
+    // the key, uneven only for pipelines neither other split places.
     Axis& split_axis = axis(kPipelineSplit, "pipeline_split", "", true);
     const auto* split_text = split_node ? split_node->as_string() : nullptr;
     if (!split_node || (split_text && split_text->get() == "all")) {
+      using estimator::PipelineSplit;
       std::vector<int> used;
       for (int sp : splits) {
+        const auto split = static_cast<PipelineSplit>(sp);
         bool any = false;
         for (int p : im_.pp)
-          for (int v : im_.vp)
-            any = any || placeable(p, v, static_cast<estimator::PipelineSplit>(sp));
+          for (int v : im_.vp) {
+            const bool placed_otherwise = split == PipelineSplit::uneven && !split_node &&
+                                          (placeable(p, v, PipelineSplit::even) ||
+                                           placeable(p, v, PipelineSplit::embedding_loss));
+            any = any || (placeable(p, v, split) && !placed_otherwise);
+          }
         if (any) used.push_back(sp);
       }
       splits = used.empty() ? std::vector<int>{0} : used;
