@@ -1,7 +1,5 @@
 #include "analysis/filter.h"
 
-#include "base/names.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,20 +9,33 @@
 
 #include "analysis/dataset.h"
 #include "base/error.h"
+#include "base/names.h"
 
 namespace clustersweep::analysis {
 
 enum class Type : std::uint8_t { number, boolean, label, string };
 
 struct Filter::Node {
-  enum class Kind : std::uint8_t { constant, column, compare, logic_and, logic_or, logic_not,
-                                   add, subtract, multiply, divide, negate, truthy };
+  enum class Kind : std::uint8_t {
+    constant,
+    column,
+    compare,
+    logic_and,
+    logic_or,
+    logic_not,
+    add,
+    subtract,
+    multiply,
+    divide,
+    negate,
+    truthy
+  };
   Kind kind = Kind::constant;
   Type type = Type::number;
   std::size_t position = 0;  // 1-based character of the token that starts the node
-  double value = 0;           // constant
-  std::string text;           // string literal, or the operator of a comparison
-  std::size_t column = 0;     // index into Filter::columns_
+  double value = 0;          // constant
+  std::string text;          // string literal, or the operator of a comparison
+  std::size_t column = 0;    // index into Filter::columns_
   const Column* info = nullptr;
   std::unique_ptr<Node> left, right;
 };
@@ -44,9 +55,12 @@ struct Token {
 
 std::string describe(const Token& t) {
   switch (t.kind) {
-    case Token::Kind::end: return "end of filter";
-    case Token::Kind::string: return fmt::format("'{}'", t.text);
-    default: return fmt::format("'{}'", t.text);
+    case Token::Kind::end:
+      return "end of filter";
+    case Token::Kind::string:
+      return fmt::format("'{}'", t.text);
+    default:
+      return fmt::format("'{}'", t.text);
   }
 }
 
@@ -59,10 +73,12 @@ class Parser {
   }
 
   std::unique_ptr<Node> parse() {
-    if (tokens_.front().kind == Token::Kind::end) fail(1, "empty filter; expected an expression such as feasible and num_gpus <= 1024");
+    if (tokens_.front().kind == Token::Kind::end)
+      fail(1, "empty filter; expected an expression such as feasible and num_gpus <= 1024");
     auto root = parse_or();
     if (peek().kind != Token::Kind::end)
-      fail(peek().position, fmt::format("expected 'and', 'or' or end of filter, got {}", describe(peek())));
+      fail(peek().position,
+           fmt::format("expected 'and', 'or' or end of filter, got {}", describe(peek())));
     return as_condition(std::move(root));
   }
 
@@ -99,7 +115,8 @@ class Parser {
         t.kind = Token::Kind::number;
         t.text = rest.substr(0, length);
         i += length;
-        if (i < text_.size() && (std::isalpha(static_cast<unsigned char>(text_[i])) || text_[i] == '_'))
+        if (i < text_.size() &&
+            (std::isalpha(static_cast<unsigned char>(text_[i])) || text_[i] == '_'))
           fail(i + 1, fmt::format("unexpected '{}' after the number {}", text_[i], t.text));
       } else if (c == '\'' || c == '"') {
         const std::size_t close = text_.find(c, i + 1);
@@ -154,11 +171,14 @@ class Parser {
       return t;
     }
     if (n->type == Type::label)
-      fail(n->position, fmt::format("column '{}' holds labels; compare it with a quoted label, e.g. "
-                                    "{} == '{}'", n->info->name, n->info->name,
-                                    n->info->labels.empty() ? "" : n->info->labels.front()));
-    fail(n->position, fmt::format("a string ('{}') is not a condition; compare a label column with it",
-                                  n->text));
+      fail(n->position,
+           fmt::format("column '{}' holds labels; compare it with a quoted label, e.g. "
+                       "{} == '{}'",
+                       n->info->name, n->info->name,
+                       n->info->labels.empty() ? "" : n->info->labels.front()));
+    fail(
+        n->position,
+        fmt::format("a string ('{}') is not a condition; compare a label column with it", n->text));
   }
 
   std::unique_ptr<Node> parse_or() {
@@ -217,17 +237,21 @@ class Parser {
         fail(op.position, fmt::format("columns '{}' and '{}' have different labels",
                                       label.info->name, other.info->name));
       if (other.type == Type::number || other.type == Type::boolean)
-        fail(other.position, fmt::format("column '{}' holds labels; compare it with a quoted label, "
-                                         "e.g. {} == '{}'", label.info->name, label.info->name,
-                                         label.info->labels.empty() ? "" : label.info->labels.front()));
+        fail(other.position,
+             fmt::format("column '{}' holds labels; compare it with a quoted label, "
+                         "e.g. {} == '{}'",
+                         label.info->name, label.info->name,
+                         label.info->labels.empty() ? "" : label.info->labels.front()));
       if (other.type == Type::string) resolve_label(other, *label.info);
     } else if (left->type == Type::string || right->type == Type::string) {
       const Node& s = left->type == Type::string ? *left : *right;
-      fail(s.position, fmt::format("the string '{}' can only be compared with a label column", s.text));
+      fail(s.position,
+           fmt::format("the string '{}' can only be compared with a label column", s.text));
     }
     n->left = std::move(left);
     n->right = std::move(right);
-    if (peek().kind == Token::Kind::op && std::find(ops.begin(), ops.end(), peek().text) != ops.end())
+    if (peek().kind == Token::Kind::op &&
+        std::find(ops.begin(), ops.end(), peek().text) != ops.end())
       fail(peek().position, "comparisons do not chain; join them with 'and'");
     return n;
   }
@@ -237,8 +261,8 @@ class Parser {
     if (it == column.labels.end()) {
       const auto close = closest_names(s.text, column.labels, 1);
       if (!close.empty())
-        fail(s.position, fmt::format("'{}' is not a value of column '{}'; did you mean '{}'?", s.text,
-                                     column.name, close[0]));
+        fail(s.position, fmt::format("'{}' is not a value of column '{}'; did you mean '{}'?",
+                                     s.text, column.name, close[0]));
       fail(s.position, fmt::format("'{}' is not a value of column '{}'; values are: {}", s.text,
                                    column.name, fmt::join(column.labels, ", ")));
     }
@@ -253,9 +277,12 @@ class Parser {
     while (true) {
       const std::size_t position = peek().position;
       Kind kind;
-      if (accept("+")) kind = Kind::add;
-      else if (accept("-")) kind = Kind::subtract;
-      else return left;
+      if (accept("+"))
+        kind = Kind::add;
+      else if (accept("-"))
+        kind = Kind::subtract;
+      else
+        return left;
       left = arithmetic(kind, position, std::move(left), parse_product());
     }
   }
@@ -265,9 +292,12 @@ class Parser {
     while (true) {
       const std::size_t position = peek().position;
       Kind kind;
-      if (accept("*")) kind = Kind::multiply;
-      else if (accept("/")) kind = Kind::divide;
-      else return left;
+      if (accept("*"))
+        kind = Kind::multiply;
+      else if (accept("/"))
+        kind = Kind::divide;
+      else
+        return left;
       left = arithmetic(kind, position, std::move(left), parse_factor());
     }
   }
@@ -328,9 +358,10 @@ class Parser {
       std::vector<std::string> names;
       for (const auto& c : data_.columns()) names.push_back(c.name);
       const auto close = closest_names(t.text, names, 1);
-      fail(t.position, close.empty()
-                           ? fmt::format("unknown column '{}'; columns are: {}", t.text, fmt::join(names, ", "))
-                           : fmt::format("unknown column '{}'; did you mean '{}'?", t.text, close[0]));
+      fail(t.position,
+           close.empty()
+               ? fmt::format("unknown column '{}'; columns are: {}", t.text, fmt::join(names, ", "))
+               : fmt::format("unknown column '{}'; did you mean '{}'?", t.text, close[0]));
     }
     auto n = make(Kind::column, column->is_label ? Type::label : Type::number, t.position);
     n->info = column;
@@ -375,21 +406,40 @@ void evaluate(const Node& n, const std::vector<const double*>& columns, std::siz
     for (std::size_t i = 0; i < size; ++i) out[i] = f(out[i], right[i]);
   };
   switch (n.kind) {
-    case Kind::logic_and: each([](double a, double b) { return a != 0 && b != 0 ? 1.0 : 0.0; }); break;
-    case Kind::logic_or: each([](double a, double b) { return a != 0 || b != 0 ? 1.0 : 0.0; }); break;
-    case Kind::add: each([](double a, double b) { return a + b; }); break;
-    case Kind::subtract: each([](double a, double b) { return a - b; }); break;
-    case Kind::multiply: each([](double a, double b) { return a * b; }); break;
-    case Kind::divide: each([](double a, double b) { return a / b; }); break;
-    case Kind::compare:
-      if (n.text == "==") each([](double a, double b) { return a == b ? 1.0 : 0.0; });
-      else if (n.text == "!=") each([](double a, double b) { return a != b ? 1.0 : 0.0; });
-      else if (n.text == "<") each([](double a, double b) { return a < b ? 1.0 : 0.0; });
-      else if (n.text == "<=") each([](double a, double b) { return a <= b ? 1.0 : 0.0; });
-      else if (n.text == ">") each([](double a, double b) { return a > b ? 1.0 : 0.0; });
-      else each([](double a, double b) { return a >= b ? 1.0 : 0.0; });
+    case Kind::logic_and:
+      each([](double a, double b) { return a != 0 && b != 0 ? 1.0 : 0.0; });
       break;
-    default: break;
+    case Kind::logic_or:
+      each([](double a, double b) { return a != 0 || b != 0 ? 1.0 : 0.0; });
+      break;
+    case Kind::add:
+      each([](double a, double b) { return a + b; });
+      break;
+    case Kind::subtract:
+      each([](double a, double b) { return a - b; });
+      break;
+    case Kind::multiply:
+      each([](double a, double b) { return a * b; });
+      break;
+    case Kind::divide:
+      each([](double a, double b) { return a / b; });
+      break;
+    case Kind::compare:
+      if (n.text == "==")
+        each([](double a, double b) { return a == b ? 1.0 : 0.0; });
+      else if (n.text == "!=")
+        each([](double a, double b) { return a != b ? 1.0 : 0.0; });
+      else if (n.text == "<")
+        each([](double a, double b) { return a < b ? 1.0 : 0.0; });
+      else if (n.text == "<=")
+        each([](double a, double b) { return a <= b ? 1.0 : 0.0; });
+      else if (n.text == ">")
+        each([](double a, double b) { return a > b ? 1.0 : 0.0; });
+      else
+        each([](double a, double b) { return a >= b ? 1.0 : 0.0; });
+      break;
+    default:
+      break;
   }
 }
 

@@ -21,7 +21,8 @@ class Dataset;
 class Filter {
  public:
   // Parses `text` against the columns of `data`; InputError "<what>:1:<col>: <message>".
-  static Filter parse(std::string_view text, const Dataset& data, std::string_view what = "--where");
+  static Filter parse(std::string_view text, const Dataset& data,
+                      std::string_view what = "--where");
 
   Filter(Filter&&) noexcept;
   Filter& operator=(Filter&&) noexcept;

@@ -1,4 +1,5 @@
-// End to end: the analysis commands on a real store written by `clustersweep run` (examples/quick.toml).
+// End to end: the analysis commands on a real store written by `clustersweep run`
+// (examples/quick.toml).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,10 +29,11 @@ struct Result {
 Result run(const std::string& arguments) {
   static int counter = 0;
   const fs::path dir = fs::temp_directory_path();
-  const std::string stem = "clustersweep-cli-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+  const std::string stem =
+      "clustersweep-cli-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
   const fs::path out = dir / (stem + ".out"), err = dir / (stem + ".err");
-  const std::string command = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " + arguments + " >" +
-                              out.string() + " 2>" + err.string();
+  const std::string command = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
+                              arguments + " >" + out.string() + " 2>" + err.string();
   const int status = std::system(command.c_str());
   Result r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -56,7 +58,8 @@ class CliTest : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("clustersweep-analysis-" + std::to_string(getpid()));
     fs::create_directories(dir_);
     store_ = (dir_ / "quick.h5").string();
-    const Result r = run(kBinary + " run " CLUSTERSWEEP_SOURCE_DIR "/examples/quick.toml -o " + store_);
+    const Result r =
+        run(kBinary + " run " CLUSTERSWEEP_SOURCE_DIR "/examples/quick.toml -o " + store_);
     ASSERT_EQ(r.code, 0) << r.err;
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
@@ -91,7 +94,10 @@ TEST_F(CliTest, ParetoOnARealStoreEqualsBruteForce) {
   const std::vector<std::vector<Objective>> cases = {
       {{"time_to_train_s", false}, {"energy_kwh", false}},
       {{"step_time_s", false}, {"mem_per_gpu_bytes", false}, {"mfu", true}},
-      {{"time_to_train_s", false}, {"mem_per_gpu_bytes", false}, {"num_gpus", false}, {"tokens_per_s", true}},
+      {{"time_to_train_s", false},
+       {"mem_per_gpu_bytes", false},
+       {"num_gpus", false},
+       {"tokens_per_s", true}},
   };
   for (const auto& objectives : cases) {
     // Brute force over every feasible row, read in one go.
@@ -127,8 +133,9 @@ TEST_F(CliTest, ParetoOnARealStoreEqualsBruteForce) {
 TEST_F(CliTest, ParetoCommandWritesTheFrontAndMpiRanksAgree) {
   const std::string one = (dir_ / "one.csv").string(), two = (dir_ / "two.csv").string();
   const std::string svg = (dir_ / "front.svg").string();
-  const std::string args = " pareto " + store_ +
-                           " --objectives time_to_train_s,cost_usd,max:mfu --group-by gpu --chunk-rows 5000 --csv ";
+  const std::string args =
+      " pareto " + store_ +
+      " --objectives time_to_train_s,cost_usd,max:mfu --group-by gpu --chunk-rows 5000 --csv ";
   const Result r = run(cs(args + one + " --svg " + svg));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("gpu=H100-SXM5-80GB: "), std::string::npos) << r.out;
@@ -141,22 +148,25 @@ TEST_F(CliTest, ParetoCommandWritesTheFrontAndMpiRanksAgree) {
 }
 
 TEST_F(CliTest, TopSummaryEnergySensitivityAndReportRun) {
-  const Result top = run(cs("top " + store_ + " --by time_to_train_s -n 3 --where \"gpu == 'A100-SXM4-80GB'\""));
+  const Result top =
+      run(cs("top " + store_ + " --by time_to_train_s -n 3 --where \"gpu == 'A100-SXM4-80GB'\""));
   ASSERT_EQ(top.code, 0) << top.err;
   EXPECT_NE(top.out.find("Top 3 of"), std::string::npos);
   EXPECT_NE(top.out.find("gpu=A100-SXM4-80GB"), std::string::npos) << top.out;
 
   const Result summary = run(cs("summary " + store_));
   ASSERT_EQ(summary.code, 0) << summary.err;
-  for (const char* text : {"Swept axes:", "Best design per accelerator", "across cluster configurations",
-                           "Memory-expansion tier"})
+  for (const char* text : {"Swept axes:", "Best design per accelerator",
+                           "across cluster configurations", "Memory-expansion tier"})
     EXPECT_NE(summary.out.find(text), std::string::npos) << text;
 
-  const Result energy = run(cs("energy " + store_ + " --pue 1.5 --capex-usd-per-gpu 30000 --amortize-years 5 "
-                                                    "--deadline-days 200 --budget-usd 2e6"));
+  const Result energy = run(cs("energy " + store_ +
+                               " --pue 1.5 --capex-usd-per-gpu 30000 --amortize-years 5 "
+                               "--deadline-days 200 --budget-usd 2e6"));
   ASSERT_EQ(energy.code, 0) << energy.err;
   EXPECT_NE(energy.out.find("PUE 1.5 (--pue)"), std::string::npos) << energy.out;
-  EXPECT_NE(energy.out.find("$30000/GPU bought, amortized over 5 years"), std::string::npos) << energy.out;
+  EXPECT_NE(energy.out.find("$30000/GPU bought, amortized over 5 years"), std::string::npos)
+      << energy.out;
   EXPECT_NE(energy.out.find("cheapest within 200 days"), std::string::npos) << energy.out;
 
   const std::string bars = (dir_ / "bars.svg").string();
@@ -178,28 +188,38 @@ TEST_F(CliTest, BadInputGetsOneClearErrorAndExitCode2) {
     EXPECT_EQ(r.out, "") << arguments;
   };
   const std::string missing = (dir_ / "missing.h5").string();
-  expect_error("summary " + missing, "clustersweep summary: error: cannot open store '" + missing + "': no such file");
+  expect_error("summary " + missing,
+               "clustersweep summary: error: cannot open store '" + missing + "': no such file");
   const std::string text = (dir_ / "text.h5").string();
   std::ofstream(text) << "not hdf5\n";
   expect_error("pareto " + text + " --objectives time_to_train_s,cost_usd",
-               "clustersweep pareto: error: '" + text + "' is not an HDF5 file (expected a clustersweep results store)");
+               "clustersweep pareto: error: '" + text +
+                   "' is not an HDF5 file (expected a clustersweep results store)");
   expect_error("top " + store_ + " --by time_to_trian",
-               "clustersweep top: error: --by: unknown column 'time_to_trian'; did you mean 'time_to_train_s'?");
-  expect_error("pareto " + store_ + " --objectives time_to_train_s,co2e",
-               "clustersweep pareto: error: --objectives: unknown column 'co2e'; did you mean 'co2e_kg'?");
+               "clustersweep top: error: --by: unknown column 'time_to_trian'; did you mean "
+               "'time_to_train_s'?");
+  expect_error(
+      "pareto " + store_ + " --objectives time_to_train_s,co2e",
+      "clustersweep pareto: error: --objectives: unknown column 'co2e'; did you mean 'co2e_kg'?");
   expect_error("top " + store_ + " --where \"num_gpus <= 64 and gpu = 'x'\"",
                "clustersweep top: error: --where:1:24: '=' is not a comparison; use '=='");
-  expect_error("energy " + store_ + " --pue 0.5", "clustersweep energy: error: --pue: must be at least 1 (facility / IT energy), got 0.5");
-  expect_error("pareto " + store_, "clustersweep pareto: error: the option '--objectives' is required but missing");
+  expect_error(
+      "energy " + store_ + " --pue 0.5",
+      "clustersweep energy: error: --pue: must be at least 1 (facility / IT energy), got 0.5");
+  expect_error("pareto " + store_,
+               "clustersweep pareto: error: the option '--objectives' is required but missing");
 
   // A store of another format version.
   const std::string v99 = (dir_ / "v99.h5").string();
   fs::copy_file(store_, v99);
   ASSERT_EQ(std::system(("/usr/bin/python3 -c \"import h5py; f = h5py.File('" + v99 +
-                         "', 'r+'); f.attrs['format_version'] = 99; f.close()\"").c_str()), 0);
-  expect_error("summary " + v99, "clustersweep summary: error: '" + v99 +
-                                     "' has store format version 99; this clustersweep reads version 2 (use the "
-                                     "clustersweep that wrote it, or rerun the sweep)");
+                         "', 'r+'); f.attrs['format_version'] = 99; f.close()\"")
+                            .c_str()),
+            0);
+  expect_error("summary " + v99,
+               "clustersweep summary: error: '" + v99 +
+                   "' has store format version 99; this clustersweep reads version 2 (use the "
+                   "clustersweep that wrote it, or rerun the sweep)");
 }
 
 }  // namespace

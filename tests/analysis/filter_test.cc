@@ -83,27 +83,37 @@ TEST_F(FilterTest, UsesPricedColumns) {
 }
 
 TEST_F(FilterTest, ResultDoesNotDependOnTheChunkSize) {
-  EXPECT_EQ(kept("gpu == 'H100-SXM5-80GB' and tp >= 4", 1), kept("gpu == 'H100-SXM5-80GB' and tp >= 4", 100000));
+  EXPECT_EQ(kept("gpu == 'H100-SXM5-80GB' and tp >= 4", 1),
+            kept("gpu == 'H100-SXM5-80GB' and tp >= 4", 100000));
 }
 
 TEST_F(FilterTest, MalformedFiltersNameThePosition) {
-  EXPECT_EQ(error("gpux == 'H100-SXM5-80GB'"), "--where:1:1: unknown column 'gpux'; did you mean 'gpu'?");
+  EXPECT_EQ(error("gpux == 'H100-SXM5-80GB'"),
+            "--where:1:1: unknown column 'gpux'; did you mean 'gpu'?");
   EXPECT_EQ(error("gpu == 'H100'"),
             "--where:1:8: 'H100' is not a value of column 'gpu'; did you mean 'H100-SXM5-80GB'?");
   EXPECT_EQ(error("tp = 2"), "--where:1:4: '=' is not a comparison; use '=='");
   EXPECT_EQ(error("tp == "), "--where:1:7: expected a column, number or string, got end of filter");
-  EXPECT_EQ(error("(tp == 2 and pp == 1"), "--where:1:21: expected ')' to close the '(' at column 1, got end of filter");
-  EXPECT_EQ(error("tp == 2 pp == 1"), "--where:1:9: expected 'and', 'or' or end of filter, got 'pp'");
+  EXPECT_EQ(error("(tp == 2 and pp == 1"),
+            "--where:1:21: expected ')' to close the '(' at column 1, got end of filter");
+  EXPECT_EQ(error("tp == 2 pp == 1"),
+            "--where:1:9: expected 'and', 'or' or end of filter, got 'pp'");
   EXPECT_EQ(error("gpu == 'H100-SXM5-80GB"), "--where:1:8: unterminated string; add the closing '");
-  EXPECT_EQ(error("gpu < 'H100-SXM5-80GB'"), "--where:1:5: '<' cannot order the labels of column 'gpu'; use == or !=");
+  EXPECT_EQ(error("gpu < 'H100-SXM5-80GB'"),
+            "--where:1:5: '<' cannot order the labels of column 'gpu'; use == or !=");
   EXPECT_EQ(error("gpu == 1"),
-            "--where:1:8: column 'gpu' holds labels; compare it with a quoted label, e.g. gpu == 'A100-SXM4-80GB'");
+            "--where:1:8: column 'gpu' holds labels; compare it with a quoted label, e.g. gpu == "
+            "'A100-SXM4-80GB'");
   EXPECT_EQ(error("gpu and feasible"),
-            "--where:1:1: column 'gpu' holds labels; compare it with a quoted label, e.g. gpu == 'A100-SXM4-80GB'");
-  EXPECT_EQ(error("tp == 'x'"), "--where:1:7: the string 'x' can only be compared with a label column");
+            "--where:1:1: column 'gpu' holds labels; compare it with a quoted label, e.g. gpu == "
+            "'A100-SXM4-80GB'");
+  EXPECT_EQ(error("tp == 'x'"),
+            "--where:1:7: the string 'x' can only be compared with a label column");
   EXPECT_EQ(error("1 < tp < 4"), "--where:1:8: comparisons do not chain; join them with 'and'");
   EXPECT_EQ(error("tp $ 2"), "--where:1:4: unexpected '$'");
-  EXPECT_EQ(error(""), "--where:1:1: empty filter; expected an expression such as feasible and num_gpus <= 1024");
+  EXPECT_EQ(
+      error(""),
+      "--where:1:1: empty filter; expected an expression such as feasible and num_gpus <= 1024");
 }
 
 }  // namespace
