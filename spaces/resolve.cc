@@ -167,19 +167,9 @@ est::Workload resolve_workload(const ModelChoice& model, int seq_len, std::int64
 }
 
 est::PipelineSplit default_pipeline_split(const est::Model& model, int pp, int vp) noexcept {
-  est::Workload w;
-  w.model = model;
-  est::Plan p;
-  p.pp = pp;
-  p.vp = vp;
   for (int i = 0; i < est::kNumPipelineSplits; ++i) {
-    p.pipeline_split = static_cast<est::PipelineSplit>(i);
-    const std::int64_t chunks = std::int64_t{pp} * vp;
-    // The split rules of check_plan(), which read nothing but the model and the pipeline.
-    const bool ok = i == 0   ? model.layers % chunks == 0
-                    : i == 1 ? pp > 1 && (model.layers + 2) % chunks == 0
-                             : pp > 1 && model.layers % chunks != 0 && chunks <= model.layers;
-    if (ok) return p.pipeline_split;
+    const auto split = static_cast<est::PipelineSplit>(i);
+    if (split_rule(model, pp, vp, split) == Rule::none) return split;
   }
   return est::PipelineSplit::even;
 }

@@ -74,6 +74,22 @@ const char* blamed_setting(const Violation& v) noexcept {
   return kRules[static_cast<int>(v.rule)].blamed;
 }
 
+Rule split_rule(const est::Model& m, int pp, int vp, est::PipelineSplit split) noexcept {
+  const std::int64_t chunks = std::int64_t{pp} * vp;
+  switch (split) {
+    case est::PipelineSplit::even:
+      return m.layers % chunks == 0 ? Rule::none : Rule::pp_vp_layers;
+    case est::PipelineSplit::embedding_loss:
+      if (pp == 1) return Rule::pipeline_split;
+      return (m.layers + 2) % chunks == 0 ? Rule::none : Rule::pp_vp_layers;
+    case est::PipelineSplit::uneven:
+      // Where pp*vp divides the layers the uneven split is the even one.
+      return pp > 1 && m.layers % chunks != 0 && chunks <= m.layers ? Rule::none
+                                                                    : Rule::pipeline_split;
+  }
+  return Rule::pipeline_split;
+}
+
 bool tp_fits_heads(int tp, const est::Model& m) noexcept {
   return m.heads % tp == 0 && (m.kv_heads % tp == 0 || tp % m.kv_heads == 0);
 }
@@ -104,19 +120,14 @@ Violation check_plan(const est::Workload& w, const est::Cluster& c, const est::P
   const std::int64_t model_parallel = std::int64_t{p.tp} * p.pp * p.cp;
   if (model_parallel * p.dp != c.num_gpus)
     return broken(Rule::degrees, p.tp, p.pp, p.cp, p.dp, c.num_gpus);
-  const std::int64_t chunks = std::int64_t{p.pp} * p.vp;
-  switch (p.pipeline_split) {
-    case est::PipelineSplit::even:
-      if (m.layers % chunks != 0) return broken(Rule::pp_vp_layers, p.pp, p.vp, m.layers);
+  switch (split_rule(m, p.pp, p.vp, p.pipeline_split)) {
+    case Rule::none:
       break;
-    case est::PipelineSplit::embedding_loss:
-      if (p.pp == 1) return broken(Rule::pipeline_split, p.pp, p.vp, m.layers);
-      if ((m.layers + 2) % chunks != 0) return broken(Rule::pp_vp_layers, p.pp, p.vp, m.layers + 2);
-      break;
-    case est::PipelineSplit::uneven:
-      if (p.pp == 1 || m.layers % chunks == 0 || chunks > m.layers)
-        return broken(Rule::pipeline_split, p.pp, p.vp, m.layers);
-      break;
+    case Rule::pp_vp_layers:
+      return broken(Rule::pp_vp_layers, p.pp, p.vp,
+                    m.layers + (p.pipeline_split == est::PipelineSplit::embedding_loss ? 2 : 0));
+    default:
+      return broken(Rule::pipeline_split, p.pp, p.vp, m.layers);
   }
   if (p.vp > 1 && p.pp == 1) return broken(Rule::vp_needs_pp, p.vp);
   if (p.cp > 1 && w.seq_len % (2 * p.cp) != 0) return broken(Rule::cp_seq, p.cp, w.seq_len);

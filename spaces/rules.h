@@ -52,6 +52,11 @@ std::string message(const Violation& violation);
 // violation: the commands name where that setting came from.
 const char* blamed_setting(const Violation& violation) noexcept;
 
+// The pipeline-split rules alone (they read nothing but the layers and the pipeline): none when
+// `split` places the model's layers on pp*vp chunks, else pp_vp_layers or pipeline_split.
+Rule split_rule(const estimator::Model& model, int pp, int vp,
+                estimator::PipelineSplit split) noexcept;
+
 // tp_heads: tp divides the heads, and tp and the key/value heads divide one another.
 bool tp_fits_heads(int tp, const estimator::Model& model) noexcept;
 

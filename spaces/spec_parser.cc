@@ -440,20 +440,10 @@ class Parser {
     // Whether some model of the spec can place its layers on pp*vp chunks with an allowed split:
     // check_plan()'s split rules.
     auto placeable = [&](int p, int v, estimator::PipelineSplit split) {
-      if (!allows(split)) return false;
-      const std::int64_t chunks = std::int64_t{p} * v;
-      return std::any_of(im_.models.begin(), im_.models.end(), [&](const ModelChoice& m) {
-        const int l = m.model.layers;
-        switch (split) {
-          case estimator::PipelineSplit::even:
-            return l % chunks == 0;
-          case estimator::PipelineSplit::embedding_loss:
-            return p > 1 && (l + 2) % chunks == 0;
-          case estimator::PipelineSplit::uneven:
-            return p > 1 && l % chunks != 0 && chunks <= l;
-        }
-        return false;
-      });
+      return allows(split) &&
+             std::any_of(im_.models.begin(), im_.models.end(), [&](const ModelChoice& m) {
+               return split_rule(m.model, p, v, split) == Rule::none;
+             });
     };
     auto any_split = [&](int p, int v) {
       for (int sp = 0; sp < estimator::kNumPipelineSplits; ++sp)
