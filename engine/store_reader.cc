@@ -101,30 +101,18 @@ void StoreReader::read(const std::string& column, std::uint64_t offset, std::uin
   m.check_range(offset, count);
   out.resize(count);
   const hid_t dataset = m.datasets[c].get();
-  switch (m.schema.columns[c].type) {
-    case ColumnType::u64:
-    case ColumnType::u32:
-    case ColumnType::u16:
-    case ColumnType::u8:
-    case ColumnType::i32:
-    case ColumnType::f64:
-    case ColumnType::f32:
-      h5::read(dataset, H5T_NATIVE_DOUBLE, offset, count, out.data(), m.file.path());
-      return;
-    case ColumnType::boolean:
-    case ColumnType::label8: {
-      std::vector<std::uint8_t> codes(count);
-      h5::read(dataset, m.mem_types[c].get(), offset, count, codes.data(), m.file.path());
-      std::copy(codes.begin(), codes.end(), out.begin());
-      return;
-    }
-    case ColumnType::label: {
-      std::vector<std::uint16_t> codes(count);
-      h5::read(dataset, m.mem_types[c].get(), offset, count, codes.data(), m.file.path());
-      std::copy(codes.begin(), codes.end(), out.begin());
-      return;
-    }
+  const ColumnType type = m.schema.columns[c].type;
+  // Numbers convert to double in HDF5; enum codes (labels, booleans) do not, so they are read in
+  // their own type and widened here.
+  if (!is_label(type) && type != ColumnType::boolean) {
+    h5::read(dataset, H5T_NATIVE_DOUBLE, offset, count, out.data(), m.file.path());
+    return;
   }
+  visit(type, [&](auto* tag) {
+    std::vector<std::remove_pointer_t<decltype(tag)>> codes(count);
+    h5::read(dataset, m.mem_types[c].get(), offset, count, codes.data(), m.file.path());
+    std::copy(codes.begin(), codes.end(), out.begin());
+  });
 }
 
 void StoreReader::read_rows(std::uint64_t offset, std::uint64_t count, RowBlock& out) const {
