@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "base/format.h"
 
 namespace clustersweep::spaces {
 
@@ -306,14 +307,16 @@ Point resolve(const Settings& s, const est::Calibration& calibration) {
   pt.rules.allow_tp_across_nodes = s.boolean("allow_tp_across_nodes");
 
   // The GPU count: nodes or gpus, or tp*pp*dp*cp when only dp is given.
-  const std::int64_t model_parallel = std::int64_t{p.tp} * p.pp * p.cp;
+  // In double: three degrees of up to 2^31 overflow 64 bits.
+  const double model_parallel = static_cast<double>(p.tp) * p.pp * p.cp;
   if (!s.has("nodes") && !s.has("gpus")) {
     if (!s.has("dp"))
       throw InputError("--nodes: required unless --gpus or --dp is given (GPUs = tp*pp*dp*cp)");
-    cs.num_gpus = model_parallel * s.integer("dp", 1);
-    if (cs.num_gpus > 2147483647LL)
+    const double gpus = model_parallel * static_cast<double>(s.integer("dp", 1));
+    if (gpus > 2147483647.0)
       throw InputError(
-          fmt::format("{}: tp*pp*dp*cp = {} GPUs exceed 2^31", s.where("dp"), cs.num_gpus));
+          fmt::format("{}: tp*pp*dp*cp = {} GPUs exceed 2^31", s.where("dp"), format_number(gpus)));
+    cs.num_gpus = static_cast<std::int64_t>(gpus);
   }
   if (cs.nodes > 0) {
     const int gpn = cs.gpus_per_node > 0 ? cs.gpus_per_node : gpu.default_gpus_per_node;
@@ -325,7 +328,8 @@ Point resolve(const Settings& s, const est::Calibration& calibration) {
   const est::Cluster& c = pt.cluster;
   pt.nodes = (c.num_gpus + c.gpus_per_node - 1) / c.gpus_per_node;
   // dp: given, or what the GPUs leave (a remainder is the `degrees` rule's to report).
-  p.dp = static_cast<int>(s.integer("dp", std::max<std::int64_t>(1, c.num_gpus / model_parallel)));
+  p.dp = static_cast<int>(s.integer(
+      "dp", static_cast<long long>(std::max(1.0, std::floor(c.num_gpus / model_parallel)))));
   origin("dp", Origin::rule);
   return pt;
 }

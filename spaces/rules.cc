@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "base/format.h"
+
 namespace clustersweep::spaces {
 
 namespace {
@@ -117,8 +119,9 @@ Violation check_plan(const est::Workload& w, const est::Cluster& c, const est::P
   if (!tp_fits_heads(p.tp, m)) return broken(Rule::tp_heads, p.tp, m.heads, m.kv_heads);
   if (!options.allow_tp_across_nodes && c.nvlink_domain % p.tp != 0)
     return broken(Rule::tp_nvlink_domain, p.tp, c.nvlink_domain);
-  const std::int64_t model_parallel = std::int64_t{p.tp} * p.pp * p.cp;
-  if (model_parallel * p.dp != c.num_gpus)
+  // In double: four degrees of up to 2^31 overflow any integer, and a product past 2^53 cannot
+  // equal the GPU count anyway.
+  if (static_cast<double>(p.tp) * p.pp * p.cp * p.dp != c.num_gpus)
     return broken(Rule::degrees, p.tp, p.pp, p.cp, p.dp, c.num_gpus);
   switch (split_rule(m, p.pp, p.vp, p.pipeline_split)) {
     case Rule::none:
@@ -173,12 +176,12 @@ std::string message(const Violation& v) {
           "lifts this)",
           x[0], x[1]);
     case Rule::degrees: {
-      const std::int64_t model_parallel = x[0] * x[1] * x[2];
-      if (x[4] % model_parallel != 0)
+      const double model_parallel = static_cast<double>(x[0]) * x[1] * x[2];
+      if (model_parallel > x[4] || x[4] % static_cast<std::int64_t>(model_parallel) != 0)
         return fmt::format("tp*pp*cp = {}*{}*{} = {} does not divide the {} GPUs", x[0], x[1], x[2],
-                           model_parallel, x[4]);
+                           format_number(model_parallel), x[4]);
       return fmt::format("tp*pp*cp*dp = {}*{}*{}*{} = {} does not equal the {} GPUs", x[0], x[1],
-                         x[2], x[3], model_parallel * x[3], x[4]);
+                         x[2], x[3], format_number(model_parallel * x[3]), x[4]);
     }
     case Rule::pp_vp_layers:
       return fmt::format("pp*vp = {}*{} = {} does not divide the {} layer slots", x[0], x[1],

@@ -103,7 +103,11 @@ bool Space::Impl::check_plan(const Design& d, const std::uint32_t* digit, estima
   p.offload = offload[digit[kOffload - kTp]];
   p.pipeline_split = pipeline_split[digit[kPipelineSplit - kTp]];
   // dp is what the GPUs leave; a remainder makes `degrees` fail.
-  p.dp = std::max(1, d.cluster.num_gpus / (p.tp * p.pp * p.cp));
+  // In double: the degrees of a spec's axes may multiply past any integer.
+  const double model_parallel = static_cast<double>(p.tp) * p.pp * p.cp;
+  p.dp = model_parallel <= d.cluster.num_gpus
+             ? static_cast<int>(d.cluster.num_gpus / static_cast<std::int64_t>(model_parallel))
+             : 1;
   why = spaces::check_plan(d.workload, d.cluster, p, rules);
   if (why) return false;
   if (!plan_constraints.empty()) {

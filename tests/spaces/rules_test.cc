@@ -101,6 +101,14 @@ TEST(Rules, EachRuleHasItsCaseAndMessage) {
          "needs an expansion tier (expansion_gb and expansion_gbytes_per_s)");
 }
 
+TEST(Rules, HugeDegreesAreADegreesViolationNotAnOverflow) {
+  est::Plan p = plan(2, 2'000'000'000, 2'000'000'000);
+  p.cp = 2'000'000'000;
+  const Violation v = check(p, gpt3(), h100(1024));
+  EXPECT_EQ(v.rule, Rule::degrees);
+  EXPECT_EQ(message(v), "tp*pp*cp = 2*2000000000*2000000000 = 8e+18 does not divide the 1024 GPUs");
+}
+
 TEST(Rules, PipelineSplits) {
   est::Workload llama = gpt3();
   llama.model.layers = 126;
