@@ -13,7 +13,7 @@ namespace clustersweep::spaces {
 namespace est = estimator;
 
 const char* to_string(Origin origin) noexcept {
-  constexpr const char* kNames[] = {"given", "catalog", "calibration", "rule", "fallback"};
+  constexpr const char* kNames[] = {"catalog", "calibration", "rule", "fallback"};
   return kNames[static_cast<int>(origin)];
 }
 

@@ -16,15 +16,15 @@
 
 namespace clustersweep::spaces {
 
-// Where a resolved value came from.
+// Where a resolved value that was not given came from (a given one's origin is its
+// Setting::where: a flag, a file key or a CSV column).
 enum class Origin : std::uint8_t {
-  given,        // a flag, a file key or a CSV column (Setting::where names it)
   catalog,      // the accelerator's or the model's catalog entry
   calibration,  // the calibration's default (e.g. default_inter_node_gbps_per_gpu)
   rule,         // derived by a rule of the point (dp = num_gpus / (tp*pp*cp), a following domain)
   fallback,     // the built-in default of the setting (tp = 1, recompute = none...)
 };
-const char* to_string(Origin origin) noexcept;  // "given", "catalog", ...
+const char* to_string(Origin origin) noexcept;  // "catalog", "calibration", ...
 
 // One setting's text and where it was given: "--tp", "plan.toml:4:1: tp",
 // "runs.csv:12: column 'tp'".
