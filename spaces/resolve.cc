@@ -340,18 +340,13 @@ Violation check(const Point& pt) noexcept {
 }
 
 std::string explain(const Violation& v, const Settings& settings) {
-  std::string blamed = blamed_setting(v);
-  auto first_given = [&](std::initializer_list<const char*> names) {
-    for (const char* name : names)
-      if (settings.has(name)) return std::string(name);
-    return std::string(*names.begin());
-  };
-  // Where the blamed value was derived, blame the setting it was derived from.
-  if (v.rule == Rule::degrees) blamed = first_given({"dp", "tp", "pp", "cp"});
-  if (v.rule == Rule::cluster_shape)
-    blamed = first_given({"nvlink_domain", "gpus_per_node", "gpus", "dp", "nodes"});
-  if (v.rule == Rule::pp_vp_layers) blamed = first_given({"pp", "vp", "pipeline_split"});
-  if (v.rule == Rule::batch) blamed = first_given({"global_batch", "micro_batch", "dp"});
+  const auto names = blamed_settings(v.rule);
+  std::string blamed = *names.begin();
+  for (const char* name : names)
+    if (settings.has(name)) {
+      blamed = name;
+      break;
+    }
   if (v.rule == Rule::precision_unsupported)
     return fmt::format("{}: {} {}", settings.where("precision"), settings.at("gpu").text,
                        message(v));

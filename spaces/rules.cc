@@ -13,49 +13,73 @@ namespace est = estimator;
 struct RuleInfo {
   const char* name;
   const char* text;
-  const char* blamed;  // the setting to change
+  // The settings a user changes to mend a violation, in order of blame: the first one the user
+  // gave (a derived value is the fault of what it was derived from), else the first.
+  std::initializer_list<const char*> blamed;
   est::Infeasible infeasible;
 };
 
 constexpr RuleInfo kRules[kNumRules] = {
-    {"none", "valid", "", est::Infeasible::none},
-    {"precision_unsupported", "the accelerator has no peak FLOP/s for the precision", "precision",
+    {"none", "valid", {""}, est::Infeasible::none},
+    {"precision_unsupported",
+     "the accelerator has no peak FLOP/s for the precision",
+     {"precision"},
      est::Infeasible::precision_unsupported},
     {"cluster_shape",
      "num_gpus must fill whole nodes, and the NVLink domain must divide or be a multiple of "
      "gpus_per_node",
-     "nvlink_domain", est::Infeasible::invalid_plan},
+     {"nvlink_domain", "gpus_per_node", "gpus", "dp", "nodes"},
+     est::Infeasible::invalid_plan},
     {"expansion_duplicate",
      "expansion_gb = 0 makes every expansion bandwidth the same design; only the first is kept",
-     "expansion_gbytes_per_s", est::Infeasible::invalid_plan},
-    {"user_constraint", "a constraints expression is false", "constraints",
+     {"expansion_gbytes_per_s"},
      est::Infeasible::invalid_plan},
-    {"tp_heads", "tp must divide heads, and kv_heads must divide tp or tp divide kv_heads", "tp",
+    {"user_constraint",
+     "a constraints expression is false",
+     {"constraints"},
+     est::Infeasible::invalid_plan},
+    {"tp_heads",
+     "tp must divide heads, and kv_heads must divide tp or tp divide kv_heads",
+     {"tp"},
      est::Infeasible::tp_not_dividing_heads},
     {"tp_nvlink_domain",
-     "tp must divide the NVLink domain size (plan.allow_tp_across_nodes lifts this)", "tp",
+     "tp must divide the NVLink domain size (plan.allow_tp_across_nodes lifts this)",
+     {"tp"},
      est::Infeasible::invalid_plan},
-    {"degrees", "tp*pp*cp*dp must equal num_gpus", "tp", est::Infeasible::degrees_mismatch},
+    {"degrees",
+     "tp*pp*cp*dp must equal num_gpus",
+     {"dp", "tp", "pp", "cp"},
+     est::Infeasible::degrees_mismatch},
     {"pp_vp_layers",
-     "pp*vp must divide the layers (the layers + 2 with pipeline_split = \"embedding_loss\")", "pp",
+     "pp*vp must divide the layers (the layers + 2 with pipeline_split = \"embedding_loss\")",
+     {"pp", "vp", "pipeline_split"},
      est::Infeasible::pp_vp_not_dividing_layers},
     {"pipeline_split",
      "embedding_loss and uneven splits need pp > 1; uneven needs pp*vp not dividing the layers "
      "(else it is the even split)",
-     "pipeline_split", est::Infeasible::invalid_plan},
-    {"vp_needs_pp", "vp > 1 needs pp > 1", "vp", est::Infeasible::invalid_plan},
-    {"cp_seq", "seq_len must be divisible by 2*cp", "cp", est::Infeasible::cp_not_dividing_seq},
-    {"batch", "global_batch must be divisible by dp*micro_batch", "global_batch",
+     {"pipeline_split"},
+     est::Infeasible::invalid_plan},
+    {"vp_needs_pp", "vp > 1 needs pp > 1", {"vp"}, est::Infeasible::invalid_plan},
+    {"cp_seq", "seq_len must be divisible by 2*cp", {"cp"}, est::Infeasible::cp_not_dividing_seq},
+    {"batch",
+     "global_batch must be divisible by dp*micro_batch",
+     {"global_batch", "micro_batch", "dp"},
      est::Infeasible::batch_not_divisible},
-    {"interleave_microbatches", "with vp > 1 the number of micro-batches must be divisible by pp",
-     "vp", est::Infeasible::invalid_plan},
-    {"sequence_parallel_needs_tp", "sequence_parallel needs tp > 1 and seq_len divisible by tp*cp",
-     "sequence_parallel", est::Infeasible::invalid_plan},
+    {"interleave_microbatches",
+     "with vp > 1 the number of micro-batches must be divisible by pp",
+     {"vp"},
+     est::Infeasible::invalid_plan},
+    {"sequence_parallel_needs_tp",
+     "sequence_parallel needs tp > 1 and seq_len divisible by tp*cp",
+     {"sequence_parallel"},
+     est::Infeasible::invalid_plan},
     {"zero_needs_dp",
      "zero > 0 needs dp*cp > 1 (with one rank in the ZeRO group it is the plan with zero = 0)",
-     "zero", est::Infeasible::invalid_plan},
+     {"zero"},
+     est::Infeasible::invalid_plan},
     {"offload_needs_expansion",
-     "offload needs an expansion tier (expansion_gb > 0) and its bandwidth", "offload",
+     "offload needs an expansion tier (expansion_gb > 0) and its bandwidth",
+     {"offload"},
      est::Infeasible::invalid_plan},
 };
 
@@ -71,9 +95,8 @@ const char* describe(Rule rule) noexcept { return kRules[static_cast<int>(rule)]
 est::Infeasible to_infeasible(Rule rule) noexcept {
   return kRules[static_cast<int>(rule)].infeasible;
 }
-const char* blamed_setting(const Violation& v) noexcept {
-  // A dp that does not fill the GPUs is the dp's fault when it was given; the sweep derives it.
-  return kRules[static_cast<int>(v.rule)].blamed;
+std::initializer_list<const char*> blamed_settings(Rule rule) noexcept {
+  return kRules[static_cast<int>(rule)].blamed;
 }
 
 Rule split_rule(const est::Model& m, int pp, int vp, est::PipelineSplit split) noexcept {

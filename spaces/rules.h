@@ -5,6 +5,7 @@
 // their reasons are in docs/spec-format.md ("Structural rules").
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "estimator/estimator.h"
@@ -48,9 +49,10 @@ struct Violation {
 
 // The violation in words with its values, e.g. "5 does not divide the 96 attention heads".
 std::string message(const Violation& violation);
-// The setting (spec key and flag name, snake_case: "tp", "global_batch") a user changes to mend the
-// violation: the commands name where that setting came from.
-const char* blamed_setting(const Violation& violation) noexcept;
+// The settings (spec keys and flag names, snake_case: "tp", "global_batch") a user changes to mend
+// a violation of `rule`, in order of blame: the commands name where the first one given came from
+// (a derived value is the fault of what it was derived from), else the first.
+std::initializer_list<const char*> blamed_settings(Rule rule) noexcept;
 
 // The pipeline-split rules alone (they read nothing but the layers and the pipeline): none when
 // `split` places the model's layers on pp*vp chunks, else pp_vp_layers or pipeline_split.
