@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "base/expression.h"
 #include "spaces/catalog.h"
-#include "spaces/expression.h"
 #include "spaces/resolve.h"
 #include "spaces/space.h"
 

@@ -678,20 +678,10 @@ class Parser {
               fmt::format("must be a list of expressions like \"tp * pp <= 64\", got {}",
                           describe_node(*n)));
     ExpressionNames names;
-    for (const Axis& a : im_.axes) names.names.push_back(a.name);
-    names.names.push_back(im_.size_is_nodes ? "num_gpus" : "num_nodes");
-    names.names.push_back("dp");
-    names.label_value = [&](int variable, std::string_view label,
-                            std::vector<std::string>& valid) -> std::optional<double> {
-      if (variable >= kNumAxes || !im_.axes[variable].is_label) return std::nullopt;
-      const auto& labels = im_.axes[variable].labels;
-      const auto it = std::find(labels.begin(), labels.end(), label);
-      if (it == labels.end()) {
-        valid = labels;
-        return std::nullopt;
-      }
-      return static_cast<double>(it - labels.begin());
-    };
+    for (const Axis& a : im_.axes)
+      names.names.push_back({a.name, a.is_label ? a.labels : std::vector<std::string>{}});
+    names.names.push_back({im_.size_is_nodes ? "num_gpus" : "num_nodes", {}});
+    names.names.push_back({"dp", {}});
     for (std::size_t i = 0; i < array->size(); ++i) {
       const toml::node& e = *array->get(i);
       const std::string key = fmt::format("constraints[{}]", i);
@@ -703,11 +693,12 @@ class Parser {
       try {
         Expression x = Expression::compile(s->get(), names);
         im_.constraint_texts.push_back(s->get());
-        const bool reads_plan = std::any_of(x.variables().begin(), x.variables().end(), [](int v) {
+        const auto& read = x.names_read();
+        const bool reads_plan = std::any_of(read.begin(), read.end(), [](int v) {
           return v >= kTp && v < kNumAxes ? true : v == kVarDp;
         });
         if (reads_plan) {
-          for (int v : x.variables()) {
+          for (int v : read) {
             if ((v < kTp || v == kVarOtherSize) &&
                 std::find(im_.plan_constraint_design_vars.begin(),
                           im_.plan_constraint_design_vars.end(),
@@ -720,10 +711,30 @@ class Parser {
           im_.design_constraints.push_back(std::move(x));
         }
       } catch (const ExpressionError& err) {
-        r_.fail(e, key,
-                fmt::format("{} at offset {} of \"{}\"", err.what(), err.offset(), s->get()));
+        r_.fail(at_column(e, s->get(), err.column()), key, err.what() + err.caret(s->get()));
       }
     }
+  }
+
+  // Where character `column` of the expression held by string node `n` is in the file: exact
+  // when the string holds the expression verbatim (no escapes, one line), else the string's start.
+  toml::source_region at_column(const toml::node& n, std::string_view expression,
+                                std::size_t column) const {
+    toml::source_region at = n.source();
+    std::size_t line_start = 0;
+    for (toml::source_index line = 1; line < at.begin.line; ++line) {
+      line_start = text_.find('\n', line_start);
+      if (line_start == std::string_view::npos) return at;
+      ++line_start;
+    }
+    const std::size_t quote = line_start + at.begin.column - 1;
+    if (quote + 1 + expression.size() <= text_.size() &&
+        (text_[quote] == '"' || text_[quote] == '\'') &&
+        text_.substr(quote + 1, expression.size()) == expression &&
+        text_.substr(quote + 1 + expression.size(), 1) == text_.substr(quote, 1)) {
+      at.begin.column += static_cast<toml::source_index>(column);
+    }
+    return at;
   }
 
   Reporter r_;

@@ -202,7 +202,9 @@ TEST_F(CliTest, BadInputGetsOneClearErrorAndExitCode2) {
       "pareto " + store_ + " --objectives time_to_train_s,co2e",
       "clustersweep pareto: error: --objectives: unknown column 'co2e'; did you mean 'co2e_kg'?");
   expect_error("top " + store_ + " --where \"num_gpus <= 64 and gpu = 'x'\"",
-               "clustersweep top: error: --where:1:24: '=' is not a comparison; use '=='");
+               "clustersweep top: error: --where:1:24: '=' is not a comparison; use '=='\n"
+               "    num_gpus <= 64 and gpu = 'x'\n"
+               "                           ^");
   expect_error(
       "energy " + store_ + " --pue 0.5",
       "clustersweep energy: error: --pue: must be at least 1 (facility / IT energy), got 0.5");

@@ -186,18 +186,26 @@ TEST(SpecErrors, InlineModels) {
 
 TEST(SpecErrors, Constraints) {
   const std::string g = kGood;
+  // The file column is the culprit's own where the string holds the expression verbatim.
   EXPECT_EQ(error_of("constraints = [\"tpp * pp <= 64\"]\n" + g),
-            "bad.toml:1:16: constraints[0]: unknown name 'tpp'; did you mean 'tp'? at offset 0 of "
-            "\"tpp * pp <= "
-            "64\"");
+            "bad.toml:1:17: constraints[0]: unknown name 'tpp'; did you mean 'tp'?\n"
+            "    tpp * pp <= 64\n"
+            "    ^~~");
   EXPECT_EQ(error_of("constraints = [\"tp <= 8\", \"tp * <= 64\"]\n" + g),
-            "bad.toml:1:27: constraints[1]: expected a number, a name or '(', got '<=' at offset 5 "
-            "of \"tp * <= "
-            "64\"");
+            "bad.toml:1:33: constraints[1]: expected a number, a name or '(', got '<='\n"
+            "    tp * <= 64\n"
+            "         ^~");
+  // With escapes in the string, the string's start.
   EXPECT_EQ(error_of("constraints = [\"gpu == \\\"B200\\\"\"]\n" + g),
-            "bad.toml:1:16: constraints[0]: \"B200\" is not a value of 'gpu'; values are: "
-            "H100-SXM5-80GB at "
-            "offset 7 of \"gpu == \"B200\"\"");
+            "bad.toml:1:16: constraints[0]: 'B200' is not a value of 'gpu'; values are: "
+            "H100-SXM5-80GB\n"
+            "    gpu == \"B200\"\n"
+            "           ^~~~~~");
+  EXPECT_EQ(error_of("constraints = ['gpu == 1']\n" + g),
+            "bad.toml:1:17: constraints[0]: 'gpu' holds labels; compare it with a quoted label, "
+            "e.g. gpu == 'H100-SXM5-80GB'\n"
+            "    gpu == 1\n"
+            "    ^~~");
   EXPECT_EQ(error_of("constraints = \"tp <= 8\"\n" + g),
             "bad.toml:1:15: constraints: must be a list of expressions like \"tp * pp <= 64\", got "
             "string \"tp "
