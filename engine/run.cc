@@ -216,6 +216,7 @@ StoreHeader make_header(const spaces::Space& space, const jobs::Job& job, const 
   h.spec = space.text();
   h.spec_file = job.spec_path;
   h.spec_hash = jobs::spec_hash(space.text());
+  h.family = estimator::to_string(space.family());
   h.keep = spaces::to_string(space.keep());
   h.objective = spaces::to_string(space.objective());
   h.space_points = space.size();

@@ -89,27 +89,16 @@ std::size_t Schema::row_bytes() const noexcept {
   return bytes;
 }
 
-Schema make_schema(const spaces::Space& space) {
-  Schema s;
-  auto add = [&](std::string name, std::string unit, std::string role, ColumnType type) {
-    s.columns.push_back(Column{std::move(name), std::move(unit), std::move(role), type, {}});
-  };
-  add("point_id", "", "id", ColumnType::u64);
-  add("design_id", "", "id",
-      space.designs() - 1 <= std::numeric_limits<std::uint32_t>::max() ? ColumnType::u32
-                                                                       : ColumnType::u64);
+namespace {
+
+void add(Schema& s, std::string name, std::string unit, std::string role, ColumnType type) {
+  s.columns.push_back(Column{std::move(name), std::move(unit), std::move(role), type, {}});
+}
+
+// The transformer's derived plan axis (dp), its feasibility and reasons, the cluster size in GPUs
+// and its metrics.
+void add_transformer_columns(const spaces::Space& space, Schema& s) {
   const auto& axes = space.axes();
-  for (int i = 0; i < spaces::kNumAxes; ++i) {
-    const spaces::Axis& axis = axes[static_cast<std::size_t>(i)];
-    const std::string role = axis.is_plan ? "plan_axis" : "design_axis";
-    if (axis.is_label) {
-      add(axis.name, axis.unit, role, label_type(axis.labels.size()));
-      s.columns.back().labels = axis.labels;
-    } else {
-      add(axis.name, axis.unit, role,
-          narrowest_type(axis.is_plan ? axis.numbers : design_axis_values(space, i)));
-    }
-  }
   // dp and num_gpus are at most the largest cluster's GPU count.
   double max_gpus = 0;
   for (double size : axes[spaces::kClusterSize].numbers) max_gpus = std::max(max_gpus, size);
@@ -120,14 +109,42 @@ Schema make_schema(const spaces::Space& space) {
     max_gpus *= max_gpn;
   }
   const ColumnType gpus_type = narrowest_type({max_gpus});
-  add("dp", "", "plan_axis", gpus_type);
-  add("feasible", "", "metric", ColumnType::boolean);
-  add("infeasible_reason", "", "metric", label_type(estimator::kNumInfeasible));
+  add(s, "dp", "", "plan_axis", gpus_type);
+  add(s, "feasible", "", "metric", ColumnType::boolean);
+  add(s, "infeasible_reason", "", "metric", label_type(estimator::kNumInfeasible));
   for (int r = 0; r < estimator::kNumInfeasible; ++r)
     s.columns.back().labels.push_back(estimator::to_string(static_cast<estimator::Infeasible>(r)));
   // The cluster-size axis is "num_gpus" when the spec sweeps GPU counts: no second column then.
-  if (s.index("num_gpus") == Schema::npos) add("num_gpus", "", "metric", gpus_type);
-  for (const MetricColumn& m : kMetricColumns) add(m.name, m.unit, "metric", m.type);
+  if (s.index("num_gpus") == Schema::npos) add(s, "num_gpus", "", "metric", gpus_type);
+  for (const MetricColumn& m : kTransformerMetrics) add(s, m.name, m.unit, "metric", m.type);
+}
+
+}  // namespace
+
+Schema make_schema(const spaces::Space& space) {
+  Schema s;
+  add(s, "point_id", "", "id", ColumnType::u64);
+  add(s, "design_id", "", "id",
+      space.designs() - 1 <= std::numeric_limits<std::uint32_t>::max() ? ColumnType::u32
+                                                                       : ColumnType::u64);
+  const auto& axes = space.axes();
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    const spaces::Axis& axis = axes[i];
+    const std::string role = axis.is_plan ? "plan_axis" : "design_axis";
+    if (axis.is_label) {
+      add(s, axis.name, axis.unit, role, label_type(axis.labels.size()));
+      s.columns.back().labels = axis.labels;
+    } else {
+      add(s, axis.name, axis.unit, role,
+          narrowest_type(axis.is_plan ? axis.numbers
+                                      : design_axis_values(space, static_cast<int>(i))));
+    }
+  }
+  switch (space.family()) {
+    case estimator::Family::transformer:
+      add_transformer_columns(space, s);
+      break;
+  }
   return s;
 }
 

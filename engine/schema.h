@@ -76,16 +76,18 @@ struct Column {
   std::vector<std::string> labels;  // label columns: the names of codes 0..n-1
 };
 
-// The metric columns, the last columns of every store, in this order: what make_schema() declares
-// and metric_values() fills, side by side in schema.cc so that a metric is added in one place.
+// A metric column: one output of a family's estimator per point. A family's metric columns are the
+// last columns of its stores, in the order of its table.
 struct MetricColumn {
   const char* name;
   const char* unit;
   ColumnType type;  // f64 for what analysis computes with, f32 for the breakdowns
   bool needs_run;   // NaN unless the point is feasible; else filled for every evaluated point
 };
-inline constexpr int kNumMetrics = 20;
-inline constexpr std::array<MetricColumn, kNumMetrics> kMetricColumns = {{
+// The transformer family's metrics: what make_schema() declares and transformer_metric_values()
+// fills, side by side so that a metric is added in one place.
+inline constexpr int kNumTransformerMetrics = 20;
+inline constexpr std::array<MetricColumn, kNumTransformerMetrics> kTransformerMetrics = {{
     {"step_time_s", "s", ColumnType::f64, true},
     {"time_to_train_s", "s", ColumnType::f64, true},
     {"tokens_per_s", "tokens/s", ColumnType::f64, true},
@@ -108,9 +110,10 @@ inline constexpr std::array<MetricColumn, kNumMetrics> kMetricColumns = {{
     {"time_overhead_s", "s", ColumnType::f32, true},
 }};
 
-// The metric values of an evaluated point in kMetricColumns order, `steps` optimizer steps to
+// The metric values of an evaluated point in kTransformerMetrics order, `steps` optimizer steps to
 // train; NaN for the needs_run metrics of a point that does not run. Inline: it runs per row.
-inline void metric_values(const estimator::Estimate& e, double steps, double* out) noexcept {
+inline void transformer_metric_values(const estimator::Estimate& e, double steps,
+                                      double* out) noexcept {
   const auto& t = e.time;
   const double run[] = {t.total_s,
                         t.total_s * steps,
@@ -132,10 +135,11 @@ inline void metric_values(const estimator::Estimate& e, double steps, double* ou
                         t.optimizer_s,
                         t.offload_s,
                         t.overhead_s};
-  static_assert(std::size(run) == kNumMetrics);
-  for (int i = 0; i < kNumMetrics; ++i)
-    out[i] = e.feasible || !kMetricColumns[i].needs_run ? run[i]
-                                                        : std::numeric_limits<double>::quiet_NaN();
+  static_assert(std::size(run) == kNumTransformerMetrics);
+  for (int i = 0; i < kNumTransformerMetrics; ++i)
+    out[i] = e.feasible || !kTransformerMetrics[i].needs_run
+                 ? run[i]
+                 : std::numeric_limits<double>::quiet_NaN();
 }
 
 struct Schema {
@@ -147,7 +151,8 @@ struct Schema {
 };
 
 // The store's columns for a space: point_id, design_id, one column per axis (Space::axes()
-// order), dp, then the feasibility and estimator columns (docs/store-format.md lists them).
+// order), then the columns of the space's family: for the transformer dp, feasible,
+// infeasible_reason, num_gpus and its metrics (docs/store-format.md lists them).
 // Integral columns get the narrowest type that holds every value the space can produce (design
 // axes with catalog defaults resolved: design_axis_values()).
 Schema make_schema(const spaces::Space& space);

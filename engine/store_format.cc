@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "engine/store_writer.h"
+#include "estimator/family.h"
 
 namespace clustersweep::engine::format {
 
@@ -53,6 +54,13 @@ void check_store(hid_t file, const std::string& path) {
                     "clustersweep that wrote it, or rerun the sweep)",
                     path, version ? fmt::format("{}", *version) : std::string("(missing)"),
                     kStoreFormatVersion));
+  // A store without the attribute predates families: a transformer store.
+  estimator::Family family;
+  if (const auto name = h5::read_string_attribute(file, "family");
+      name && !estimator::parse_family(*name, family))
+    throw InputError(fmt::format(
+        "'{}' holds results of the workload family '{}'; this clustersweep reads the families: {}",
+        path, *name, estimator::family_names()));
 }
 
 Schema read_schema(hid_t file, const std::string& path) {

@@ -23,11 +23,12 @@ struct StoreHeader {
   std::vector<spaces::Axis> axes;  // value tables under /axes
 
   // Root attributes (docs/store-format.md).
-  std::string spec;       // the full spec text
-  std::string spec_file;  // as given on the command line
-  std::string spec_hash;  // jobs::spec_hash(spec)
-  std::string keep;       // "all", "feasible", "best-per-design", "pareto-per-design"
-  std::string objective;  // "step_time", "time_to_train", "energy", "cost"
+  std::string spec;                    // the full spec text
+  std::string spec_file;               // as given on the command line
+  std::string spec_hash;               // jobs::spec_hash(spec)
+  std::string family = "transformer";  // the workload family (estimator/family.h) of every row
+  std::string keep;                    // "all", "feasible", "best-per-design", "pareto-per-design"
+  std::string objective;               // "step_time", "time_to_train", "energy", "cost"
   std::uint64_t space_points = 0;
   std::uint64_t space_designs = 0;
   std::uint64_t plan_points = 0;
@@ -56,6 +57,7 @@ struct StoreHeader {
     visit("spec", h.spec);
     visit("spec_file", h.spec_file);
     visit("spec_hash", h.spec_hash);
+    visit("family", h.family);
     visit("keep", h.keep);
     visit("objective", h.objective);
     visit("rows", h.rows);

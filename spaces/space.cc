@@ -194,6 +194,7 @@ Space Space::load(const std::string& path) {
 
 Space::~Space() = default;
 
+estimator::Family Space::family() const noexcept { return impl_->family; }
 const std::vector<Axis>& Space::axes() const noexcept { return impl_->axes; }
 std::uint64_t Space::size() const noexcept { return impl_->size; }
 std::uint64_t Space::designs() const noexcept { return impl_->designs; }

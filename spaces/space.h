@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "estimator/estimator.h"
+#include "estimator/family.h"
 #include "spaces/rules.h"
 
 namespace clustersweep::spaces {
@@ -143,6 +144,8 @@ class Space {
   Space& operator=(Space&&) noexcept = default;
   ~Space();
 
+  // The workload family of every point (workload.family); its axes, plans and store columns.
+  estimator::Family family() const noexcept;
   const std::vector<Axis>& axes() const noexcept;
   std::uint64_t size() const noexcept;         // all points, valid or not
   std::uint64_t designs() const noexcept;      // product of the design axes

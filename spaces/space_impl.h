@@ -32,6 +32,7 @@ inline constexpr int kNumVars = kNumAxes + 2;
 struct Space::Impl {
   std::string text;
   std::string filename;
+  estimator::Family family = estimator::Family::transformer;
   std::vector<Axis> axes;
   std::array<std::uint64_t, kNumAxes> radix{};
   std::array<std::uint64_t, kNumAxes> stride{};

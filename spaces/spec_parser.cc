@@ -60,10 +60,16 @@ class Parser {
     }
     im_.axes.resize(kNumAxes);
     parse_calibration();
-    parse_models();
-    parse_workload();
-    parse_cluster();
-    parse_plan();
+    parse_family();
+    switch (im_.family) {
+      case estimator::Family::transformer:
+        // A family's own keys and axes: its models, workload and plan; the cluster is shared.
+        parse_models();
+        parse_workload();
+        parse_cluster();
+        parse_plan();
+        break;
+    }
     parse_pricing();
     parse_output();
     layout();
@@ -153,11 +159,27 @@ class Parser {
     }
   }
 
+  // workload.family, default "transformer": which model of a training step the spec sweeps.
+  void parse_family() {
+    const toml::table* t = subtable(r_, root_, "workload", "workload");
+    const toml::node* n = t ? t->get("family") : nullptr;
+    if (!n) return;
+    const auto* s = n->as_string();
+    if (!s)
+      r_.fail(*n, "workload.family",
+              fmt::format("must be the name of a family ({}), got {}", estimator::family_names(),
+                          describe_node(*n)));
+    if (!estimator::parse_family(s->get(), im_.family))
+      r_.fail(*n, "workload.family",
+              fmt::format("unknown family '{}'; families are: {}", s->get(),
+                          estimator::family_names()));
+  }
+
   void parse_workload() {
     const toml::table& t =
         required_table("workload", "give at least: model = \"<catalog key or [models.NAME]>\"");
     check_keys(r_, t, "workload",
-               {"model", "seq_len", "global_batch", "precision", "training_tokens"});
+               {"family", "model", "seq_len", "global_batch", "precision", "training_tokens"});
     const toml::node* model_node = t.get("model");
     if (!model_node) {
       r_.fail(t.source(), "workload",

@@ -222,6 +222,22 @@ TEST_F(CliTest, BadInputGetsOneClearErrorAndExitCode2) {
                "clustersweep summary: error: '" + v99 +
                    "' has store format version 99; this clustersweep reads version 2 (use the "
                    "clustersweep that wrote it, or rerun the sweep)");
+
+  // A store holds one family, named in its root attributes.
+  ASSERT_EQ(std::system(("/usr/bin/python3 -c \"import h5py, sys; f = h5py.File('" + store_ +
+                         "', 'r'); sys.exit(f.attrs['family'] != 'transformer')\"")
+                            .c_str()),
+            0);
+  const std::string other = (dir_ / "other-family.h5").string();
+  fs::copy_file(store_, other);
+  ASSERT_EQ(std::system(("/usr/bin/python3 -c \"import h5py; f = h5py.File('" + other +
+                         "', 'r+'); f.attrs['family'] = 'dlrm'; f.close()\"")
+                            .c_str()),
+            0);
+  expect_error("top " + other,
+               "clustersweep top: error: '" + other +
+                   "' holds results of the workload family 'dlrm'; this clustersweep reads the "
+                   "families: transformer");
 }
 
 }  // namespace

@@ -184,6 +184,18 @@ TEST(SpecErrors, InlineModels) {
             "name");
 }
 
+TEST(SpecErrors, Family) {
+  EXPECT_EQ(Space::parse(edit("[workload]\n", "[workload]\nfamily = \"transformer\"\n"), "bad.toml")
+                .family(),
+            estimator::Family::transformer);
+  EXPECT_EQ(Space::parse(kGood, "bad.toml").family(), estimator::Family::transformer);
+  EXPECT_EQ(error_of(edit("[workload]\n", "[workload]\nfamily = \"dlrm\"\n")),
+            "bad.toml:2:10: workload.family: unknown family 'dlrm'; families are: transformer");
+  EXPECT_EQ(error_of(edit("[workload]\n", "[workload]\nfamily = 3\n")),
+            "bad.toml:2:10: workload.family: must be the name of a family (transformer), got "
+            "integer 3");
+}
+
 TEST(SpecErrors, Constraints) {
   const std::string g = kGood;
   // The file column is the culprit's own where the string holds the expression verbatim.
