@@ -12,7 +12,9 @@
 
 #include "apps/commands.h"
 #include "base/error.h"
+#include "base/format.h"
 #include "base/names.h"
+#include "estimator/dlrm.h"
 #include "estimator/estimator.h"
 #include "spaces/catalog.h"
 #include "spaces/resolve.h"
@@ -195,6 +197,143 @@ void print_text(const Point& pt, const est::Estimate& e) {
                            e.energy_per_step_j / 1e6, e.energy_per_step_j / 3.6e6);
 }
 
+// ---- Recommendation models
+
+void print_dlrm_json(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
+                     const est::DlrmEstimate& e) {
+  const auto& m = pt.workload.model;
+  const auto& t = e.time;
+  const auto& mem = e.memory;
+  nlohmann::ordered_json out;
+  out["model"] = pt.model_name;
+  out["gpu"] = pt.gpu_name;
+  out["num_gpus"] = pt.cluster.num_gpus;
+  out["nodes"] = pt.nodes;
+  out["sharding"] = pt.best_sharding ? "best" : est::to_string(pt.sharding);
+  nlohmann::ordered_json tables = nlohmann::ordered_json::array();
+  for (int i = 0; i < m.num_tables; ++i) {
+    nlohmann::ordered_json table = {{"rows", m.rows[i]},
+                                    {"pooling", m.pooling[i]},
+                                    {"sharding", est::to_string(plan.sharding[i])}};
+    if (plan.sharding[i] == est::Sharding::table_wise) table["gpu"] = plan.device[i];
+    if (plan.sharding[i] == est::Sharding::table_row_wise) table["node"] = plan.device[i];
+    tables.push_back(table);
+  }
+  out["tables"] = tables;
+  out["feasible"] = e.feasible;
+  out["reason"] = est::to_string(e.reason);
+  out["step_time_s"] = {{"total", number(t.total_s)},
+                        {"embedding_fwd", number(t.embedding_fwd_s)},
+                        {"embedding_bwd", number(t.embedding_bwd_s)},
+                        {"all_to_all", number(t.all_to_all_s)},
+                        {"mlp_compute", number(t.mlp_compute_s)},
+                        {"memory_bound", number(t.memory_bound_s)},
+                        {"dense_allreduce", number(t.dense_allreduce_s)},
+                        {"optimizer", number(t.optimizer_s)},
+                        {"overhead", number(t.overhead_s)}};
+  out["memory_bytes"] = {{"tables", number(mem.tables_bytes)},
+                         {"table_optimizer", number(mem.table_optimizer_bytes)},
+                         {"dense", number(mem.dense_bytes)},
+                         {"activations", number(mem.activations_bytes)},
+                         {"workspace", number(mem.workspace_bytes)},
+                         {"hbm", number(mem.hbm_bytes)},
+                         {"expansion", number(mem.expansion_bytes)},
+                         {"hbm_capacity", number(pt.cluster.hbm_bytes)},
+                         {"expansion_capacity", number(pt.cluster.expansion_bytes)}};
+  out["model_flops_per_step"] = number(e.model_flops_per_step);
+  out["samples_per_s"] = number(e.samples_per_s);
+  out["mfu"] = number(e.mfu);
+  out["energy_per_step_j"] = number(e.energy_per_step_j);
+  nlohmann::ordered_json origin = nlohmann::ordered_json::object();
+  for (const auto& [name, o] : pt.origin) origin[name] = spaces::to_string(o);
+  out["defaults"] = origin;
+  std::cout << out.dump(2) << '\n';
+}
+
+void print_dlrm_text(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
+                     const est::DlrmEstimate& e) {
+  const auto& w = pt.workload;
+  const auto& m = w.model;
+  const auto& c = pt.cluster;
+  double rows = 0, lookups = 0;
+  for (int i = 0; i < m.num_tables; ++i) {
+    rows += m.rows[i];
+    lookups += m.pooling[i];
+  }
+  auto widths = [](const std::array<int, est::kMaxMlpLayers>& mlp) {
+    std::vector<int> out;
+    for (int x : mlp)
+      if (x > 0) out.push_back(x);
+    return fmt::format("{}", fmt::join(out, "-"));
+  };
+  std::cout << fmt::format(
+      "model     {}: {} tables ({} rows, {} lookups per sample), dimension {}, bottom MLP {}, "
+      "{} interaction, top MLP {}\n",
+      pt.model_name, m.num_tables, format_number(rows), format_number(lookups), m.embedding_dim,
+      widths(m.bottom_mlp), est::to_string(m.interaction), widths(m.top_mlp));
+  std::cout << fmt::format("workload  global batch {} samples, {}, {} sparse optimizer\n",
+                           w.global_batch, est::to_string(w.precision),
+                           est::to_string(m.optimizer));
+  std::cout << fmt::format(
+      "cluster   {} x {} ({} nodes x {}), NVLink {:g} GB/s, scale-out {:g} Gbit/s per GPU, HBM "
+      "{:g} GB\n",
+      c.num_gpus, pt.gpu_name, pt.nodes, c.gpus_per_node, c.nvlink_bytes_per_s / 1e9,
+      c.inter_node_bytes_per_s * 8 / 1e9, c.hbm_bytes / 1e9);
+  std::cout << fmt::format("sharding  {} ({})\n",
+                           pt.best_sharding ? "best" : est::to_string(pt.sharding),
+                           spaces::describe_placement(pt, plan));
+  for (int i = 0; i < m.num_tables; ++i) {
+    std::string where;
+    if (plan.sharding[i] == est::Sharding::table_wise)
+      where = fmt::format(" on GPU {}", plan.device[i]);
+    if (plan.sharding[i] == est::Sharding::table_row_wise)
+      where = fmt::format(" on node {}", plan.device[i]);
+    std::cout << fmt::format("  table {:<3} {:>13} rows x {:<4} {}{}\n", i,
+                             format_number(m.rows[i]), m.pooling[i],
+                             est::to_string(plan.sharding[i]), where);
+  }
+  std::cout << '\n';
+  const auto& t = e.time;
+  std::cout << fmt::format("{:<28}{:>12}{:>9}\n", "step time", fmt::format("{:.4g} s", t.total_s),
+                           "share");
+  const std::pair<const char*, double> parts[] = {{"embedding lookups", t.embedding_fwd_s},
+                                                  {"embedding backward", t.embedding_bwd_s},
+                                                  {"all-to-all (exposed)", t.all_to_all_s},
+                                                  {"MLP and interaction", t.mlp_compute_s},
+                                                  {"memory-bound ops", t.memory_bound_s},
+                                                  {"dense all-reduce", t.dense_allreduce_s},
+                                                  {"optimizer", t.optimizer_s},
+                                                  {"framework overhead", t.overhead_s}};
+  for (const auto& [name, value] : parts)
+    std::cout << fmt::format("  {:<26}{:>12}{:>8.1f}%\n", name, fmt::format("{:.4g} s", value),
+                             t.total_s > 0 ? 100 * value / t.total_s : 0.0);
+  std::cout << '\n';
+  const auto& mem = e.memory;
+  std::cout << fmt::format("{:<28}{:>12}\n", "memory on the busiest GPU",
+                           fmt::format("{:.2f} GB", (mem.hbm_bytes + mem.expansion_bytes) / 1e9));
+  const std::pair<const char*, double> kinds[] = {
+      {"embedding tables", mem.tables_bytes},
+      {"their optimizer state", mem.table_optimizer_bytes},
+      {"MLPs (with gradients, state)", mem.dense_bytes},
+      {"activations", mem.activations_bytes},
+      {"workspace", mem.workspace_bytes}};
+  for (const auto& [name, value] : kinds)
+    std::cout << fmt::format("  {:<26}{:>12}\n", name, fmt::format("{:.2f} GB", value / 1e9));
+  std::cout << fmt::format("  {:<26}{:>12}  of {:.0f} GB\n", "in HBM",
+                           fmt::format("{:.2f} GB", mem.hbm_bytes / 1e9), c.hbm_bytes / 1e9);
+  if (mem.expansion_bytes > 0 || c.expansion_bytes > 0)
+    std::cout << fmt::format("  {:<26}{:>12}  of {:.0f} GB\n", "in expansion tier",
+                             fmt::format("{:.2f} GB", mem.expansion_bytes / 1e9),
+                             c.expansion_bytes / 1e9);
+  std::cout << '\n';
+  std::cout << fmt::format("{:<28}{}\n", "feasible",
+                           e.feasible ? "yes" : fmt::format("no ({})", est::to_string(e.reason)));
+  std::cout << fmt::format("{:<28}{:.4g}\n", "samples/s", e.samples_per_s);
+  std::cout << fmt::format("{:<28}{:.1f}%\n", "MFU (dense part)", 100 * e.mfu);
+  std::cout << fmt::format("{:<28}{:.4g} MJ ({:.3g} kWh)\n", "energy per step",
+                           e.energy_per_step_j / 1e6, e.energy_per_step_j / 3.6e6);
+}
+
 }  // namespace
 
 int estimate(const Args& args) {
@@ -227,6 +366,22 @@ int estimate(const Args& args) {
     if (vm->count(flag)) settings.set(info.name, (*vm)[flag].as<std::string>(), "--" + flag);
   }
 
+  // A recommendation model of the catalog, or one described by its tables, is the DLRM family's.
+  if ((settings.has("model") && spaces::is_dlrm_model(settings.at("model").text)) ||
+      settings.has("num_tables")) {
+    const est::Calibration calibration =
+        settings.has("calibration") ? spaces::load_calibration(settings.at("calibration").text)
+                                    : spaces::builtin_calibration();
+    const spaces::DlrmPoint pt = spaces::resolve_dlrm(settings, calibration);
+    const est::DlrmEstimator estimator(pt.workload, pt.cluster, calibration);
+    const est::DlrmPlan plan = spaces::place_tables(pt, estimator);
+    const est::DlrmEstimate e = estimator.estimate(plan);
+    if (vm->count("json"))
+      print_dlrm_json(pt, plan, e);
+    else
+      print_dlrm_text(pt, plan, e);
+    return kExitOk;
+  }
   const Point pt = spaces::resolve(settings);
   if (const spaces::Violation v = spaces::check(pt)) throw InputError(spaces::explain(v, settings));
   const est::Estimate e = est::estimate(pt.workload, pt.cluster, pt.plan, pt.calibration);

@@ -25,12 +25,113 @@ namespace {
 
 namespace est = estimator;
 
+// The error table: per source, then all rows.
+void print_errors(const std::map<std::string, std::vector<double>>& errors_by_source,
+                  const std::vector<double>& all_errors) {
+  std::cout << fmt::format("{:<24} {:>5} {:>8} {:>8} {:>8} {:>8}\n", "source", "rows", "MAPE",
+                           "median", "geomean", "max");
+  auto print = [](const std::string& name, const spaces::ErrorStats& s) {
+    std::cout << fmt::format("{:<24} {:>5} {:>7.2f}% {:>7.2f}% {:>7.2f}% {:>7.2f}%\n", name, s.n,
+                             100 * s.mape, 100 * s.median, 100 * s.geomean, 100 * s.max);
+  };
+  for (const auto& [source, errors] : errors_by_source) print(source, spaces::error_stats(errors));
+  print("all", spaces::error_stats(all_errors));
+}
+
+// Writes the fitted calibration with a header saying how it was made.
+void write_fit(const std::string& runs_path, const std::string& out_path, std::size_t samples,
+               int sweeps, const est::FitResult& fit) {
+  const std::string header = fmt::format(
+      "clustersweep estimator calibration, format version 1.\n"
+      "Fitted by `clustersweep validate {} --fit {}` (deterministic coordinate descent on the\n"
+      "mean |log(predicted/measured)| over {} runs, {} sweeps):\n"
+      "objective {:.4f} -> {:.4f} in {} evaluations. See docs/calibration.md.",
+      std::filesystem::path(runs_path).filename().string(),
+      std::filesystem::path(out_path).filename().string(), samples, sweeps, fit.objective_before,
+      fit.objective_after, fit.evaluations);
+  write_file_atomically(out_path, spaces::format_calibration(fit.calibration, header), "--fit");
+  std::cout << fmt::format("fit: objective {:.4f} -> {:.4f} ({} evaluations); wrote {}\n",
+                           fit.objective_before, fit.objective_after, fit.evaluations, out_path);
+}
+
+// "predicted N of M rows; ..." after the table.
+void print_summary(std::size_t predicted, std::size_t rows, std::size_t unpredicted,
+                   std::size_t out_of_memory) {
+  std::cout << fmt::format("predicted {} of {} rows", predicted, rows);
+  if (unpredicted)
+    std::cout << fmt::format("; {} could not be predicted (see the reason column)", unpredicted);
+  if (out_of_memory)
+    std::cout << fmt::format("; the memory model puts {} measured runs over HBM capacity",
+                             out_of_memory);
+  std::cout << '\n';
+}
+
+// Recommendation-model runs: throughput (samples/s) predicted with the planner's placement of the
+// run's sharding; --fit moves the [dlrm] parameters.
+int validate_dlrm(const po::variables_map& vm, const std::string& runs_path,
+                  est::Calibration calibration) {
+  auto rows = spaces::read_dlrm_runs(runs_path, calibration);
+  if (vm.count("fit")) {
+    const std::string out_path = vm["fit"].as<std::string>();
+    const int sweeps = vm["fit-sweeps"].as<int>();
+    if (sweeps < 1) throw InputError("--fit-sweeps: must be a positive integer");
+    std::vector<est::DlrmSample> samples;
+    for (const auto& r : rows)
+      if (r.reason.empty())
+        samples.push_back(
+            {r.point.workload, r.point.cluster, r.point.best_sharding, r.point.sharding,
+             static_cast<double>(r.point.workload.global_batch) / r.measured_samples_per_s});
+    if (samples.empty())
+      throw InputError(fmt::format("{}: no predictable rows to fit on", runs_path));
+    est::FitOptions fit_options;
+    fit_options.sweeps = sweeps;
+    const auto fit = est::fit_calibration(samples, calibration, fit_options);
+    calibration = fit.calibration;
+    write_fit(runs_path, out_path, samples.size(), sweeps, fit);
+    rows = spaces::read_dlrm_runs(runs_path, calibration);
+  }
+
+  std::string csv =
+      "id,source,measured_samples_per_s,predicted_samples_per_s,rel_error,sharding,reason\n";
+  std::map<std::string, std::vector<double>> errors_by_source;
+  std::vector<double> all_errors;
+  std::size_t unpredicted = 0, out_of_memory = 0;
+  for (const auto& r : rows) {
+    if (!r.reason.empty()) {
+      ++unpredicted;
+      csv += fmt::format(
+          "{},{},{},,,,{}\n", csv_quote(r.id), csv_quote(r.source),
+          r.measured_samples_per_s > 0 ? fmt::format("{:g}", r.measured_samples_per_s) : "",
+          csv_quote(r.reason));
+      continue;
+    }
+    const est::DlrmEstimator estimator(r.point.workload, r.point.cluster, calibration);
+    const est::DlrmPlan plan = spaces::place_tables(r.point, estimator);
+    const est::DlrmEstimate e = estimator.estimate(plan);
+    if (e.reason == est::Infeasible::out_of_memory) ++out_of_memory;
+    const double error = e.samples_per_s / r.measured_samples_per_s - 1;
+    all_errors.push_back(std::fabs(error));
+    errors_by_source[r.source].push_back(std::fabs(error));
+    csv += fmt::format("{},{},{:g},{:.6g},{:.6f},{},\n", csv_quote(r.id), csv_quote(r.source),
+                       r.measured_samples_per_s, e.samples_per_s, error,
+                       csv_quote(spaces::describe_placement(r.point, plan)));
+  }
+  if (vm.count("output")) write_file_atomically(vm["output"].as<std::string>(), csv, "-o");
+  print_errors(errors_by_source, all_errors);
+  print_summary(all_errors.size(), rows.size(), unpredicted, out_of_memory);
+  const spaces::ErrorStats overall = spaces::error_stats(all_errors);
+  std::cout << fmt::format("throughput MAPE: {:.2f}%  median: {:.2f}%  geomean: {:.2f}%\n",
+                           100 * overall.mape, 100 * overall.median, 100 * overall.geomean);
+  return kExitOk;
+}
+
 }  // namespace
 
 int validate(const Args& args) {
   po::options_description options("Options");
-  options.add_options()("runs", po::value<std::string>(),
-                        "CSV of measured runs (format of validation/transformer_runs.csv)")(
+  options.add_options()(
+      "runs", po::value<std::string>(),
+      "CSV of measured runs (format of validation/transformer_runs.csv or dlrm_runs.csv)")(
       "output,o", po::value<std::string>(), "write per-row predictions to this CSV")(
       "calibration", po::value<std::string>(), "calibration TOML overriding the built-in one")(
       "fit", po::value<std::string>(),
@@ -43,15 +144,31 @@ int validate(const Args& args) {
             "Predicts the step time of every run in RUNS.csv, writes\n"
             "id,source,measured_step_time_s,predicted_step_time_s,rel_error,reason\n"
             "and prints the MAPE, median and geometric mean of the absolute relative error,\n"
-            "overall and per source. --fit refits the calibration on the runs first.");
+            "overall and per source. --fit refits the calibration on the runs first.\n"
+            "A file of recommendation-model runs (a num_tables column, as dlrm_runs.csv) is\n"
+            "predicted in samples/s with the planner's placement of each run's sharding:\n"
+            "id,source,measured_samples_per_s,predicted_samples_per_s,rel_error,sharding,reason;\n"
+            "its --fit moves the [dlrm] parameters only.");
   if (!vm) return kExitOk;
   const auto runs_path = required<std::string>(*vm, "runs");
   // --fit starts from the fixed prior (the Calibration defaults) so that the shipped calibration
   // is reproducible; --calibration FILE starts it (or the plain validation) from FILE instead.
+  // A fit starts its family's section from the prior and keeps the other families' sections, so
+  // fitting each family's runs in turn reproduces the shipped file.
+  const bool dlrm = spaces::is_dlrm_runs(runs_path);
   est::Calibration calibration =
       vm->count("calibration") ? spaces::load_calibration((*vm)["calibration"].as<std::string>())
-      : vm->count("fit")       ? est::Calibration{}
                                : spaces::builtin_calibration();
+  if (vm->count("fit") && !vm->count("calibration")) {
+    if (dlrm) {
+      calibration.dlrm = est::DlrmCalibration{};
+    } else {
+      const est::DlrmCalibration keep = calibration.dlrm;
+      calibration = est::Calibration{};
+      calibration.dlrm = keep;
+    }
+  }
+  if (dlrm) return validate_dlrm(*vm, runs_path, calibration);
   auto rows = spaces::read_runs(runs_path, calibration);
 
   if (vm->count("fit")) {
@@ -68,17 +185,7 @@ int validate(const Args& args) {
     fit_options.sweeps = sweeps;
     const auto fit = est::fit_calibration(samples, calibration, fit_options);
     calibration = fit.calibration;
-    const std::string header = fmt::format(
-        "clustersweep estimator calibration, format version 1.\n"
-        "Fitted by `clustersweep validate {} --fit {}` (deterministic coordinate descent on the\n"
-        "mean |log(predicted/measured)| over {} runs, {} sweeps):\n"
-        "objective {:.4f} -> {:.4f} in {} evaluations. See docs/calibration.md.",
-        std::filesystem::path(runs_path).filename().string(),
-        std::filesystem::path(out_path).filename().string(), samples.size(), sweeps,
-        fit.objective_before, fit.objective_after, fit.evaluations);
-    write_file_atomically(out_path, spaces::format_calibration(calibration, header), "--fit");
-    std::cout << fmt::format("fit: objective {:.4f} -> {:.4f} ({} evaluations); wrote {}\n",
-                             fit.objective_before, fit.objective_after, fit.evaluations, out_path);
+    write_fit(runs_path, out_path, samples.size(), sweeps, fit);
     // Re-derive the rows with the fitted defaults (e.g. the default scale-out bandwidth).
     rows = spaces::read_runs(runs_path, calibration);
   }
@@ -106,22 +213,9 @@ int validate(const Args& args) {
   }
   if (vm->count("output")) write_file_atomically((*vm)["output"].as<std::string>(), csv, "-o");
 
-  std::cout << fmt::format("{:<24} {:>5} {:>8} {:>8} {:>8} {:>8}\n", "source", "rows", "MAPE",
-                           "median", "geomean", "max");
-  auto print = [](const std::string& name, const spaces::ErrorStats& s) {
-    std::cout << fmt::format("{:<24} {:>5} {:>7.2f}% {:>7.2f}% {:>7.2f}% {:>7.2f}%\n", name, s.n,
-                             100 * s.mape, 100 * s.median, 100 * s.geomean, 100 * s.max);
-  };
-  for (const auto& [source, errors] : errors_by_source) print(source, spaces::error_stats(errors));
+  print_errors(errors_by_source, all_errors);
   const spaces::ErrorStats overall = spaces::error_stats(all_errors);
-  print("all", overall);
-  std::cout << fmt::format("predicted {} of {} rows", all_errors.size(), rows.size());
-  if (unpredicted)
-    std::cout << fmt::format("; {} could not be predicted (see the reason column)", unpredicted);
-  if (out_of_memory)
-    std::cout << fmt::format("; the memory model puts {} measured runs over HBM capacity",
-                             out_of_memory);
-  std::cout << '\n';
+  print_summary(all_errors.size(), rows.size(), unpredicted, out_of_memory);
   std::cout << fmt::format("step-time MAPE: {:.2f}%  median: {:.2f}%  geomean: {:.2f}%\n",
                            100 * overall.mape, 100 * overall.median, 100 * overall.geomean);
   return kExitOk;

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "estimator/dlrm_calibration.h"
+
 namespace clustersweep::estimator {
 
 enum class Precision : std::uint8_t { fp32, tf32, fp16, bf16, fp8, fp4 };
@@ -186,6 +188,8 @@ struct Calibration {
   double nic_aggregation = 0.5;
   // 1: dropout masks are stored (GPT-3/Megatron recipes, Korthikanti's count); 0: no dropout.
   double dropout_masks = 0;
+  // The recommendation-model family's parameters ([dlrm] in calibration.toml).
+  DlrmCalibration dlrm;
 };
 
 // The named fields of Calibration, in file order: name in calibration.toml, member, and the

@@ -19,14 +19,26 @@ double fit_objective(const std::vector<Sample>& samples, const Calibration& cali
   return weights > 0 ? sum / weights : 0.0;
 }
 
-FitResult fit_calibration(const std::vector<Sample>& samples, const Calibration& start,
-                          const FitOptions& options) {
+namespace {
+
+// Coordinate descent over the fields [begin, end) of `target` (a Calibration or its DlrmCalibration
+// part) on objective(calibration), from `start`: for each field a grid over its bracket, then
+// golden-section refinement; the bracket shrinks each sweep.
+template <class Field, class Part, class Objective>
+FitResult coordinate_descent(const Field* begin, const Field* end, Part part,
+                             const Calibration& start, const FitOptions& options,
+                             Objective objective) {
   FitResult result;
   Calibration best = start;
   int evaluations = 1;
+  auto member = [&](Calibration& c, const Field* f) -> double& { return part(c).*(f->member); };
+  auto value = [&](const Calibration& c, const Field* f) {
+    Calibration copy = c;
+    return part(copy).*(f->member);
+  };
 
-  std::vector<const CalibrationField*> fields;
-  for (auto* f = calibration_fields_begin(); f != calibration_fields_end(); ++f) {
+  std::vector<const Field*> fields;
+  for (auto* f = begin; f != end; ++f) {
     if (!(f->lo < f->hi)) continue;
     if (!options.only.empty() &&
         std::find(options.only.begin(), options.only.end(), f->name) == options.only.end())
@@ -36,26 +48,26 @@ FitResult fit_calibration(const std::vector<Sample>& samples, const Calibration&
 
   auto penalty = [&](const Calibration& c) {
     double sum = 0;
-    for (const CalibrationField* f : fields) {
-      const double d = (c.*(f->member) - start.*(f->member)) / (f->hi - f->lo);
+    for (const Field* f : fields) {
+      const double d = (value(c, f) - value(start, f)) / (f->hi - f->lo);
       sum += d * d;
     }
     return options.prior_weight * sum;
   };
-  auto value_at = [&](const CalibrationField* f, double x) {
+  auto value_at = [&](const Field* f, double x) {
     Calibration c = best;
-    c.*(f->member) = x;
+    member(c, f) = x;
     ++evaluations;
-    return fit_objective(samples, c) + penalty(c);
+    return objective(c) + penalty(c);
   };
-  double best_value = fit_objective(samples, best);
+  double best_value = objective(best);
   result.objective_before = best_value;
   best_value += penalty(best);
 
   double fraction = 0.5;  // half-width of the bracket as a fraction of the parameter's range
   for (int sweep = 0; sweep < options.sweeps; ++sweep) {
-    for (const CalibrationField* f : fields) {
-      const double current = std::clamp(best.*(f->member), f->lo, f->hi);
+    for (const Field* f : fields) {
+      const double current = std::clamp(value(best, f), f->lo, f->hi);
       const double half_width = fraction * (f->hi - f->lo);
       double lo = std::max(f->lo, current - half_width);
       double hi = std::min(f->hi, current + half_width);
@@ -101,16 +113,55 @@ FitResult fit_calibration(const std::vector<Sample>& samples, const Calibration&
         arg_value = y2;
       }
       if (arg_value < best_value) {
-        best.*(f->member) = arg;
+        member(best, f) = arg;
         best_value = arg_value;
       }
     }
     fraction *= 0.6;
   }
   result.calibration = best;
-  result.objective_after = fit_objective(samples, best);
+  result.objective_after = objective(best);
   result.evaluations = evaluations;
   return result;
+}
+
+}  // namespace
+
+FitResult fit_calibration(const std::vector<Sample>& samples, const Calibration& start,
+                          const FitOptions& options) {
+  // The transformer's fields are members of Calibration itself.
+  return coordinate_descent(
+      calibration_fields_begin(), calibration_fields_end(),
+      [](Calibration& c) -> Calibration& { return c; }, start, options,
+      [&](const Calibration& c) { return fit_objective(samples, c); });
+}
+
+double fit_objective(const std::vector<DlrmSample>& samples, const Calibration& calibration) {
+  double sum = 0, weights = 0;
+  for (const DlrmSample& s : samples) {
+    const double predicted = predict_step_s(s, calibration);
+    const double error = predicted > 0 && std::isfinite(predicted)
+                             ? std::fabs(std::log(predicted / s.measured_step_s))
+                             : 10.0;
+    sum += s.weight * error;
+    weights += s.weight;
+  }
+  return weights > 0 ? sum / weights : 0.0;
+}
+
+double predict_step_s(const DlrmSample& sample, const Calibration& calibration) {
+  const DlrmEstimator estimator(sample.workload, sample.cluster, calibration);
+  const DlrmPlan plan = sample.best_sharding ? plan_best_sharding(estimator)
+                                             : plan_sharding(estimator, sample.sharding);
+  return estimator.estimate(plan).time.total_s;
+}
+
+FitResult fit_calibration(const std::vector<DlrmSample>& samples, const Calibration& start,
+                          const FitOptions& options) {
+  return coordinate_descent(
+      dlrm_calibration_fields_begin(), dlrm_calibration_fields_end(),
+      [](Calibration& c) -> DlrmCalibration& { return c.dlrm; }, start, options,
+      [&](const Calibration& c) { return fit_objective(samples, c); });
 }
 
 }  // namespace clustersweep::estimator

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "estimator/dlrm.h"
 #include "estimator/estimator.h"
 
 namespace clustersweep::estimator {
@@ -46,6 +47,23 @@ double fit_objective(const std::vector<Sample>& samples, const Calibration& cali
 // Coordinate descent on the objective: for each parameter in calibration_fields() order, a grid
 // over its bracket followed by golden-section refinement; the bracket shrinks each sweep.
 FitResult fit_calibration(const std::vector<Sample>& samples, const Calibration& start,
+                          const FitOptions& options = {});
+
+// One measured recommendation-model run: its sharding (placed by the planner, or the planner's
+// best) and the measured seconds per step.
+struct DlrmSample {
+  DlrmWorkload workload;
+  Cluster cluster;
+  bool best_sharding = false;
+  Sharding sharding = Sharding::table_wise;
+  double measured_step_s = 0;
+  double weight = 1;
+};
+// The predicted step of a sample with its plan placed under `calibration`.
+double predict_step_s(const DlrmSample& sample, const Calibration& calibration);
+// As above for the DLRM family: the fit moves only the [dlrm] parameters.
+double fit_objective(const std::vector<DlrmSample>& samples, const Calibration& calibration);
+FitResult fit_calibration(const std::vector<DlrmSample>& samples, const Calibration& start,
                           const FitOptions& options = {});
 
 }  // namespace clustersweep::estimator

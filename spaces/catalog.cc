@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "base/names.h"
+#include "estimator/dlrm.h"
 #include "spaces/embedded.h"
 
 namespace clustersweep::spaces {
@@ -75,6 +76,38 @@ class TableReader {
     if (!value || *value < 1 || *value > (1LL << 30))
       fail(node, key, fmt::format("must be a positive integer, got {}", text_of(node)));
     return static_cast<int>(*value);
+  }
+  // A list of positive numbers, or one number standing for `count` copies of it.
+  std::vector<double> numbers(const char* key, std::size_t count, bool allow_scalar) {
+    const toml::node& node = require(key);
+    std::vector<double> out;
+    if (const auto* array = node.as_array()) {
+      for (const toml::node& item : *array) out.push_back(checked_number(item, key, false));
+      if (count > 0 && out.size() != count)
+        fail(node, key,
+             fmt::format("must have {} values (one per table), got {}", count, out.size()));
+    } else if (allow_scalar) {
+      out.assign(count, checked_number(node, key, false));
+    } else {
+      fail(node, key, fmt::format("must be a list of positive numbers, got {}", text_of(node)));
+    }
+    if (out.empty()) fail(node, key, "must not be empty");
+    return out;
+  }
+  bool has(const char* key) const { return table_.get(key) != nullptr; }
+  std::vector<std::string> optional_strings(const char* key) {
+    seen_.emplace_back(key);
+    std::vector<std::string> out;
+    const toml::node* node = table_.get(key);
+    if (!node) return out;
+    const auto* array = node->as_array();
+    if (!array) fail(*node, key, "must be a list of strings");
+    for (const toml::node& item : *array) {
+      const auto value = item.value<std::string>();
+      if (!value) fail(item, key, "must be a list of strings");
+      out.push_back(*value);
+    }
+    return out;
   }
   int optional_integer(const char* key, int fallback) {
     if (!table_.get(key)) {
@@ -205,6 +238,17 @@ ModelEntry parse_model(const toml::table& table, std::string_view file) {
   return entry;
 }
 
+// Widths of an MLP; at most kMaxMlpLayers.
+std::array<int, estimator::kMaxMlpLayers> mlp_widths(TableReader& r, const toml::table& t,
+                                                     const char* key) {
+  const auto widths = r.numbers(key, 0, false);
+  if (widths.size() > estimator::kMaxMlpLayers)
+    r.fail(*t.get(key), key, fmt::format("at most {} layers", estimator::kMaxMlpLayers));
+  std::array<int, estimator::kMaxMlpLayers> out{};
+  for (std::size_t i = 0; i < widths.size(); ++i) out[i] = static_cast<int>(widths[i]);
+  return out;
+}
+
 std::string_view embedded_text(std::string_view name) {
   for (const auto& file : embedded::catalog())
     if (file.name == name) return file.text;
@@ -238,9 +282,89 @@ Catalog Catalog::parse(std::string_view accelerators_toml, std::string_view mode
 }
 
 const Catalog& Catalog::builtin() {
-  static const Catalog catalog =
-      parse(embedded_text("accelerators.toml"), embedded_text("models.toml"));
+  static const Catalog catalog = [] {
+    Catalog c = parse(embedded_text("accelerators.toml"), embedded_text("models.toml"));
+    c.parse_dlrm_models(embedded_text("dlrm_models.toml"), "dlrm_models.toml");
+    return c;
+  }();
   return catalog;
+}
+
+void Catalog::parse_dlrm_models(std::string_view text, std::string_view filename) {
+  const toml::table root = parse_toml(text, filename);
+  check_format_version(root, filename);
+  for (const auto& node : array_of_tables(root, "dlrm_model", filename)) {
+    const toml::table& t = *node.as_table();
+    DlrmModelEntry entry;
+    TableReader r(t, filename, "dlrm_model");
+    entry.key = r.string("key");
+    if (find_dlrm_model(entry.key))
+      r.fail(t, "key", fmt::format("'{}' is defined twice", entry.key));
+    entry.aliases = r.optional_strings("aliases");
+    estimator::DlrmModel& m = entry.model;
+    m.embedding_dim = r.integer("embedding_dim");
+    m.dense_features = r.integer("dense_features");
+    if (r.has("table_rows")) {
+      const auto rows = r.numbers("table_rows", 0, false);
+      if (rows.size() > estimator::kMaxTables)
+        r.fail(*t.get("table_rows"), "table_rows",
+               fmt::format("at most {} tables", estimator::kMaxTables));
+      m.num_tables = static_cast<int>(rows.size());
+      std::copy(rows.begin(), rows.end(), m.rows.begin());
+    } else {
+      const double total = r.number("total_rows");
+      const std::string like = r.string("rows_like");
+      const DlrmModelEntry* shape = find_dlrm_model(like);
+      if (!shape)
+        r.fail(*t.get("rows_like"), "rows_like",
+               fmt::format("'{}' is not a model defined above", like));
+      m.num_tables = shape->model.num_tables;
+      m.rows = shape->model.rows;
+      estimator::scale_table_rows(m, total);
+    }
+    const auto pooling = r.numbers("pooling", static_cast<std::size_t>(m.num_tables), true);
+    std::copy(pooling.begin(), pooling.end(), m.pooling.begin());
+    m.bottom_mlp = mlp_widths(r, t, "bottom_mlp");
+    m.top_mlp = mlp_widths(r, t, "top_mlp");
+    const std::string interaction = r.string("interaction");
+    if (!estimator::parse_interaction(interaction, m.interaction))
+      r.fail(*t.get("interaction"), "interaction",
+             fmt::format("must be \"dot\" or \"dcnv2\", got \"{}\"", interaction));
+    m.cross_layers = r.optional_integer("cross_layers", m.cross_layers);
+    m.cross_rank = r.optional_integer("cross_rank", m.cross_rank);
+    const std::string optimizer = r.string("optimizer");
+    if (!estimator::parse_sparse_optimizer(optimizer, m.optimizer))
+      r.fail(*t.get("optimizer"), "optimizer",
+             fmt::format("must be sgd, rowwise_adagrad, adagrad or adam, got \"{}\"", optimizer));
+    m.index_skew = r.optional_number("index_skew", m.index_skew);
+    entry.global_batch = r.integer("global_batch");
+    entry.source = r.string("source");
+    r.finish();
+    dlrm_models_.push_back(std::move(entry));
+  }
+}
+
+const DlrmModelEntry* Catalog::find_dlrm_model(std::string_view name) const noexcept {
+  const auto same = [](std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+             return std::tolower(static_cast<unsigned char>(x)) ==
+                    std::tolower(static_cast<unsigned char>(y));
+           });
+  };
+  for (const auto& entry : dlrm_models_) {
+    if (entry.key == name) return &entry;
+    for (const auto& alias : entry.aliases)
+      if (same(alias, name)) return &entry;
+  }
+  return nullptr;
+}
+
+const DlrmModelEntry& Catalog::dlrm_model(std::string_view name, std::string_view what) const {
+  if (const auto* entry = find_dlrm_model(name)) return *entry;
+  std::vector<std::string> keys;
+  for (const auto& entry : dlrm_models_) keys.push_back(entry.key);
+  throw InputError(
+      fmt::format("{}: unknown recommendation model '{}'{}", what, name, did_you_mean(name, keys)));
 }
 
 const AcceleratorEntry* Catalog::find_accelerator(std::string_view key) const noexcept {
@@ -270,6 +394,45 @@ const ModelEntry& Catalog::model(std::string_view key, std::string_view what) co
   throw InputError(fmt::format("{}: unknown model '{}'{}", what, key, did_you_mean(key, keys)));
 }
 
+namespace {
+
+// Reads the parameters of one section ([calibration] or [dlrm]) into `target` by its field table.
+template <class Field, class Target>
+void read_calibration_section(const toml::table& section, std::string_view name, const Field* begin,
+                              const Field* end, Target& target, std::string_view filename) {
+  for (const auto& [key, node] : section) {
+    const Field* field = nullptr;
+    for (auto* f = begin; f != end; ++f)
+      if (key.str() == f->name) field = f;
+    if (!field) {
+      std::vector<std::string> names;
+      for (auto* f = begin; f != end; ++f) names.emplace_back(f->name);
+      throw InputError(fmt::format("{}: {}.{}: unknown parameter{}", where(filename, key.source()),
+                                   name, key.str(), did_you_mean(key.str(), names)));
+    }
+    const auto value = node.template value<double>();
+    if (!value || !std::isfinite(*value) || *value < 0)
+      throw InputError(fmt::format("{}: {}.{}: must be a non-negative number",
+                                   where(filename, node.source()), name, key.str()));
+    target.*(field->member) = *value;
+  }
+}
+
+template <class Field, class Target>
+std::string format_calibration_section(std::string_view name, const Field* begin, const Field* end,
+                                       const Target& target) {
+  std::string out = fmt::format("[{}]\n", name);
+  for (auto* f = begin; f != end; ++f) {
+    out += fmt::format(
+        "# {}{}\n", f->doc,
+        f->lo < f->hi ? fmt::format(" (fitted within [{:g}, {:g}])", f->lo, f->hi) : " (fixed)");
+    out += fmt::format("{} = {:.6g}\n", f->name, target.*(f->member));
+  }
+  return out;
+}
+
+}  // namespace
+
 estimator::Calibration parse_calibration(std::string_view text, std::string_view filename,
                                          const estimator::Calibration& base) {
   const toml::table root = parse_toml(text, filename);
@@ -277,33 +440,22 @@ estimator::Calibration parse_calibration(std::string_view text, std::string_view
   Calibration calibration = base;
   for (const auto& [key, node] : root) {
     if (key.str() == "format_version") continue;
-    if (key.str() != "calibration")
-      throw InputError(fmt::format("{}: {}: unknown key; expected format_version and [calibration]",
-                                   where(filename, key.source()), key.str()));
+    if (key.str() != "calibration" && key.str() != "dlrm")
+      throw InputError(
+          fmt::format("{}: {}: unknown key; expected format_version, [calibration] and [dlrm]",
+                      where(filename, key.source()), key.str()));
+    if (!node.is_table())
+      throw InputError(fmt::format("{}: {}: must be a table of parameters",
+                                   where(filename, node.source()), key.str()));
   }
   const toml::node* section = root.get("calibration");
-  if (!section || !section->is_table())
-    throw InputError(fmt::format("{}:1:1: missing the [calibration] table", filename));
-  for (const auto& [key, node] : *section->as_table()) {
-    const estimator::CalibrationField* field = nullptr;
-    for (auto* f = estimator::calibration_fields_begin(); f != estimator::calibration_fields_end();
-         ++f)
-      if (key.str() == f->name) field = f;
-    if (!field) {
-      std::vector<std::string> names;
-      for (auto* f = estimator::calibration_fields_begin();
-           f != estimator::calibration_fields_end(); ++f)
-        names.emplace_back(f->name);
-      throw InputError(fmt::format("{}: calibration.{}: unknown parameter{}",
-                                   where(filename, key.source()), key.str(),
-                                   did_you_mean(key.str(), names)));
-    }
-    const auto value = node.value<double>();
-    if (!value || !std::isfinite(*value) || *value < 0)
-      throw InputError(fmt::format("{}: calibration.{}: must be a non-negative number",
-                                   where(filename, node.source()), key.str()));
-    calibration.*(field->member) = *value;
-  }
+  if (!section) throw InputError(fmt::format("{}:1:1: missing the [calibration] table", filename));
+  read_calibration_section(*section->as_table(), "calibration",
+                           estimator::calibration_fields_begin(),
+                           estimator::calibration_fields_end(), calibration, filename);
+  if (const toml::node* dlrm = root.get("dlrm"))
+    read_calibration_section(*dlrm->as_table(), "dlrm", estimator::dlrm_calibration_fields_begin(),
+                             estimator::dlrm_calibration_fields_end(), calibration.dlrm, filename);
   return calibration;
 }
 
@@ -330,14 +482,12 @@ std::string format_calibration(const estimator::Calibration& calibration, std::s
   std::istringstream lines{std::string(header)};
   for (std::string line; std::getline(lines, line);)
     out += line.empty() ? "#\n" : "# " + line + "\n";
-  out += "format_version = 1\n\n[calibration]\n";
-  for (auto* f = estimator::calibration_fields_begin(); f != estimator::calibration_fields_end();
-       ++f) {
-    out += fmt::format(
-        "# {}{}\n", f->doc,
-        f->lo < f->hi ? fmt::format(" (fitted within [{:g}, {:g}])", f->lo, f->hi) : " (fixed)");
-    out += fmt::format("{} = {:.6g}\n", f->name, calibration.*(f->member));
-  }
+  out += "format_version = 1\n\n";
+  out += format_calibration_section("calibration", estimator::calibration_fields_begin(),
+                                    estimator::calibration_fields_end(), calibration);
+  out += "\n";
+  out += format_calibration_section("dlrm", estimator::dlrm_calibration_fields_begin(),
+                                    estimator::dlrm_calibration_fields_end(), calibration.dlrm);
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "estimator/dlrm.h"
 #include "estimator/estimator.h"
 
 namespace clustersweep::spaces {
@@ -27,6 +28,15 @@ struct ModelEntry {
   std::string source;
 };
 
+// A recommendation model (spaces/data/dlrm_models.toml).
+struct DlrmModelEntry {
+  std::string key;                   // lower-case, e.g. "dlrmv2-dcnv2"
+  std::vector<std::string> aliases;  // names published runs use, e.g. "DLRMv2-DCNv2-MLPerf"
+  estimator::DlrmModel model;
+  std::int64_t global_batch = 0;
+  std::string source;
+};
+
 class Catalog {
  public:
   // The embedded catalog (spaces/data/accelerators.toml, models.toml).
@@ -44,12 +54,21 @@ class Catalog {
   const AcceleratorEntry& accelerator(std::string_view key, std::string_view what) const;
   const ModelEntry& model(std::string_view key, std::string_view what) const;
 
+  // By key or alias (aliases without regard to case); nullptr when unknown.
+  const DlrmModelEntry* find_dlrm_model(std::string_view name) const noexcept;
+  const DlrmModelEntry& dlrm_model(std::string_view name, std::string_view what) const;
+
   const std::vector<AcceleratorEntry>& accelerators() const noexcept { return accelerators_; }
   const std::vector<ModelEntry>& models() const noexcept { return models_; }
+  const std::vector<DlrmModelEntry>& dlrm_models() const noexcept { return dlrm_models_; }
+
+  // Parses dlrm_models.toml text into this catalog.
+  void parse_dlrm_models(std::string_view toml, std::string_view filename);
 
  private:
   std::vector<AcceleratorEntry> accelerators_;
   std::vector<ModelEntry> models_;
+  std::vector<DlrmModelEntry> dlrm_models_;
 };
 
 // The fitted calibration (spaces/data/calibration.toml) and a user's override file.

@@ -118,9 +118,44 @@ const std::vector<SettingInfo>& setting_infos() {
       {"micro_batch", "sequences per micro-batch (default 1)"},
       {"offload", "none (default), optimizer, optimizer_activations, all (to the expansion tier)"},
       {"allow_tp_across_nodes", "accept tp groups that leave the NVLink domain (default false)"},
+      {"num_tables", "recommendation models: embedding tables (default: the model's)"},
+      {"embedding_dim", "recommendation models: embedding width (default: the model's)"},
+      {"total_embedding_rows",
+       "recommendation models: rows of all tables; rescales the model's tables"},
+      {"bottom_mlp", "recommendation models: bottom MLP widths, e.g. 512-256-128"},
+      {"top_mlp", "recommendation models: top MLP widths, e.g. 1024-1024-512-256-1"},
+      {"interaction", "recommendation models: dot (DLRM) or dcnv2"},
+      {"sharding",
+       "recommendation models: table, row, column, table_row, data, or best (default: the "
+       "planner's best placement)"},
       {"calibration", "calibration TOML overriding the built-in one"},
   };
   return kInfos;
+}
+
+bool is_dlrm_setting(std::string_view name) noexcept {
+  static constexpr std::string_view kNames[] = {
+      "model",      "num_tables", "embedding_dim", "total_embedding_rows",
+      "bottom_mlp", "top_mlp",    "interaction",   "global_batch",
+      "precision",  "sharding",   "calibration"};
+  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
+}
+
+bool is_cluster_setting(std::string_view name) noexcept {
+  static constexpr std::string_view kNames[] = {"gpu",
+                                                "nodes",
+                                                "gpus",
+                                                "gpus_per_node",
+                                                "nvlink_domain",
+                                                "nvlink_gbytes_per_s",
+                                                "inter_node_gbps_per_gpu",
+                                                "hbm_gb",
+                                                "expansion_gb",
+                                                "expansion_gbytes_per_s",
+                                                "nvlink_latency_us",
+                                                "inter_node_latency_us",
+                                                "node_overhead_w"};
+  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
 }
 
 int default_nvlink_domain(const AcceleratorEntry& gpu, int gpus_per_node) noexcept {
@@ -202,6 +237,56 @@ const char* split_name(est::PipelineSplit p) { return est::to_string(p); }
 
 }  // namespace
 
+ResolvedCluster resolve_cluster(const Settings& s, const est::Calibration& calibration,
+                                std::map<std::string, Origin>& origins,
+                                std::int64_t gpus_if_unset) {
+  auto origin = [&](const char* name, Origin o) {
+    if (!s.has(name)) origins[name] = o;
+  };
+  const auto& catalog = Catalog::builtin();
+  ResolvedCluster out;
+  if (!s.has("gpu"))
+    throw InputError("--gpu: required (an accelerator of the catalog, e.g. H100-SXM5-80GB)");
+  const auto& gpu = catalog.accelerator(s.at("gpu").text, s.where("gpu"));
+  out.gpu_name = gpu.key;
+  if (s.has("nodes") && s.has("gpus"))
+    throw InputError(fmt::format("{}: give either nodes or gpus, not both", s.where("gpus")));
+  ClusterSettings cs;
+  cs.nodes = s.integer("nodes", 0);
+  cs.num_gpus = s.integer("gpus", 0);
+  cs.gpus_per_node = static_cast<int>(s.integer("gpus_per_node", 0));
+  cs.nvlink_domain = static_cast<int>(s.integer("nvlink_domain", 0));
+  cs.nvlink_gbytes_per_s = s.number("nvlink_gbytes_per_s", 0);
+  cs.inter_node_gbps_per_gpu = s.number("inter_node_gbps_per_gpu", 0);
+  cs.hbm_gb = s.number("hbm_gb", 0);
+  cs.expansion_gb = s.number("expansion_gb", 0, true);
+  cs.expansion_gbytes_per_s = s.number("expansion_gbytes_per_s", 0, true);
+  cs.nvlink_latency_us = s.number("nvlink_latency_us", -1, true);
+  cs.inter_node_latency_us = s.number("inter_node_latency_us", -1, true);
+  cs.node_overhead_w = s.number("node_overhead_w", -1, true);
+  for (const char* name : {"gpus_per_node", "nvlink_gbytes_per_s", "hbm_gb", "node_overhead_w"})
+    origin(name, Origin::catalog);
+  origin("nvlink_domain",
+         gpu.default_nvlink_domain == gpu.default_gpus_per_node ? Origin::rule : Origin::catalog);
+  for (const char* name : {"inter_node_gbps_per_gpu", "expansion_gbytes_per_s", "nvlink_latency_us",
+                           "inter_node_latency_us"})
+    origin(name, Origin::calibration);
+
+  if (!s.has("nodes") && !s.has("gpus")) {
+    if (gpus_if_unset <= 0) throw InputError("--nodes: required unless --gpus is given");
+    cs.num_gpus = gpus_if_unset;
+  }
+  if (cs.nodes > 0) {
+    const int gpn = cs.gpus_per_node > 0 ? cs.gpus_per_node : gpu.default_gpus_per_node;
+    if (cs.nodes * gpn > 2147483647LL)
+      throw InputError(
+          fmt::format("{}: {} nodes of {} GPUs exceed 2^31 GPUs", s.where("nodes"), cs.nodes, gpn));
+  }
+  out.cluster = resolve_cluster(gpu, cs, calibration);
+  out.nodes = (out.cluster.num_gpus + out.cluster.gpus_per_node - 1) / out.cluster.gpus_per_node;
+  return out;
+}
+
 Point resolve(const Settings& s) {
   return resolve(
       s, s.has("calibration") ? load_calibration(s.at("calibration").text) : builtin_calibration());
@@ -256,34 +341,6 @@ Point resolve(const Settings& s, const est::Calibration& calibration) {
   pt.workload = resolve_workload(model, static_cast<int>(s.integer("seq_len", 0)),
                                  s.integer("global_batch", 0), precision);
 
-  // ---- cluster
-  if (!s.has("gpu"))
-    throw InputError("--gpu: required (an accelerator of the catalog, e.g. H100-SXM5-80GB)");
-  const auto& gpu = catalog.accelerator(s.at("gpu").text, s.where("gpu"));
-  pt.gpu_name = gpu.key;
-  if (s.has("nodes") && s.has("gpus"))
-    throw InputError(fmt::format("{}: give either nodes or gpus, not both", s.where("gpus")));
-  ClusterSettings cs;
-  cs.nodes = s.integer("nodes", 0);
-  cs.num_gpus = s.integer("gpus", 0);
-  cs.gpus_per_node = static_cast<int>(s.integer("gpus_per_node", 0));
-  cs.nvlink_domain = static_cast<int>(s.integer("nvlink_domain", 0));
-  cs.nvlink_gbytes_per_s = s.number("nvlink_gbytes_per_s", 0);
-  cs.inter_node_gbps_per_gpu = s.number("inter_node_gbps_per_gpu", 0);
-  cs.hbm_gb = s.number("hbm_gb", 0);
-  cs.expansion_gb = s.number("expansion_gb", 0, true);
-  cs.expansion_gbytes_per_s = s.number("expansion_gbytes_per_s", 0, true);
-  cs.nvlink_latency_us = s.number("nvlink_latency_us", -1, true);
-  cs.inter_node_latency_us = s.number("inter_node_latency_us", -1, true);
-  cs.node_overhead_w = s.number("node_overhead_w", -1, true);
-  for (const char* name : {"gpus_per_node", "nvlink_gbytes_per_s", "hbm_gb", "node_overhead_w"})
-    origin(name, Origin::catalog);
-  origin("nvlink_domain",
-         gpu.default_nvlink_domain == gpu.default_gpus_per_node ? Origin::rule : Origin::catalog);
-  for (const char* name : {"inter_node_gbps_per_gpu", "expansion_gbytes_per_s", "nvlink_latency_us",
-                           "inter_node_latency_us"})
-    origin(name, Origin::calibration);
-
   // ---- plan
   est::Plan& p = pt.plan;
   p.tp = static_cast<int>(s.integer("tp", 1));
@@ -309,6 +366,7 @@ Point resolve(const Settings& s, const est::Calibration& calibration) {
   // The GPU count: nodes or gpus, or tp*pp*dp*cp when only dp is given.
   // In double: three degrees of up to 2^31 overflow 64 bits.
   const double model_parallel = static_cast<double>(p.tp) * p.pp * p.cp;
+  std::int64_t gpus_from_plan = 0;
   if (!s.has("nodes") && !s.has("gpus")) {
     if (!s.has("dp"))
       throw InputError("--nodes: required unless --gpus or --dp is given (GPUs = tp*pp*dp*cp)");
@@ -316,17 +374,13 @@ Point resolve(const Settings& s, const est::Calibration& calibration) {
     if (gpus > 2147483647.0)
       throw InputError(
           fmt::format("{}: tp*pp*dp*cp = {} GPUs exceed 2^31", s.where("dp"), format_number(gpus)));
-    cs.num_gpus = static_cast<std::int64_t>(gpus);
+    gpus_from_plan = static_cast<std::int64_t>(gpus);
   }
-  if (cs.nodes > 0) {
-    const int gpn = cs.gpus_per_node > 0 ? cs.gpus_per_node : gpu.default_gpus_per_node;
-    if (cs.nodes * gpn > 2147483647LL)
-      throw InputError(
-          fmt::format("{}: {} nodes of {} GPUs exceed 2^31 GPUs", s.where("nodes"), cs.nodes, gpn));
-  }
-  pt.cluster = resolve_cluster(gpu, cs, pt.calibration);
+  const ResolvedCluster rc = resolve_cluster(s, pt.calibration, pt.origin, gpus_from_plan);
+  pt.gpu_name = rc.gpu_name;
+  pt.cluster = rc.cluster;
+  pt.nodes = rc.nodes;
   const est::Cluster& c = pt.cluster;
-  pt.nodes = (c.num_gpus + c.gpus_per_node - 1) / c.gpus_per_node;
   // dp: given, or what the GPUs leave (a remainder is the `degrees` rule's to report).
   p.dp = static_cast<int>(s.integer(
       "dp", static_cast<long long>(std::max(1.0, std::floor(c.num_gpus / model_parallel)))));
@@ -351,6 +405,127 @@ std::string explain(const Violation& v, const Settings& settings) {
     return fmt::format("{}: {} {}", settings.where("precision"), settings.at("gpu").text,
                        message(v));
   return fmt::format("{}: {}", settings.where(blamed), message(v));
+}
+
+// ---- Recommendation models
+
+bool is_dlrm_model(std::string_view model) noexcept {
+  return Catalog::builtin().find_dlrm_model(model) != nullptr;
+}
+
+namespace {
+
+// "512-256-128" (or commas): the output widths of an MLP.
+std::array<int, est::kMaxMlpLayers> read_mlp(const Settings& s, const std::string& name,
+                                             std::array<int, est::kMaxMlpLayers> widths) {
+  if (!s.has(name)) return widths;
+  const Setting& v = s.at(name);
+  std::array<int, est::kMaxMlpLayers> out{};
+  std::size_t n = 0, start = 0;
+  const std::string& text = v.text;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find_first_of("-,", start), text.size());
+    const std::string part = text.substr(start, end - start);
+    char* stop = nullptr;
+    const long width = std::strtol(part.c_str(), &stop, 10);
+    if (part.empty() || *stop != '\0' || width < 1 || width > (1 << 24) || n == est::kMaxMlpLayers)
+      throw InputError(
+          fmt::format("{}: must be up to {} layer widths joined by '-', e.g. 512-256-128, got '{}'",
+                      v.where, est::kMaxMlpLayers, text));
+    out[n++] = static_cast<int>(width);
+    start = end + 1;
+  }
+  return out;
+}
+
+const char* interaction_name(est::Interaction i) { return est::to_string(i); }
+
+}  // namespace
+
+DlrmPoint resolve_dlrm(const Settings& s, const est::Calibration& calibration) {
+  for (const auto& info : setting_infos())
+    if (s.has(info.name) && !is_dlrm_setting(info.name) && !is_cluster_setting(info.name))
+      throw InputError(
+          fmt::format("{}: not a setting of recommendation models", s.where(info.name)));
+  DlrmPoint pt;
+  auto origin = [&pt, &s](const char* name, Origin o) {
+    if (!s.has(name)) pt.origin[name] = o;
+  };
+  pt.calibration = calibration;
+  est::DlrmModel& m = pt.workload.model;
+  std::int64_t batch = 0;
+  if (s.has("model")) {
+    const auto& entry = Catalog::builtin().dlrm_model(s.at("model").text, s.where("model"));
+    pt.model_name = entry.key;
+    m = entry.model;
+    batch = entry.global_batch;
+    for (const char* name : {"num_tables", "embedding_dim", "total_embedding_rows", "bottom_mlp",
+                             "top_mlp", "interaction", "global_batch"})
+      origin(name, Origin::catalog);
+  } else {
+    for (const char* name : {"num_tables", "embedding_dim", "total_embedding_rows", "bottom_mlp",
+                             "top_mlp", "interaction", "global_batch"})
+      if (!s.has(name))
+        throw InputError(fmt::format(
+            "--{}: required without --model (or give --model with a catalog recommendation model)",
+            flag_name(name)));
+    pt.model_name = "custom";
+    // Without per-table sizes: equal tables, one lookup per sample each.
+    m.num_tables = static_cast<int>(s.integer("num_tables", 0));
+    if (m.num_tables > est::kMaxTables)
+      throw InputError(fmt::format("{}: at most {} tables, got {}", s.where("num_tables"),
+                                   est::kMaxTables, m.num_tables));
+    for (int t = 0; t < m.num_tables; ++t) {
+      m.rows[t] = 1;
+      m.pooling[t] = 1;
+    }
+  }
+  if (s.has("num_tables") && s.integer("num_tables", 0) != m.num_tables)
+    throw InputError(fmt::format("{}: {} tables, but the model '{}' has {}", s.where("num_tables"),
+                                 s.integer("num_tables", 0), pt.model_name, m.num_tables));
+  m.embedding_dim = static_cast<int>(s.integer("embedding_dim", m.embedding_dim));
+  if (s.has("total_embedding_rows")) est::scale_table_rows(m, s.number("total_embedding_rows", 0));
+  m.bottom_mlp = read_mlp(s, "bottom_mlp", m.bottom_mlp);
+  m.top_mlp = read_mlp(s, "top_mlp", m.top_mlp);
+  read_enum(s, "interaction", est::parse_interaction, interaction_name, 2, m.interaction);
+  pt.workload.global_batch = s.integer("global_batch", batch);
+  pt.workload.precision = est::Precision::fp32;
+  read_enum(s, "precision", est::parse_precision, precision_name, est::kNumPrecisions,
+            pt.workload.precision);
+  origin("precision", Origin::fallback);
+  if (s.has("sharding") && s.at("sharding").text != "best") {
+    pt.best_sharding = false;
+    if (!est::parse_sharding(s.at("sharding").text, pt.sharding))
+      throw InputError(
+          fmt::format("{}: must be table, row, column, table_row, data or best, got '{}'",
+                      s.at("sharding").where, s.at("sharding").text));
+  }
+  origin("sharding", Origin::fallback);
+
+  const ResolvedCluster rc = resolve_cluster(s, pt.calibration, pt.origin);
+  pt.gpu_name = rc.gpu_name;
+  pt.cluster = rc.cluster;
+  pt.nodes = rc.nodes;
+  return pt;
+}
+
+est::DlrmPlan place_tables(const DlrmPoint& point, const est::DlrmEstimator& estimator) {
+  return point.best_sharding ? est::plan_best_sharding(estimator)
+                             : est::plan_sharding(estimator, point.sharding);
+}
+
+std::string describe_placement(const DlrmPoint& point, const est::DlrmPlan& plan) {
+  int count[est::kNumShardings] = {};
+  for (int t = 0; t < point.workload.model.num_tables; ++t)
+    ++count[static_cast<int>(plan.sharding[t])];
+  std::string out;
+  for (int s = 0; s < est::kNumShardings; ++s) {
+    if (count[s] == 0) continue;
+    if (count[s] == point.workload.model.num_tables) return est::to_string(est::Sharding(s));
+    out +=
+        fmt::format("{}{}:{}", out.empty() ? "" : " ", est::to_string(est::Sharding(s)), count[s]);
+  }
+  return out;
 }
 
 }  // namespace clustersweep::spaces

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "estimator/dlrm.h"
 #include "estimator/estimator.h"
 #include "spaces/catalog.h"
 #include "spaces/rules.h"
@@ -38,6 +39,7 @@ struct Setting {
 class Settings {
  public:
   void set(const std::string& name, std::string text, std::string where);
+  void erase(const std::string& name) { values_.erase(name); }
   bool has(const std::string& name) const { return values_.count(name) != 0; }
   const Setting& at(const std::string& name) const { return values_.at(name); }
   // Where `name` was given, or "--name-with-dashes" when it was not (the flag that would set it).
@@ -88,6 +90,19 @@ estimator::Cluster resolve_cluster(const AcceleratorEntry& gpu, const ClusterSet
 // The NVLink domain resolve_cluster() gives an unset nvlink_domain with `gpus_per_node` per node.
 int default_nvlink_domain(const AcceleratorEntry& gpu, int gpus_per_node) noexcept;
 
+// The cluster of settings (gpu, nodes or gpus, gpus_per_node, the bandwidths...) with the
+// defaults of resolve_cluster(); the origin of each default goes into `origins`. Without nodes and
+// gpus the cluster has `gpus_if_unset` GPUs (0: an InputError naming --nodes). Every family's
+// points resolve their cluster here.
+struct ResolvedCluster {
+  std::string gpu_name;
+  estimator::Cluster cluster;
+  std::int64_t nodes = 0;
+};
+ResolvedCluster resolve_cluster(const Settings& settings, const estimator::Calibration& calibration,
+                                std::map<std::string, Origin>& origins,
+                                std::int64_t gpus_if_unset = 0);
+
 // A model with its published training defaults (catalog entry or inline architecture).
 struct ModelChoice {
   std::string key;
@@ -129,5 +144,38 @@ Violation check(const Point& point) noexcept;
 // The violation as one line naming the setting to blame and where it came from:
 // "--tp: 5 does not divide the 96 attention heads".
 std::string explain(const Violation& violation, const Settings& settings);
+
+// ---- Recommendation models (estimator/dlrm.h)
+
+// Is `model` a recommendation model of the catalog (the DLRM family's points)?
+bool is_dlrm_model(std::string_view model) noexcept;
+// The settings a recommendation-model point reads besides the cluster's, and the cluster's.
+bool is_dlrm_setting(std::string_view name) noexcept;
+bool is_cluster_setting(std::string_view name) noexcept;
+
+// A resolved recommendation-model point: the workload, the cluster and the sharding to place,
+// with the origin of each value that was not given.
+struct DlrmPoint {
+  std::string model_name;  // catalog key, or "custom"
+  std::string gpu_name;
+  estimator::DlrmWorkload workload;
+  estimator::Cluster cluster;
+  bool best_sharding = true;  // the planner's best placement, else `sharding` for every table
+  estimator::Sharding sharding = estimator::Sharding::table_wise;
+  estimator::Calibration calibration;
+  std::int64_t nodes = 0;
+  std::map<std::string, Origin> origin;
+};
+
+// Settings: model (a catalog recommendation model; without it num_tables, embedding_dim,
+// total_embedding_rows, bottom_mlp, top_mlp and interaction describe one), global_batch,
+// precision, sharding (table, row, column, table_row, data or best) and the cluster's settings.
+// Given num_tables, embedding_dim, total_embedding_rows, MLPs or interaction override the
+// model's; total_embedding_rows rescales its tables. InputErrors name where a setting came from.
+DlrmPoint resolve_dlrm(const Settings& settings, const estimator::Calibration& calibration);
+// The placement of a point's tables: its sharding placed by the planner, or the planner's best.
+estimator::DlrmPlan place_tables(const DlrmPoint& point, const estimator::DlrmEstimator& estimator);
+// "table" when every table is table_wise, else the count of each: "row:5 table:21".
+std::string describe_placement(const DlrmPoint& point, const estimator::DlrmPlan& plan);
 
 }  // namespace clustersweep::spaces

@@ -51,44 +51,88 @@ constexpr ColumnSetting kColumns[] = {
 
 }  // namespace
 
-std::vector<MeasuredRun> read_runs(const std::string& path,
-                                   const estimator::Calibration& calibration) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot open runs file '{}'", path));
+namespace {
+
+// The header of a runs file by column name, after checking it has `required`.
+std::map<std::string, std::size_t> read_header(std::ifstream& in, const std::string& path,
+                                               const std::vector<const char*>& required) {
   std::string line;
   if (!std::getline(in, line))
     throw InputError(fmt::format("{}:1: empty file; expected a CSV header", path));
   std::map<std::string, std::size_t> columns;
   const auto header = split_csv_record(line);
   for (std::size_t i = 0; i < header.size(); ++i) columns[header[i]] = i;
-  std::vector<const char*> required = {"id", "source"};
-  for (const auto& c : kColumns) required.push_back(c.column);
-  required.push_back("step_time_s");
   for (const char* column : required)
     if (!columns.count(column))
       throw InputError(fmt::format(
           "{}:1: missing column '{}' (see the README of the validation data)", path, column));
+  return columns;
+}
 
-  const auto& catalog = Catalog::builtin();
-  std::vector<MeasuredRun> runs;
+// Calls row(text, where) for each data row: text(column) is the cell, where(column) names it.
+template <class Row>
+void for_each_row(std::ifstream& in, const std::string& path,
+                  const std::map<std::string, std::size_t>& columns, Row row) {
+  std::string line;
   for (int line_number = 2; std::getline(in, line); ++line_number) {
     if (line.empty() || line == "\r") continue;
     const auto fields = split_csv_record(line);
     const std::string at = fmt::format("{}:{}", path, line_number);
-    if (fields.size() != header.size())
+    if (fields.size() != columns.size())
       throw InputError(fmt::format("{}: expected {} columns as in the header, got {}", at,
-                                   header.size(), fields.size()));
+                                   columns.size(), fields.size()));
     auto text = [&](const char* column) -> const std::string& {
       return fields[columns.at(column)];
     };
     auto where = [&](const char* column) { return fmt::format("{}: column '{}'", at, column); };
+    row(text, where);
+  }
+}
+
+std::ifstream open_runs(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot open runs file '{}'", path));
+  return in;
+}
+
+// The columns of the recommendation-model runs format and the setting each one is.
+constexpr ColumnSetting kDlrmColumns[] = {
+    {"model", "model"},
+    {"num_tables", "num_tables"},
+    {"embedding_dim", "embedding_dim"},
+    {"total_embedding_rows", "total_embedding_rows"},
+    {"bottom_mlp", "bottom_mlp"},
+    {"top_mlp", "top_mlp"},
+    {"interaction", "interaction"},
+    {"gpu", "gpu"},
+    {"num_gpus", "gpus"},
+    {"gpus_per_node", "gpus_per_node"},
+    {"inter_node_gbps_per_gpu", "inter_node_gbps_per_gpu"},
+    {"sharding", "sharding"},
+    {"global_batch", "global_batch"},
+    {"precision", "precision"},
+};
+
+}  // namespace
+
+std::vector<MeasuredRun> read_runs(const std::string& path,
+                                   const estimator::Calibration& calibration) {
+  std::ifstream in = open_runs(path);
+  std::vector<const char*> required = {"id", "source"};
+  for (const auto& c : kColumns) required.push_back(c.column);
+  required.push_back("step_time_s");
+  const auto columns = read_header(in, path, required);
+
+  const auto& catalog = Catalog::builtin();
+  std::vector<MeasuredRun> runs;
+  for_each_row(in, path, columns, [&](auto text, auto where) {
     MeasuredRun run;
     run.id = text("id");
     run.source = text("source");
     if (text("step_time_s").empty()) {
       run.reason = "no measured step_time_s";
       runs.push_back(std::move(run));
-      continue;
+      return;
     }
     Settings settings;
     settings.set("step_time_s", text("step_time_s"), where("step_time_s"));
@@ -102,7 +146,7 @@ std::vector<MeasuredRun> read_runs(const std::string& path,
     if (!catalog.find_accelerator(text("gpu"))) {
       run.reason = fmt::format("unknown accelerator '{}'", text("gpu"));
       runs.push_back(std::move(run));
-      continue;
+      return;
     }
     const Point pt = resolve(settings, calibration);
     run.gpu = pt.gpu_name;
@@ -110,7 +154,57 @@ std::vector<MeasuredRun> read_runs(const std::string& path,
       run.reason = fmt::format("cannot be estimated: {}: {}", to_string(v.rule), message(v));
     run.sample = {pt.workload, pt.cluster, pt.plan, run.measured_s};
     runs.push_back(std::move(run));
-  }
+  });
+  return runs;
+}
+
+bool is_dlrm_runs(const std::string& path) {
+  std::ifstream in = open_runs(path);
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  const auto header = split_csv_record(line);
+  return std::find(header.begin(), header.end(), "num_tables") != header.end();
+}
+
+std::vector<MeasuredDlrmRun> read_dlrm_runs(const std::string& path,
+                                            const estimator::Calibration& calibration) {
+  std::ifstream in = open_runs(path);
+  std::vector<const char*> required = {"id", "source"};
+  for (const auto& c : kDlrmColumns) required.push_back(c.column);
+  required.push_back("samples_per_s");
+  const auto columns = read_header(in, path, required);
+
+  const auto& catalog = Catalog::builtin();
+  std::vector<MeasuredDlrmRun> runs;
+  for_each_row(in, path, columns, [&](auto text, auto where) {
+    MeasuredDlrmRun run;
+    run.id = text("id");
+    run.source = text("source");
+    if (text("samples_per_s").empty()) {
+      run.reason = "no measured samples_per_s";
+      runs.push_back(std::move(run));
+      return;
+    }
+    Settings settings;
+    for (const auto& c : kDlrmColumns)
+      if (!text(c.column).empty()) settings.set(c.setting, text(c.column), where(c.column));
+    // A model the catalog does not know is described by its columns alone.
+    if (settings.has("model") && !catalog.find_dlrm_model(settings.at("model").text))
+      settings.erase("model");
+    // HugeCTR's automatic hybrid placement is the planner's best.
+    if (settings.has("sharding") && settings.at("sharding").text == "hybrid")
+      settings.set("sharding", "best", where("sharding"));
+    settings.set("samples_per_s", text("samples_per_s"), where("samples_per_s"));
+    run.measured_samples_per_s = settings.number("samples_per_s", 0);
+    if (!catalog.find_accelerator(text("gpu"))) {
+      run.reason = fmt::format("unknown accelerator '{}'", text("gpu"));
+      runs.push_back(std::move(run));
+      return;
+    }
+    run.point = resolve_dlrm(settings, calibration);
+    run.gpu = run.point.gpu_name;
+    runs.push_back(std::move(run));
+  });
   return runs;
 }
 

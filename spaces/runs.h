@@ -8,6 +8,7 @@
 
 #include "estimator/estimator.h"
 #include "estimator/fit.h"
+#include "spaces/resolve.h"
 
 namespace clustersweep::spaces {
 
@@ -26,6 +27,21 @@ struct MeasuredRun {
 // estimator cannot represent get a reason instead.
 std::vector<MeasuredRun> read_runs(const std::string& path,
                                    const estimator::Calibration& calibration);
+
+// The recommendation-model runs format (../shared/validation/dlrm_runs.csv): a header with
+// num_tables. `sharding = hybrid` (HugeCTR's automatic placement) is the planner's best.
+bool is_dlrm_runs(const std::string& path);
+
+struct MeasuredDlrmRun {
+  std::string id;
+  std::string source;
+  std::string gpu;
+  double measured_samples_per_s = 0;
+  std::string reason;  // empty when `point` can be predicted
+  DlrmPoint point;
+};
+std::vector<MeasuredDlrmRun> read_dlrm_runs(const std::string& path,
+                                            const estimator::Calibration& calibration);
 
 struct ErrorStats {
   std::size_t n = 0;

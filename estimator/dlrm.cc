@@ -1,0 +1,500 @@
+#include "estimator/dlrm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <limits>
+
+namespace clustersweep::estimator {
+
+namespace {
+
+constexpr DlrmCalibrationField kFields[] = {
+    {"mlp_eff_max", &DlrmCalibration::mlp_eff_max, 0.2, 1.0,
+     "fraction of dense peak a large MLP GEMM reaches"},
+    {"mlp_half_dim", &DlrmCalibration::mlp_half_dim, 16, 2048,
+     "smallest GEMM dimension at which an MLP GEMM reaches half of mlp_eff_max"},
+    {"embedding_eff", &DlrmCalibration::embedding_eff, 0.1, 1.0,
+     "achieved fraction of HBM bandwidth for random embedding-row gathers"},
+    {"cache_speedup", &DlrmCalibration::cache_speedup, 3, 3,
+     "how much faster hot rows are served from L2 than cold rows from HBM"},
+    {"cache_bytes", &DlrmCalibration::cache_bytes, 40e6, 40e6,
+     "per GPU: L2 bytes that hold the hot rows of HBM-resident tables"},
+    {"memory_passes", &DlrmCalibration::memory_passes, 1, 30,
+     "elementwise passes over the dense activations per step (forward and backward)"},
+    {"hbm_eff", &DlrmCalibration::hbm_eff, 0.8, 0.8,
+     "achieved fraction of HBM bandwidth for streaming traffic"},
+    {"a2a_eff", &DlrmCalibration::a2a_eff, 0.1, 1.0,
+     "achieved fraction of link bandwidth in the embedding all-to-all"},
+    {"a2a_overlap", &DlrmCalibration::a2a_overlap, 0.0, 0.9,
+     "fraction of the all-to-all hidden behind the bottom MLP and pipelining"},
+    {"dense_overlap", &DlrmCalibration::dense_overlap, 0.8, 0.8,
+     "fraction of the dense all-reduce hidden behind the embedding backward"},
+    {"per_table_overhead_s", &DlrmCalibration::per_table_overhead_s, 0, 1e-4,
+     "seconds per local table and step that do not fuse (kernel launches, index handling)"},
+    {"per_step_overhead_s", &DlrmCalibration::per_step_overhead_s, 0, 0.02,
+     "framework overhead per step"},
+    {"expansion_eff", &DlrmCalibration::expansion_eff, 0.8, 0.8,
+     "achieved fraction of expansion-tier bandwidth"},
+    {"busy_power_fraction", &DlrmCalibration::busy_power_fraction, 0.8, 0.8,
+     "GPU power while busy, fraction of TDP"},
+    {"workspace_bytes", &DlrmCalibration::workspace_bytes, 1e9, 1e9,
+     "CUDA context, library workspaces and fragmentation, per GPU"},
+};
+
+constexpr const char* kShardingNames[] = {"table", "row", "column", "table_row", "data"};
+constexpr const char* kInteractionNames[] = {"dot", "dcnv2"};
+constexpr const char* kOptimizerNames[] = {"sgd", "rowwise_adagrad", "adagrad", "adam"};
+
+template <class E, std::size_t N>
+bool parse_name(const char* const (&names)[N], std::string_view name, E& out) noexcept {
+  for (std::size_t i = 0; i < N; ++i)
+    if (name == names[i]) {
+      out = static_cast<E>(i);
+      return true;
+    }
+  return false;
+}
+
+// Generalised harmonic number H(n, s) = sum_{k=1..n} k^-s, by its integral with the
+// Euler-Maclaurin end corrections (exact to ~1e-3 relative for n >= 1, cheap for any n).
+double harmonic(double n, double s) noexcept {
+  if (n <= 0) return 0;
+  if (n < 1) return n;
+  const double tail = 0.5 * (1 + std::pow(n, -s));
+  if (std::fabs(s - 1) < 1e-9) return std::log(n) + tail;
+  return (std::pow(n, 1 - s) - 1) / (1 - s) + tail;
+}
+
+bool is_half(Precision p) { return p == Precision::fp16 || p == Precision::bf16; }
+
+}  // namespace
+
+const DlrmCalibrationField* dlrm_calibration_fields_begin() noexcept { return std::begin(kFields); }
+const DlrmCalibrationField* dlrm_calibration_fields_end() noexcept { return std::end(kFields); }
+
+const char* to_string(Sharding sharding) noexcept {
+  return kShardingNames[static_cast<int>(sharding)];
+}
+const char* to_string(Interaction interaction) noexcept {
+  return kInteractionNames[static_cast<int>(interaction)];
+}
+const char* to_string(SparseOptimizer optimizer) noexcept {
+  return kOptimizerNames[static_cast<int>(optimizer)];
+}
+bool parse_sharding(std::string_view name, Sharding& out) noexcept {
+  return parse_name(kShardingNames, name, out);
+}
+bool parse_interaction(std::string_view name, Interaction& out) noexcept {
+  return parse_name(kInteractionNames, name, out);
+}
+bool parse_sparse_optimizer(std::string_view name, SparseOptimizer& out) noexcept {
+  return parse_name(kOptimizerNames, name, out);
+}
+
+void scale_table_rows(DlrmModel& model, double total) noexcept {
+  double sum = 0;
+  for (int t = 0; t < model.num_tables; ++t) sum += model.rows[t];
+  if (sum <= 0) return;
+  for (int t = 0; t < model.num_tables; ++t)
+    model.rows[t] = std::max(1.0, std::round(model.rows[t] * total / sum));
+}
+
+double zipf_hit_share(double cached, double rows, double skew) noexcept {
+  if (rows <= 0) return 1;
+  cached = std::clamp(cached, 0.0, rows);
+  if (cached >= rows) return 1;
+  if (skew <= 0) return cached / rows;
+  return harmonic(cached, skew) / harmonic(rows, skew);
+}
+
+namespace {
+
+// Visits the dense layers of one sample as GEMMs of (rows x k) by (k x n), forward only: the
+// bottom MLP, the interaction, the top MLP. `weights` is false for the dot interaction, a product
+// of activations.
+template <class F>
+void for_each_gemm(const DlrmModel& m, F&& gemm) {
+  double in = m.dense_features;
+  for (int w : m.bottom_mlp) {
+    if (w <= 0) break;
+    gemm(1.0, in, double(w), true);
+    in = w;
+  }
+  const double vectors = m.num_tables + 1;  // the embeddings and the bottom MLP's output
+  const double d = m.embedding_dim;
+  double top_in = 0;
+  if (m.interaction == Interaction::dot) {
+    // DLRM: Z = X X^T of the (T+1) x D vectors of a sample; the top MLP reads the bottom output
+    // and the upper triangle of Z.
+    gemm(vectors, d, vectors, false);
+    top_in = d + vectors * (vectors - 1) / 2;
+  } else {
+    // DCNv2 low-rank cross layers: x_{l+1} = x0 * (U (V x_l) + b) + x_l on x0 = (T+1) D.
+    const double x0 = vectors * d;
+    for (int l = 0; l < m.cross_layers; ++l) {
+      gemm(1.0, x0, double(m.cross_rank), true);
+      gemm(1.0, double(m.cross_rank), x0, true);
+    }
+    top_in = x0;
+  }
+  in = top_in;
+  for (int w : m.top_mlp) {
+    if (w <= 0) break;
+    gemm(1.0, in, double(w), true);
+    in = w;
+  }
+}
+
+}  // namespace
+
+double dlrm_forward_flops_per_sample(const DlrmModel& model) noexcept {
+  double flops = 0;
+  for_each_gemm(model, [&](double rows, double k, double n, bool) { flops += 2 * rows * k * n; });
+  return flops;
+}
+
+DlrmEstimator::DlrmEstimator(const DlrmWorkload& workload, const Cluster& cluster,
+                             const Calibration& calibration)
+    : workload_(workload), cluster_(cluster), calibration_(calibration.dlrm) {
+  const auto& m = workload_.model;
+  const auto& c = calibration_;
+  const double gpus = std::max(1, cluster_.num_gpus);
+  gpus_per_node_ = std::max(1, std::min(cluster_.gpus_per_node, cluster_.num_gpus));
+  num_nodes_ = (cluster_.num_gpus + gpus_per_node_ - 1) / gpus_per_node_;
+  const auto p = workload_.precision;
+  peak_flops_ = (p == Precision::fp8 || p == Precision::fp4)
+                    ? 0
+                    : cluster_.gpu.peak_flops[static_cast<int>(p)];
+  act_bytes_ = is_half(p) ? 2 : 4;
+  table_bytes_ = act_bytes_;
+  switch (m.optimizer) {
+    case SparseOptimizer::sgd:
+      state_elements_ = 0;
+      break;
+    case SparseOptimizer::rowwise_adagrad:
+      state_elements_ = 1;
+      break;
+    case SparseOptimizer::adagrad:
+      state_elements_ = m.embedding_dim;
+      break;
+    case SparseOptimizer::adam:
+      state_elements_ = 2.0 * m.embedding_dim;
+      break;
+  }
+  hbm_bytes_per_s_ = cluster_.gpu.hbm_bytes_per_s;
+  // Collectives reach the links' calibrated efficiency; an all-to-all a fraction a2a_eff of it.
+  allreduce_nvlink_bytes_per_s_ = cluster_.nvlink_bytes_per_s * calibration.nvlink_eff;
+  allreduce_inter_node_bytes_per_s_ = cluster_.inter_node_bytes_per_s * calibration.inter_node_eff;
+  nvlink_bytes_per_s_ = allreduce_nvlink_bytes_per_s_ * c.a2a_eff;
+  inter_node_bytes_per_s_ = allreduce_inter_node_bytes_per_s_ * c.a2a_eff;
+  expansion_bytes_per_s_ = cluster_.expansion_bytes_per_s * c.expansion_eff;
+
+  // The dense part runs data-parallel on the local batch.
+  const double local = static_cast<double>(workload_.global_batch) / gpus;
+  double gemm_s = 0, params = 0, flops = 0, widths = m.dense_features;
+  for_each_gemm(m, [&](double rows, double k, double n, bool weights) {
+    // Forward, then the backward's two GEMMs (input and weight gradients).
+    const double f = 3 * 2 * local * rows * k * n;
+    flops += f;
+    widths += rows * n;
+    if (peak_flops_ <= 0) return;
+    if (weights) {
+      const double smallest = std::min({local, k, n});
+      gemm_s += f / (peak_flops_ * c.mlp_eff_max * smallest / (smallest + c.mlp_half_dim));
+      params += k * n + n;
+    } else {
+      // The dot interaction: a (T+1) x D x (T+1) batched product per sample, bound by reading
+      // its vectors and writing its products rather than by FLOPs.
+      const double bytes = 3 * local * (rows * k + rows * n) * act_bytes_;
+      gemm_s += std::max(f / (peak_flops_ * c.mlp_eff_max),
+                         bytes / (cluster_.gpu.hbm_bytes_per_s * c.hbm_eff));
+    }
+  });
+  widths += (m.num_tables + 1.0) * m.embedding_dim;  // the interaction's input
+  dense_params_ = params;
+  dense_time_s_ = gemm_s;
+  flops_per_step_ = flops * gpus;
+  memory_bound_s_ = local * widths * act_bytes_ * c.memory_passes / (hbm_bytes_per_s_ * c.hbm_eff);
+  activation_bytes_ = 2 * local * widths * act_bytes_;  // kept for the backward, with gradients
+  // Weights, gradients and fp32 master weights and moments of the MLPs.
+  fixed_memory_ = dense_params_ * (2 * act_bytes_ + 12) + activation_bytes_ + c.workspace_bytes;
+  table_capacity_ = cluster_.hbm_bytes + cluster_.expansion_bytes - fixed_memory_;
+}
+
+double DlrmEstimator::exchange_seconds(double intra_bytes, double inter_bytes) const noexcept {
+  // Both link kinds carry their share at once; forward and backward.
+  const double intra = nvlink_bytes_per_s_ > 0 ? intra_bytes / nvlink_bytes_per_s_ : 0;
+  const double inter = inter_node_bytes_per_s_ > 0 ? inter_bytes / inter_node_bytes_per_s_ : 0;
+  return 2 * std::max(intra, inter) * (1 - calibration_.a2a_overlap);
+}
+
+double DlrmEstimator::lookup_seconds(double lookups, double row_bytes, double rows,
+                                     double cache_rows, double expansion_share) const noexcept {
+  const auto& c = calibration_;
+  const double bytes = lookups * row_bytes;
+  const double cold_rate = hbm_bytes_per_s_ * c.embedding_eff;
+  const double hot =
+      std::min(zipf_hit_share(cache_rows, rows, workload_.model.index_skew), 1 - expansion_share);
+  double s =
+      bytes * (hot / (cold_rate * c.cache_speedup) + (1 - hot - expansion_share) / cold_rate);
+  if (expansion_share > 0 && expansion_bytes_per_s_ > 0)
+    s += bytes * expansion_share / expansion_bytes_per_s_;
+  return s;
+}
+
+DlrmEstimator::TableLoad DlrmEstimator::table_load(int t, Sharding sharding) const noexcept {
+  const auto& m = workload_.model;
+  const double gpus = std::max(1, cluster_.num_gpus);
+  const double batch = static_cast<double>(workload_.global_batch);
+  const double d = m.embedding_dim;
+  const double row_bytes = d * table_bytes_;
+  const double state = state_elements_ * 4;
+  const double rows = m.rows[t];
+  const double lookups = batch * m.pooling[t];
+  const double cache_rows = calibration_.cache_bytes / row_bytes;
+  // Backward: read and write each touched row and its optimizer state.
+  const double bwd = 2 + 2 * state / row_bytes;
+  TableLoad load;
+  // The pooled output a GPU sends to the GPUs of the samples (forward; its gradient comes back),
+  // split into the part for its node's peers (NVLink) and for the other nodes (scale-out).
+  const double peers = std::min<double>(gpus, gpus_per_node_);
+  auto spread = [&](double bytes) {
+    load.intra_bytes = bytes * (peers - 1) / gpus;
+    load.inter_bytes = bytes * (gpus - peers) / gpus;
+  };
+  double shard_lookups = lookups, shard_rows = rows, shard_row_bytes = row_bytes;
+  switch (sharding) {
+    case Sharding::table_wise:
+      spread(batch * row_bytes);
+      break;
+    case Sharding::row_wise:
+      shard_lookups = lookups / gpus;
+      shard_rows = rows / gpus;
+      spread(batch * row_bytes);  // partial sums, reduce-scattered
+      break;
+    case Sharding::column_wise: {
+      const double shards = std::min(gpus, std::max(1.0, d / 4));
+      shard_row_bytes = row_bytes / shards;
+      // Spread over every GPU on average when there are more GPUs than column shards.
+      const double share = shards / gpus;
+      shard_lookups = lookups * share;
+      shard_rows = rows * share;
+      spread(batch * shard_row_bytes * share);
+      break;
+    }
+    case Sharding::table_row_wise:
+      // Partial sums reduce-scattered inside the node, then each GPU's share to the others.
+      shard_lookups = lookups / peers;
+      shard_rows = rows / peers;
+      load.intra_bytes = batch * row_bytes * (peers - 1) / peers;
+      load.inter_bytes = batch * row_bytes / peers * (gpus - peers) / gpus;
+      break;
+    case Sharding::data:
+      shard_lookups = lookups / gpus;
+      break;
+  }
+  const double fwd =
+      lookup_seconds(shard_lookups, shard_row_bytes, std::max(1.0, shard_rows), cache_rows, 0);
+  load.seconds = fwd * (1 + bwd);
+  // Replicated tables keep every row; the others a share (column shards average over the GPUs).
+  const double share = sharding == Sharding::data || sharding == Sharding::table_wise ? 1
+                       : sharding == Sharding::table_row_wise ? 1.0 / gpus_per_node_
+                                                              : 1 / gpus;
+  load.memory = rows * (row_bytes + state) * share;
+  return load;
+}
+
+namespace {
+
+// Per-GPU loads of a placement: what every GPU carries (row-, column-wise, replicated tables),
+// plus each GPU's table-wise tables and each node's table-row-wise tables. Fixed arrays.
+struct Loads {
+  struct Slot {
+    std::int32_t id = -1;
+    double seconds = 0, intra_bytes = 0, inter_bytes = 0, memory = 0, rows = 0;
+    int tables = 0;
+  };
+  Slot spread;  // on every GPU
+  std::array<Slot, kMaxTables> gpu{};
+  int gpus = 0;
+  std::array<Slot, kMaxTables> node{};
+  int nodes = 0;
+
+  static Slot& find(std::array<Slot, kMaxTables>& slots, int& used, std::int32_t id) noexcept {
+    for (int i = 0; i < used; ++i)
+      if (slots[i].id == id) return slots[i];
+    slots[used].id = id;
+    return slots[used++];
+  }
+};
+
+}  // namespace
+
+DlrmEstimate DlrmEstimator::estimate(const DlrmPlan& plan) const noexcept {
+  DlrmEstimate e;
+  const auto& m = workload_.model;
+  const auto& c = calibration_;
+  auto infeasible = [&](Infeasible why) {
+    e.feasible = false;
+    e.reason = why;
+    return e;
+  };
+  if (peak_flops_ <= 0) return infeasible(Infeasible::precision_unsupported);
+  if (m.num_tables <= 0 || m.num_tables > kMaxTables || m.embedding_dim <= 0 ||
+      cluster_.num_gpus <= 0 || workload_.global_batch <= 0)
+    return infeasible(Infeasible::invalid_plan);
+  const double gpus = cluster_.num_gpus;
+  const double row_bytes = m.embedding_dim * table_bytes_;
+  const double state_bytes = state_elements_ * 4;
+
+  Loads loads;
+  double replicated_bytes = 0;  // replicated tables: their gradients are all-reduced
+  for (int t = 0; t < m.num_tables; ++t) {
+    const Sharding s = plan.sharding[t];
+    const TableLoad load = table_load(t, s);
+    Loads::Slot* slot = &loads.spread;
+    switch (s) {
+      case Sharding::table_wise: {
+        const std::int32_t g = plan.device[t];
+        if (g < 0 || g >= cluster_.num_gpus) return infeasible(Infeasible::invalid_plan);
+        slot = &Loads::find(loads.gpu, loads.gpus, g);
+        break;
+      }
+      case Sharding::table_row_wise: {
+        const std::int32_t n = plan.device[t];
+        if (n < 0 || n >= num_nodes_) return infeasible(Infeasible::invalid_plan);
+        slot = &Loads::find(loads.node, loads.nodes, n);
+        break;
+      }
+      case Sharding::data:
+        replicated_bytes += m.rows[t] * row_bytes;
+        break;
+      case Sharding::row_wise:
+      case Sharding::column_wise:
+        break;
+    }
+    slot->seconds += load.seconds;
+    slot->intra_bytes += load.intra_bytes;
+    slot->inter_bytes += load.inter_bytes;
+    slot->memory += load.memory;
+    slot->rows += m.rows[t];
+    slot->tables += 1;
+  }
+
+  // The busiest GPU: a GPU with table-wise tables (and its node's table-row-wise tables), a GPU
+  // of a table-row-wise node without table-wise tables, or a GPU with neither.
+  const double dense_memory = dense_params_ * (2 * act_bytes_ + 12);
+  const double fixed_memory = fixed_memory_;
+  const double hbm = cluster_.hbm_bytes;
+  double worst_s = -1;
+  Loads::Slot worst{};
+  // The fullest GPU's tables, and what of them lives in the expansion tier.
+  double fullest_tables = -1, fullest_expansion = 0;
+  bool fits = true;
+  auto consider = [&](const Loads::Slot& extra_gpu, const Loads::Slot& extra_node) {
+    Loads::Slot g = loads.spread;
+    for (const Loads::Slot* x : {&extra_gpu, &extra_node}) {
+      g.seconds += x->seconds;
+      g.intra_bytes += x->intra_bytes;
+      g.inter_bytes += x->inter_bytes;
+      g.memory += x->memory;
+      g.rows += x->rows;
+      g.tables += x->tables;
+    }
+    // Cold rows that do not fit HBM live in the expansion tier.
+    const double room = hbm - fixed_memory;
+    double in_expansion = 0;
+    double seconds = g.seconds;
+    if (g.memory > room) {
+      in_expansion = g.memory - std::max(0.0, room);
+      if (in_expansion > cluster_.expansion_bytes || room <= 0) fits = false;
+      if (expansion_bytes_per_s_ > 0 && g.tables > 0 && g.memory > 0) {
+        const double rows_per_table = std::max(1.0, g.rows / g.tables);
+        const double share = 1 - zipf_hit_share(rows_per_table * (1 - in_expansion / g.memory),
+                                                rows_per_table, m.index_skew);
+        // Those accesses move from HBM to the tier: the cost of the step's touched bytes.
+        const double touched = seconds * hbm_bytes_per_s_ * c.embedding_eff;
+        seconds +=
+            touched * share *
+            std::max(0.0, 1 / expansion_bytes_per_s_ - 1 / (hbm_bytes_per_s_ * c.embedding_eff));
+      }
+    }
+    const double a2a = exchange_seconds(g.intra_bytes, g.inter_bytes);
+    const double total = seconds + a2a + g.tables * c.per_table_overhead_s;
+    if (total > worst_s) {
+      worst_s = total;
+      worst = g;
+      worst.seconds = seconds;
+    }
+    if (g.memory > fullest_tables) {
+      fullest_tables = g.memory;
+      fullest_expansion = in_expansion;
+    }
+  };
+  const Loads::Slot none{};
+  // GPUs with table-wise tables.
+  int table_wise_gpus_per_node[kMaxTables] = {};
+  for (int i = 0; i < loads.gpus; ++i) {
+    const std::int32_t node = loads.gpu[i].id / gpus_per_node_;
+    const Loads::Slot* n = &none;
+    for (int j = 0; j < loads.nodes; ++j)
+      if (loads.node[j].id == node) {
+        n = &loads.node[j];
+        ++table_wise_gpus_per_node[j];
+      }
+    consider(loads.gpu[i], *n);
+  }
+  // Table-row-wise nodes with a GPU free of table-wise tables.
+  for (int j = 0; j < loads.nodes; ++j)
+    if (table_wise_gpus_per_node[j] < gpus_per_node_) consider(none, loads.node[j]);
+  // A GPU with neither.
+  if (loads.gpus < cluster_.num_gpus) consider(none, none);
+
+  DlrmStepTime& st = e.time;
+  // Forward is 1 / (1 + bwd) of the lookup seconds (table_load's convention).
+  const double bwd_factor = 2 + 2 * state_bytes / row_bytes;
+  st.embedding_fwd_s = worst.seconds / (1 + bwd_factor);
+  st.embedding_bwd_s = worst.seconds - st.embedding_fwd_s;
+  st.all_to_all_s = exchange_seconds(worst.intra_bytes, worst.inter_bytes);
+  st.mlp_compute_s = dense_time_s_;
+  st.memory_bound_s = memory_bound_s_;
+  // Ring all-reduce of the dense gradients (and of replicated tables).
+  const double reduce_bytes = dense_params_ * act_bytes_ + replicated_bytes;
+  if (cluster_.num_gpus > 1) {
+    const double ring = 2 * (gpus - 1) / gpus * reduce_bytes;
+    const double bw =
+        num_nodes_ > 1 ? allreduce_inter_node_bytes_per_s_ : allreduce_nvlink_bytes_per_s_;
+    const double reduce_s = bw > 0 ? ring / bw : 0;
+    st.dense_allreduce_s = reduce_s * (1 - c.dense_overlap);
+  }
+  st.optimizer_s = dense_params_ * 16 / (hbm_bytes_per_s_ * c.hbm_eff);
+  st.overhead_s = c.per_step_overhead_s + worst.tables * c.per_table_overhead_s;
+  st.total_s = st.embedding_fwd_s + st.embedding_bwd_s + st.all_to_all_s + st.mlp_compute_s +
+               st.memory_bound_s + st.dense_allreduce_s + st.optimizer_s + st.overhead_s;
+
+  DlrmMemory& mem = e.memory;
+  mem.tables_bytes = fullest_tables * row_bytes / (row_bytes + state_bytes);
+  mem.table_optimizer_bytes = fullest_tables - mem.tables_bytes;
+  mem.dense_bytes = dense_memory;
+  mem.activations_bytes = activation_bytes_;
+  mem.workspace_bytes = c.workspace_bytes;
+  mem.expansion_bytes = fullest_expansion;
+  mem.hbm_bytes = mem.tables_bytes + mem.table_optimizer_bytes + mem.dense_bytes +
+                  mem.activations_bytes + mem.workspace_bytes - mem.expansion_bytes;
+
+  e.model_flops_per_step = flops_per_step_;
+  e.samples_per_s = static_cast<double>(workload_.global_batch) / st.total_s;
+  e.mfu = flops_per_step_ / (st.total_s * gpus * peak_flops_);
+  const double busy_s =
+      std::min(st.total_s, st.mlp_compute_s + st.memory_bound_s + st.embedding_fwd_s +
+                               st.embedding_bwd_s + st.optimizer_s);
+  const double gpu_j = busy_s * cluster_.gpu.tdp_w * c.busy_power_fraction +
+                       (st.total_s - busy_s) * cluster_.gpu.idle_w;
+  e.energy_per_step_j = gpus * gpu_j + num_nodes_ * cluster_.node_overhead_w * st.total_s;
+  e.feasible = fits;
+  e.reason = fits ? Infeasible::none : Infeasible::out_of_memory;
+  return e;
+}
+
+}  // namespace clustersweep::estimator

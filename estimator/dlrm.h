@@ -1,0 +1,182 @@
+#pragma once
+// The analytical model of one training step of a deep-learning recommendation model (DLRM, and
+// DCNv2's cross network in place of DLRM's dot interaction) on a GPU cluster, with its embedding
+// tables sharded as TorchRec shards them. Pure: plain structs in, plain structs out; no I/O, no
+// clock, no allocation in estimate(). The equations and their sources are in docs/estimator.md
+// ("DLRM").
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "estimator/estimator.h"
+
+namespace clustersweep::estimator {
+
+// Tables of one model (fixed arrays: estimate() and the planner allocate nothing).
+inline constexpr int kMaxTables = 256;
+inline constexpr int kMaxMlpLayers = 8;
+
+enum class Interaction : std::uint8_t { dot, dcnv2 };
+
+// Where a table lives (TorchRec's ShardingType): whole on one GPU; split by rows over every GPU;
+// split by columns over every GPU; split by rows over the GPUs of one node; replicated on every
+// GPU (its gradient all-reduced like a dense weight).
+enum class Sharding : std::uint8_t { table_wise, row_wise, column_wise, table_row_wise, data };
+inline constexpr int kNumShardings = 5;
+
+// The sparse optimizer of the embedding tables, fused into their backward (FBGEMM TBE); its state
+// per row is 0, 1 (row-wise Adagrad), D (Adagrad) or 2 D (Adam) fp32 values.
+enum class SparseOptimizer : std::uint8_t { sgd, rowwise_adagrad, adagrad, adam };
+
+struct DlrmModel {
+  int num_tables = 0;
+  int embedding_dim = 0;
+  int dense_features = 13;                      // Criteo's 13 integer features feed the bottom MLP
+  std::array<double, kMaxTables> rows{};        // rows of each table
+  std::array<double, kMaxTables> pooling{};     // lookups per sample per table (multi-hot size)
+  std::array<int, kMaxMlpLayers> bottom_mlp{};  // output widths, 0 = no layer
+  std::array<int, kMaxMlpLayers> top_mlp{};
+  Interaction interaction = Interaction::dot;
+  int cross_layers = 3;      // dcnv2: low-rank cross layers
+  int cross_rank = 512;      // dcnv2: their rank
+  double index_skew = 1.05;  // Zipf exponent of the row accesses (reuse; docs/estimator.md)
+  SparseOptimizer optimizer = SparseOptimizer::rowwise_adagrad;
+};
+
+struct DlrmWorkload {
+  DlrmModel model;
+  std::int64_t global_batch = 0;  // samples per optimizer step
+  Precision precision = Precision::fp32;
+};
+
+// The placement of every table: its sharding and, for table_wise its GPU, for table_row_wise its
+// node (ignored otherwise). Filled by plan_sharding() or by hand.
+struct DlrmPlan {
+  std::array<Sharding, kMaxTables> sharding{};
+  std::array<std::int32_t, kMaxTables> device{};
+};
+
+// Seconds of one optimizer step, by cause; total_s is their plain sum (overlap already taken out).
+struct DlrmStepTime {
+  double embedding_fwd_s = 0;    // lookups and pooling on the busiest GPU
+  double embedding_bwd_s = 0;    // gradient scatter and the fused sparse optimizer update
+  double all_to_all_s = 0;       // pooled embeddings forward, their gradients backward (exposed)
+  double mlp_compute_s = 0;      // bottom MLP, interaction, top MLP: GEMMs forward and backward
+  double memory_bound_s = 0;     // elementwise traffic of the dense part
+  double dense_allreduce_s = 0;  // MLP (and replicated-table) gradients, exposed part
+  double optimizer_s = 0;        // dense optimizer step
+  double overhead_s = 0;         // framework overhead (calibrated)
+  double total_s = 0;
+};
+
+// Bytes on the busiest GPU; the footprint is hbm_bytes + expansion_bytes.
+struct DlrmMemory {
+  double tables_bytes = 0;
+  double table_optimizer_bytes = 0;
+  double dense_bytes = 0;  // MLP weights, gradients, optimizer state
+  double activations_bytes = 0;
+  double workspace_bytes = 0;
+  double hbm_bytes = 0;
+  double expansion_bytes = 0;  // cold table rows moved to the expansion tier
+};
+
+struct DlrmEstimate {
+  bool feasible = false;
+  Infeasible reason = Infeasible::none;
+  DlrmStepTime time;
+  DlrmMemory memory;
+  double model_flops_per_step = 0;  // dense part, forward + backward
+  double samples_per_s = 0;
+  double mfu = 0;
+  double energy_per_step_j = 0;
+};
+
+// Names as used in files and flags: "table", "row", "column", "table_row", "data"; "dot",
+// "dcnv2"; "sgd", "rowwise_adagrad", "adagrad", "adam".
+const char* to_string(Sharding sharding) noexcept;
+const char* to_string(Interaction interaction) noexcept;
+const char* to_string(SparseOptimizer optimizer) noexcept;
+bool parse_sharding(std::string_view name, Sharding& out) noexcept;
+bool parse_interaction(std::string_view name, Interaction& out) noexcept;
+bool parse_sparse_optimizer(std::string_view name, SparseOptimizer& out) noexcept;
+
+// Scales the table sizes of `model` to `total` rows in all, keeping their shape (each table at
+// least one row): for datasets that publish only a total.
+void scale_table_rows(DlrmModel& model, double total) noexcept;
+
+// Share of the accesses that hit the `cached` most popular of `rows` rows when accesses follow a
+// Zipf law of exponent `skew` (0: uniform): H(cached, skew) / H(rows, skew).
+double zipf_hit_share(double cached, double rows, double skew) noexcept;
+// Dense FLOPs of one sample, forward only: bottom MLP, interaction, top MLP.
+double dlrm_forward_flops_per_sample(const DlrmModel& model) noexcept;
+
+class DlrmEstimator {
+ public:
+  // The [dlrm] parameters, and the link efficiencies every family shares (nvlink_eff,
+  // inter_node_eff: the same NCCL collectives on the same links).
+  DlrmEstimator(const DlrmWorkload& workload, const Cluster& cluster,
+                const Calibration& calibration);
+  DlrmEstimate estimate(const DlrmPlan& plan) const noexcept;
+
+  const DlrmWorkload& workload() const noexcept { return workload_; }
+  const Cluster& cluster() const noexcept { return cluster_; }
+  int num_nodes() const noexcept { return num_nodes_; }
+
+  // The work one table adds under `sharding` to each GPU that holds a part of it: seconds of
+  // lookups forward + backward, bytes sent in the all-to-all, bytes of memory. The planner
+  // balances these.
+  struct TableLoad {
+    double seconds = 0;      // lookups forward and backward
+    double intra_bytes = 0;  // sent to the node's peers in each all-to-all
+    double inter_bytes = 0;  // sent to other nodes in each all-to-all
+    double memory = 0;       // rows and their optimizer state
+  };
+  TableLoad table_load(int table, Sharding sharding) const noexcept;
+  // Seconds the all-to-alls forward and backward add (exposed) when a GPU sends these bytes to
+  // its node's peers and to other nodes in each.
+  double exchange_seconds(double intra_bytes, double inter_bytes) const noexcept;
+  // Bytes per GPU left for tables (and their state) in HBM and the expansion tier together.
+  double table_capacity() const noexcept { return table_capacity_; }
+
+ private:
+  DlrmWorkload workload_;
+  Cluster cluster_;
+  DlrmCalibration calibration_;
+  int num_nodes_ = 1;
+  int gpus_per_node_ = 1;
+  double peak_flops_ = 0;
+  double act_bytes_ = 4;       // per dense activation element
+  double table_bytes_ = 4;     // per embedding element
+  double state_elements_ = 1;  // sparse optimizer state per row
+  double hbm_bytes_per_s_ = 0;
+  double nvlink_bytes_per_s_ = 0;  // in an all-to-all
+  double inter_node_bytes_per_s_ = 0;
+  double allreduce_nvlink_bytes_per_s_ = 0;
+  double allreduce_inter_node_bytes_per_s_ = 0;
+  double expansion_bytes_per_s_ = 0;
+  double dense_params_ = 0;
+  double dense_time_s_ = 0;  // MLP + interaction compute, per step
+  double memory_bound_s_ = 0;
+  double activation_bytes_ = 0;
+  double flops_per_step_ = 0;
+  double fixed_memory_ = 0;  // dense state, activations, workspace
+  double table_capacity_ = 0;
+
+  double lookup_seconds(double lookups, double row_bytes, double rows, double cache_rows,
+                        double expansion_share) const noexcept;
+};
+
+// The placement of every table with `sharding` (table_wise tables on the GPUs, table_row_wise
+// tables on the nodes, largest load first onto the least-loaded that has room, as TorchRec's
+// greedy planner); a table_wise table that no GPU can hold whole is sliced by columns.
+DlrmPlan plan_sharding(const DlrmEstimator& estimator, Sharding sharding);
+// The fastest placement the planner finds among every sharding of every table: exhaustive where
+// the space is small (kMaxExhaustive placements up to GPU symmetry), else greedy by cost. The
+// result never exceeds memory when some placement fits; when none does, its estimate says
+// out_of_memory.
+inline constexpr std::uint64_t kMaxExhaustive = 50000;
+DlrmPlan plan_best_sharding(const DlrmEstimator& estimator);
+// The number of placements exhaustive search would try (up to GPU symmetry), capped at cap + 1.
+std::uint64_t exhaustive_placements(const DlrmEstimator& estimator, std::uint64_t cap);
+
+}  // namespace clustersweep::estimator
