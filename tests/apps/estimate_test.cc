@@ -209,5 +209,48 @@ TEST(Estimate, HelpExitsZero) {
   EXPECT_NE(r.out.find("--inter-node-gbps-per-gpu"), std::string::npos);
 }
 
+const std::vector<std::string> kDlrm = {
+    "estimate", "--model", "dlrmv2-dcnv2", "--gpu", "H100-SXM5-80GB", "--gpus", "16"};
+
+TEST(Estimate, RecommendationModelsPrintThePlacementOfEveryTable) {
+  const Result r = run(with(kDlrm, {"--json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto json = nlohmann::json::parse(r.out);
+  EXPECT_EQ(json["model"], "dlrmv2-dcnv2");
+  EXPECT_EQ(json["sharding"], "best");
+  ASSERT_EQ(json["tables"].size(), 26u);
+  EXPECT_EQ(json["tables"][20]["pooling"], 100);
+  EXPECT_EQ(json["feasible"], true);
+  EXPECT_GT(json["samples_per_s"].get<double>(), 0);
+  const double total = json["step_time_s"]["total"];
+  double parts = 0;
+  for (const auto& [name, value] : json["step_time_s"].items())
+    if (name != "total") parts += value.get<double>();
+  EXPECT_NEAR(parts, total, 1e-12 * total);
+
+  const Result rows = run(with(kDlrm, {"--sharding", "row", "--json"}));
+  ASSERT_EQ(rows.exit_code, 0) << rows.err;
+  for (const auto& table : nlohmann::json::parse(rows.out)["tables"])
+    EXPECT_EQ(table["sharding"], "row");
+
+  const Result text = run(with(kDlrm, {"--sharding", "table"}));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  for (const char* line :
+       {"sharding  table (table)", "  table 20       40000000 rows x 100  table on GPU",
+        "all-to-all (exposed)", "memory on the busiest GPU", "samples/s"})
+    EXPECT_NE(text.out.find(line), std::string::npos) << line << "\n" << text.out;
+}
+
+TEST(Estimate, RecommendationModelsRejectTransformerSettings) {
+  expect_error(with(kDlrm, {"--tp", "2"}), "--tp: not a setting of recommendation models");
+  expect_error(with(kDlrm, {"--sharding", "rows"}),
+               "--sharding: must be table, row, column, table_row, data or best, got 'rows'");
+  expect_error(with(kDlrm, {"--bottom-mlp", "512-x"}),
+               "--bottom-mlp: must be up to 8 layer widths joined by '-', e.g. 512-256-128, got "
+               "'512-x'");
+  expect_error(with(kDlrm, {"--num-tables", "20"}),
+               "--num-tables: 20 tables, but the model 'dlrmv2-dcnv2' has 26");
+}
+
 }  // namespace
 }  // namespace clustersweep::apps_test

@@ -11,6 +11,7 @@ namespace clustersweep::apps_test {
 namespace {
 
 const std::string kRuns = source_path("tests/apps/data/transformer_runs.csv");
+const std::string kDlrmRuns = source_path("tests/apps/data/dlrm_runs.csv");
 
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;
@@ -54,6 +55,38 @@ TEST(Validate, ShippedCalibrationIsReproducible) {
   TempDir dir;
   const std::string fitted = (dir.path() / "calibration.toml").string();
   const Result r = run({"validate", kRuns, "--fit", fitted});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(calibration_section(read_file(fitted)),
+            calibration_section(read_file(source_path("spaces/data/calibration.toml"))));
+}
+
+TEST(Validate, PredictsEveryRecommendationRunWithinTheRequiredError) {
+  TempDir dir;
+  const std::string predictions = (dir.path() / "predictions.csv").string();
+  const Result r = run({"validate", kDlrmRuns, "-o", predictions});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = lines(read_file(predictions));
+  ASSERT_EQ(rows.size(), 24u);
+  EXPECT_EQ(rows[0],
+            "id,source,measured_samples_per_s,predicted_samples_per_s,rel_error,sharding,reason");
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].back(), ',') << "row with a reason: " << rows[i];
+    EXPECT_EQ(rows[i].find(",,"), std::string::npos) << "row without a prediction: " << rows[i];
+  }
+  std::smatch m;
+  const std::string out = r.out;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex(R"(throughput MAPE: ([0-9.]+)%)"))) << out;
+  EXPECT_LE(std::stod(m[1]), 20.0);
+  EXPECT_NE(out.find("predicted 23 of 23 rows\n"), std::string::npos) << out;
+  for (const char* source : {"NV_DLE_DLRM", "MLPERF_V40_DLRMV2"})
+    EXPECT_NE(out.find(source), std::string::npos) << source;
+}
+
+TEST(Validate, ShippedRecommendationCalibrationIsReproducible) {
+  // Fitting either family's runs keeps the other family's section: both reproduce the file.
+  TempDir dir;
+  const std::string fitted = (dir.path() / "calibration.toml").string();
+  const Result r = run({"validate", kDlrmRuns, "--fit", fitted});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(calibration_section(read_file(fitted)),
             calibration_section(read_file(source_path("spaces/data/calibration.toml"))));
@@ -188,6 +221,22 @@ TEST(Bench, PrintsEvaluationsPerSecondLast) {
   ASSERT_FALSE(out.empty());
   EXPECT_TRUE(std::regex_match(out.back(), std::regex(R"(evaluations_per_second: [1-9][0-9]*)")))
       << out.back();
+}
+
+TEST(Bench, TimesTheRecommendationModelToo) {
+  const Result r = run({"bench", "--workload", "dlrm", "--seconds", "0.2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto out = lines(r.out);
+  ASSERT_EQ(out.size(), 3u) << r.out;
+  EXPECT_EQ(out[0],
+            "plans: 200 (DLRMv2 placements of 26 tables on 128 x H100-SXM5-80GB), feasible per "
+            "pass: 200");
+  EXPECT_TRUE(std::regex_match(out.back(), std::regex(R"(evaluations_per_second: [1-9][0-9]*)")))
+      << out.back();
+  const Result bad = run({"bench", "--workload", "moe"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err,
+            "clustersweep bench: error: --workload: must be transformer or dlrm, got 'moe'\n");
 }
 
 }  // namespace

@@ -111,6 +111,41 @@ TEST(Catalog, HasEveryRequiredModel) {
   }
 }
 
+TEST(Catalog, HasTheRecommendationModelsOfThePublishedRuns) {
+  const Catalog& c = Catalog::builtin();
+  const DlrmModelEntry& v2 = c.dlrm_model("dlrmv2-dcnv2", "test");
+  EXPECT_EQ(&v2, c.find_dlrm_model("DLRMv2-DCNv2-MLPerf"));
+  EXPECT_EQ(&v2, c.find_dlrm_model("dlrmv2-dcnv2-mlperf"));  // aliases without regard to case
+  double rows = 0, lookups = 0;
+  for (int t = 0; t < v2.model.num_tables; ++t) {
+    rows += v2.model.rows[t];
+    lookups += v2.model.pooling[t];
+  }
+  EXPECT_EQ(v2.model.num_tables, 26);
+  EXPECT_EQ(rows, 204184588);  // the MLPerf reference's tables
+  EXPECT_EQ(lookups, 214);     // its multi-hot sizes
+  EXPECT_EQ(v2.model.interaction, estimator::Interaction::dcnv2);
+  // Totals without per-table sizes keep their total when scaled into the MLPerf shape.
+  for (const auto& [name, total] : {std::pair{"DLRM-small", 32709138.0},
+                                    {"DLRM-TF2-large", 178048205.0},
+                                    {"DLRM-TF2-xlarge", 882900992.0}}) {
+    const DlrmModelEntry* e = c.find_dlrm_model(name);
+    ASSERT_NE(e, nullptr) << name;
+    double sum = 0;
+    for (int t = 0; t < e->model.num_tables; ++t) sum += e->model.rows[t];
+    EXPECT_NEAR(sum, total, 26) << name;
+    EXPECT_FALSE(e->source.empty());
+  }
+  try {
+    c.dlrm_model("dlrm-smal", "--model");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--model: unknown recommendation model 'dlrm-smal'; did you mean "
+                 "'dlrm-criteo-small'?");
+  }
+}
+
 TEST(Catalog, UnknownNamesSuggestTheClosest) {
   const Catalog& c = Catalog::builtin();
   try {
