@@ -68,6 +68,11 @@ double harmonic(double n, double s) noexcept {
 
 bool is_half(Precision p) { return p == Precision::fp16 || p == Precision::bf16; }
 
+// The smallest unit of a random DRAM access on NVIDIA GPUs.
+constexpr double kSectorBytes = 32;
+// Columns of a column-wise shard: a table of dimension D splits into D / 32 shards.
+constexpr double kColumnShardWidth = 32;
+
 }  // namespace
 
 const DlrmCalibrationField* dlrm_calibration_fields_begin() noexcept { return std::begin(kFields); }
@@ -232,7 +237,8 @@ double DlrmEstimator::exchange_seconds(double intra_bytes, double inter_bytes) c
 double DlrmEstimator::lookup_seconds(double lookups, double row_bytes, double rows,
                                      double cache_rows, double expansion_share) const noexcept {
   const auto& c = calibration_;
-  const double bytes = lookups * row_bytes;
+  // A gather moves whole 32-byte DRAM sectors, however narrow the row (or column shard).
+  const double bytes = lookups * std::max(row_bytes, kSectorBytes);
   const double cold_rate = hbm_bytes_per_s_ * c.embedding_eff;
   const double hot =
       std::min(zipf_hit_share(cache_rows, rows, workload_.model.index_skew), 1 - expansion_share);
@@ -274,7 +280,7 @@ DlrmEstimator::TableLoad DlrmEstimator::table_load(int t, Sharding sharding) con
       spread(batch * row_bytes);  // partial sums, reduce-scattered
       break;
     case Sharding::column_wise: {
-      const double shards = std::min(gpus, std::max(1.0, d / 4));
+      const double shards = std::min(gpus, std::max(1.0, d / kColumnShardWidth));
       shard_row_bytes = row_bytes / shards;
       // Spread over every GPU on average when there are more GPUs than column shards.
       const double share = shards / gpus;
@@ -479,7 +485,9 @@ DlrmEstimate DlrmEstimator::estimate(const DlrmPlan& plan) const noexcept {
   mem.dense_bytes = dense_memory;
   mem.activations_bytes = activation_bytes_;
   mem.workspace_bytes = c.workspace_bytes;
-  mem.expansion_bytes = fullest_expansion;
+  // What does not fit is in the tier when there is one; without one, all of it counts against
+  // HBM, so that an out-of-memory point shows how far over HBM it is.
+  mem.expansion_bytes = std::min(fullest_expansion, cluster_.expansion_bytes);
   mem.hbm_bytes = mem.tables_bytes + mem.table_optimizer_bytes + mem.dense_bytes +
                   mem.activations_bytes + mem.workspace_bytes - mem.expansion_bytes;
 
