@@ -241,6 +241,16 @@ TEST(Estimate, RecommendationModelsPrintThePlacementOfEveryTable) {
     EXPECT_NE(text.out.find(line), std::string::npos) << line << "\n" << text.out;
 }
 
+TEST(Estimate, RecommendationModelsReadATomlFileToo) {
+  const Result file = run({"estimate", source_path("examples/estimate-dlrmv2.toml"), "--json"});
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  const Result flags = run({"estimate", "--model", "dlrmv2-dcnv2", "--precision", "fp16",
+                            "--global-batch", "65536", "--gpu", "H100-SXM5-80GB", "--gpus", "16",
+                            "--inter-node-gbps-per-gpu", "400", "--sharding", "best", "--json"});
+  ASSERT_EQ(flags.exit_code, 0) << flags.err;
+  EXPECT_EQ(nlohmann::json::parse(file.out), nlohmann::json::parse(flags.out));
+}
+
 TEST(Estimate, RecommendationModelsRejectTransformerSettings) {
   expect_error(with(kDlrm, {"--tp", "2"}), "--tp: not a setting of recommendation models");
   expect_error(with(kDlrm, {"--sharding", "rows"}),
