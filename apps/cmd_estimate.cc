@@ -70,6 +70,17 @@ void read_file(const std::string& path, spaces::Settings& settings) {
 // Non-finite numbers (a zero-bandwidth link) are null, as JSON has no infinity.
 nlohmann::json number(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
 
+// Prints `out` with where each value that was not given came from (catalog, calibration, rule or
+// fallback), in the shortest round-trip form: a reader gets the very doubles the estimator
+// computed.
+void print_json_with_defaults(nlohmann::ordered_json& out,
+                              const std::map<std::string, spaces::Origin>& origins) {
+  nlohmann::ordered_json defaults = nlohmann::ordered_json::object();
+  for (const auto& [name, o] : origins) defaults[name] = spaces::to_string(o);
+  out["defaults"] = defaults;
+  std::cout << out.dump(2) << '\n';
+}
+
 void print_json(const Point& pt, const est::Estimate& e) {
   const auto& t = e.time;
   const auto& m = e.memory;
@@ -116,12 +127,36 @@ void print_json(const Point& pt, const est::Estimate& e) {
   out["tokens_per_s"] = number(e.tokens_per_s);
   out["mfu"] = number(e.mfu);
   out["energy_per_step_j"] = number(e.energy_per_step_j);
-  // Where each value that was not given came from: catalog, calibration, rule or fallback.
-  nlohmann::ordered_json origin = nlohmann::ordered_json::object();
-  for (const auto& [name, o] : pt.origin) origin[name] = spaces::to_string(o);
-  out["defaults"] = origin;
-  // Shortest round-trip form: a reader gets the very double the estimator computed.
-  std::cout << out.dump(2) << '\n';
+  print_json_with_defaults(out, pt.origin);
+}
+
+// The step time and its parts, each with its share.
+void print_step_time(double total_s, std::initializer_list<std::pair<const char*, double>> parts) {
+  std::cout << fmt::format("{:<28}{:>12}{:>9}\n", "step time", fmt::format("{:.4g} s", total_s),
+                           "share");
+  for (const auto& [name, value] : parts)
+    std::cout << fmt::format("  {:<26}{:>12}{:>8.1f}%\n", name, fmt::format("{:.4g} s", value),
+                             total_s > 0 ? 100 * value / total_s : 0.0);
+  std::cout << '\n';
+}
+
+// The memory of one GPU by kind, then where it lives against the capacities, then feasibility.
+void print_memory(const char* title, double hbm_bytes, double expansion_bytes,
+                  std::initializer_list<std::pair<const char*, double>> kinds,
+                  const est::Cluster& c, bool feasible, est::Infeasible reason) {
+  std::cout << fmt::format("{:<28}{:>12}\n", title,
+                           fmt::format("{:.2f} GB", (hbm_bytes + expansion_bytes) / 1e9));
+  for (const auto& [name, value] : kinds)
+    std::cout << fmt::format("  {:<26}{:>12}\n", name, fmt::format("{:.2f} GB", value / 1e9));
+  std::cout << fmt::format("  {:<26}{:>12}  of {:.0f} GB\n", "in HBM",
+                           fmt::format("{:.2f} GB", hbm_bytes / 1e9), c.hbm_bytes / 1e9);
+  if (expansion_bytes > 0 || c.expansion_bytes > 0)
+    std::cout << fmt::format("  {:<26}{:>12}  of {:.0f} GB\n", "in expansion tier",
+                             fmt::format("{:.2f} GB", expansion_bytes / 1e9),
+                             c.expansion_bytes / 1e9);
+  std::cout << '\n';
+  std::cout << fmt::format("{:<28}{}\n", "feasible",
+                           feasible ? "yes" : fmt::format("no ({})", est::to_string(reason)));
 }
 
 void print_text(const Point& pt, const est::Estimate& e) {
@@ -152,42 +187,24 @@ void print_text(const Point& pt, const est::Estimate& e) {
       w.global_batch / (static_cast<long long>(p.dp) * p.micro_batch), est::to_string(p.offload));
 
   const auto& t = e.time;
-  std::cout << fmt::format("{:<28}{:>12}{:>9}\n", "step time", fmt::format("{:.4g} s", t.total_s),
-                           "share");
-  const std::pair<const char*, double> parts[] = {{"compute (GEMM, attention)", t.compute_s},
-                                                  {"memory-bound ops", t.memory_bound_s},
-                                                  {"tensor/sequence parallel", t.tp_comm_s},
-                                                  {"context parallel", t.cp_comm_s},
-                                                  {"pipeline p2p", t.pp_p2p_s},
-                                                  {"pipeline bubble", t.pp_bubble_s},
-                                                  {"data parallel (exposed)", t.dp_exposed_s},
-                                                  {"optimizer", t.optimizer_s},
-                                                  {"offload (exposed)", t.offload_s},
-                                                  {"framework overhead", t.overhead_s}};
-  for (const auto& [name, value] : parts)
-    std::cout << fmt::format("  {:<26}{:>12}{:>8.1f}%\n", name, fmt::format("{:.4g} s", value),
-                             t.total_s > 0 ? 100 * value / t.total_s : 0.0);
-  std::cout << '\n';
+  print_step_time(t.total_s, {{"compute (GEMM, attention)", t.compute_s},
+                              {"memory-bound ops", t.memory_bound_s},
+                              {"tensor/sequence parallel", t.tp_comm_s},
+                              {"context parallel", t.cp_comm_s},
+                              {"pipeline p2p", t.pp_p2p_s},
+                              {"pipeline bubble", t.pp_bubble_s},
+                              {"data parallel (exposed)", t.dp_exposed_s},
+                              {"optimizer", t.optimizer_s},
+                              {"offload (exposed)", t.offload_s},
+                              {"framework overhead", t.overhead_s}});
   const auto& mem = e.memory;
-  std::cout << fmt::format("{:<28}{:>12}\n", "memory per GPU",
-                           fmt::format("{:.2f} GB", (mem.hbm_bytes + mem.expansion_bytes) / 1e9));
-  const std::pair<const char*, double> kinds[] = {
-      {"weights", mem.weights_bytes},
-      {"gradients", mem.gradients_bytes},
-      {"optimizer state", mem.optimizer_bytes},
-      {"activations (in flight)", mem.activations_bytes},
-      {"workspace", mem.workspace_bytes}};
-  for (const auto& [name, value] : kinds)
-    std::cout << fmt::format("  {:<26}{:>12}\n", name, fmt::format("{:.2f} GB", value / 1e9));
-  std::cout << fmt::format("  {:<26}{:>12}  of {:.0f} GB\n", "in HBM",
-                           fmt::format("{:.2f} GB", mem.hbm_bytes / 1e9), c.hbm_bytes / 1e9);
-  if (mem.expansion_bytes > 0 || c.expansion_bytes > 0)
-    std::cout << fmt::format("  {:<26}{:>12}  of {:.0f} GB\n", "in expansion tier",
-                             fmt::format("{:.2f} GB", mem.expansion_bytes / 1e9),
-                             c.expansion_bytes / 1e9);
-  std::cout << '\n';
-  std::cout << fmt::format("{:<28}{}\n", "feasible",
-                           e.feasible ? "yes" : fmt::format("no ({})", est::to_string(e.reason)));
+  print_memory("memory per GPU", mem.hbm_bytes, mem.expansion_bytes,
+               {{"weights", mem.weights_bytes},
+                {"gradients", mem.gradients_bytes},
+                {"optimizer state", mem.optimizer_bytes},
+                {"activations (in flight)", mem.activations_bytes},
+                {"workspace", mem.workspace_bytes}},
+               c, e.feasible, e.reason);
   std::cout << fmt::format("{:<28}{:.4g}\n", "tokens/s", e.tokens_per_s);
   std::cout << fmt::format("{:<28}{:.4g}\n", "tokens/s per GPU", e.tokens_per_s / c.num_gpus);
   std::cout << fmt::format("{:<28}{:.1f}%\n", "MFU", 100 * e.mfu);
@@ -244,10 +261,7 @@ void print_dlrm_json(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
   out["samples_per_s"] = number(e.samples_per_s);
   out["mfu"] = number(e.mfu);
   out["energy_per_step_j"] = number(e.energy_per_step_j);
-  nlohmann::ordered_json origin = nlohmann::ordered_json::object();
-  for (const auto& [name, o] : pt.origin) origin[name] = spaces::to_string(o);
-  out["defaults"] = origin;
-  std::cout << out.dump(2) << '\n';
+  print_json_with_defaults(out, pt.origin);
 }
 
 void print_dlrm_text(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
@@ -294,40 +308,22 @@ void print_dlrm_text(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
   }
   std::cout << '\n';
   const auto& t = e.time;
-  std::cout << fmt::format("{:<28}{:>12}{:>9}\n", "step time", fmt::format("{:.4g} s", t.total_s),
-                           "share");
-  const std::pair<const char*, double> parts[] = {{"embedding lookups", t.embedding_fwd_s},
-                                                  {"embedding backward", t.embedding_bwd_s},
-                                                  {"all-to-all (exposed)", t.all_to_all_s},
-                                                  {"MLP and interaction", t.mlp_compute_s},
-                                                  {"memory-bound ops", t.memory_bound_s},
-                                                  {"dense all-reduce", t.dense_allreduce_s},
-                                                  {"optimizer", t.optimizer_s},
-                                                  {"framework overhead", t.overhead_s}};
-  for (const auto& [name, value] : parts)
-    std::cout << fmt::format("  {:<26}{:>12}{:>8.1f}%\n", name, fmt::format("{:.4g} s", value),
-                             t.total_s > 0 ? 100 * value / t.total_s : 0.0);
-  std::cout << '\n';
+  print_step_time(t.total_s, {{"embedding lookups", t.embedding_fwd_s},
+                              {"embedding backward", t.embedding_bwd_s},
+                              {"all-to-all (exposed)", t.all_to_all_s},
+                              {"MLP and interaction", t.mlp_compute_s},
+                              {"memory-bound ops", t.memory_bound_s},
+                              {"dense all-reduce", t.dense_allreduce_s},
+                              {"optimizer", t.optimizer_s},
+                              {"framework overhead", t.overhead_s}});
   const auto& mem = e.memory;
-  std::cout << fmt::format("{:<28}{:>12}\n", "memory on the busiest GPU",
-                           fmt::format("{:.2f} GB", (mem.hbm_bytes + mem.expansion_bytes) / 1e9));
-  const std::pair<const char*, double> kinds[] = {
-      {"embedding tables", mem.tables_bytes},
-      {"their optimizer state", mem.table_optimizer_bytes},
-      {"MLPs (with gradients, state)", mem.dense_bytes},
-      {"activations", mem.activations_bytes},
-      {"workspace", mem.workspace_bytes}};
-  for (const auto& [name, value] : kinds)
-    std::cout << fmt::format("  {:<26}{:>12}\n", name, fmt::format("{:.2f} GB", value / 1e9));
-  std::cout << fmt::format("  {:<26}{:>12}  of {:.0f} GB\n", "in HBM",
-                           fmt::format("{:.2f} GB", mem.hbm_bytes / 1e9), c.hbm_bytes / 1e9);
-  if (mem.expansion_bytes > 0 || c.expansion_bytes > 0)
-    std::cout << fmt::format("  {:<26}{:>12}  of {:.0f} GB\n", "in expansion tier",
-                             fmt::format("{:.2f} GB", mem.expansion_bytes / 1e9),
-                             c.expansion_bytes / 1e9);
-  std::cout << '\n';
-  std::cout << fmt::format("{:<28}{}\n", "feasible",
-                           e.feasible ? "yes" : fmt::format("no ({})", est::to_string(e.reason)));
+  print_memory("memory on the busiest GPU", mem.hbm_bytes, mem.expansion_bytes,
+               {{"embedding tables", mem.tables_bytes},
+                {"their optimizer state", mem.table_optimizer_bytes},
+                {"MLPs (with gradients, state)", mem.dense_bytes},
+                {"activations", mem.activations_bytes},
+                {"workspace", mem.workspace_bytes}},
+               c, e.feasible, e.reason);
   std::cout << fmt::format("{:<28}{:.4g}\n", "samples/s", e.samples_per_s);
   std::cout << fmt::format("{:<28}{:.1f}%\n", "MFU (dense part)", 100 * e.mfu);
   std::cout << fmt::format("{:<28}{:.4g} MJ ({:.3g} kWh)\n", "energy per step",

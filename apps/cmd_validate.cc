@@ -54,6 +54,23 @@ void write_fit(const std::string& runs_path, const std::string& out_path, std::s
                            fit.objective_before, fit.objective_after, fit.evaluations, out_path);
 }
 
+// --fit OUT.toml: fits `samples` (of either family) from `calibration`, writes the file and
+// returns the fitted calibration.
+template <class Sample>
+est::Calibration fit_and_write(const po::variables_map& vm, const std::string& runs_path,
+                               const std::vector<Sample>& samples,
+                               const est::Calibration& calibration) {
+  const int sweeps = vm["fit-sweeps"].as<int>();
+  if (sweeps < 1) throw InputError("--fit-sweeps: must be a positive integer");
+  if (samples.empty())
+    throw InputError(fmt::format("{}: no predictable rows to fit on", runs_path));
+  est::FitOptions fit_options;
+  fit_options.sweeps = sweeps;
+  const auto fit = est::fit_calibration(samples, calibration, fit_options);
+  write_fit(runs_path, vm["fit"].as<std::string>(), samples.size(), sweeps, fit);
+  return fit.calibration;
+}
+
 // "predicted N of M rows; ..." after the table.
 void print_summary(std::size_t predicted, std::size_t rows, std::size_t unpredicted,
                    std::size_t out_of_memory) {
@@ -72,22 +89,13 @@ int validate_dlrm(const po::variables_map& vm, const std::string& runs_path,
                   est::Calibration calibration) {
   auto rows = spaces::read_dlrm_runs(runs_path, calibration);
   if (vm.count("fit")) {
-    const std::string out_path = vm["fit"].as<std::string>();
-    const int sweeps = vm["fit-sweeps"].as<int>();
-    if (sweeps < 1) throw InputError("--fit-sweeps: must be a positive integer");
     std::vector<est::DlrmSample> samples;
     for (const auto& r : rows)
       if (r.reason.empty())
         samples.push_back(
             {r.point.workload, r.point.cluster, r.point.best_sharding, r.point.sharding,
              static_cast<double>(r.point.workload.global_batch) / r.measured_samples_per_s});
-    if (samples.empty())
-      throw InputError(fmt::format("{}: no predictable rows to fit on", runs_path));
-    est::FitOptions fit_options;
-    fit_options.sweeps = sweeps;
-    const auto fit = est::fit_calibration(samples, calibration, fit_options);
-    calibration = fit.calibration;
-    write_fit(runs_path, out_path, samples.size(), sweeps, fit);
+    calibration = fit_and_write(vm, runs_path, samples, calibration);
     rows = spaces::read_dlrm_runs(runs_path, calibration);
   }
 
@@ -172,20 +180,11 @@ int validate(const Args& args) {
   auto rows = spaces::read_runs(runs_path, calibration);
 
   if (vm->count("fit")) {
-    const std::string out_path = (*vm)["fit"].as<std::string>();
-    const int sweeps = (*vm)["fit-sweeps"].as<int>();
-    if (sweeps < 1) throw InputError("--fit-sweeps: must be a positive integer");
     // Every run counts the same: the objective is the error a user sees on a published run.
     std::vector<est::Sample> samples;
     for (const auto& r : rows)
       if (r.reason.empty()) samples.push_back(r.sample);
-    if (samples.empty())
-      throw InputError(fmt::format("{}: no predictable rows to fit on", runs_path));
-    est::FitOptions fit_options;
-    fit_options.sweeps = sweeps;
-    const auto fit = est::fit_calibration(samples, calibration, fit_options);
-    calibration = fit.calibration;
-    write_fit(runs_path, out_path, samples.size(), sweeps, fit);
+    calibration = fit_and_write(*vm, runs_path, samples, calibration);
     // Re-derive the rows with the fitted defaults (e.g. the default scale-out bandwidth).
     rows = spaces::read_runs(runs_path, calibration);
   }

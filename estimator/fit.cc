@@ -5,11 +5,15 @@
 
 namespace clustersweep::estimator {
 
-double fit_objective(const std::vector<Sample>& samples, const Calibration& calibration) {
+namespace {
+
+// The weighted mean |log(predicted / measured)| of samples of any family; a prediction that is
+// not a positive number counts as an error of 10.
+template <class Sample, class Predict>
+double mean_log_error(const std::vector<Sample>& samples, Predict predict) {
   double sum = 0, weights = 0;
   for (const Sample& s : samples) {
-    const Estimate e = Estimator(s.workload, s.cluster, calibration).estimate(s.plan);
-    const double predicted = e.time.total_s;
+    const double predicted = predict(s);
     const double error = predicted > 0 && std::isfinite(predicted)
                              ? std::fabs(std::log(predicted / s.measured_step_s))
                              : 10.0;
@@ -18,8 +22,6 @@ double fit_objective(const std::vector<Sample>& samples, const Calibration& cali
   }
   return weights > 0 ? sum / weights : 0.0;
 }
-
-namespace {
 
 // Coordinate descent over the fields [begin, end) of `target` (a Calibration or its DlrmCalibration
 // part) on objective(calibration), from `start`: for each field a grid over its bracket, then
@@ -136,17 +138,15 @@ FitResult fit_calibration(const std::vector<Sample>& samples, const Calibration&
       [&](const Calibration& c) { return fit_objective(samples, c); });
 }
 
+double fit_objective(const std::vector<Sample>& samples, const Calibration& calibration) {
+  return mean_log_error(samples, [&](const Sample& s) {
+    return Estimator(s.workload, s.cluster, calibration).estimate(s.plan).time.total_s;
+  });
+}
+
 double fit_objective(const std::vector<DlrmSample>& samples, const Calibration& calibration) {
-  double sum = 0, weights = 0;
-  for (const DlrmSample& s : samples) {
-    const double predicted = predict_step_s(s, calibration);
-    const double error = predicted > 0 && std::isfinite(predicted)
-                             ? std::fabs(std::log(predicted / s.measured_step_s))
-                             : 10.0;
-    sum += s.weight * error;
-    weights += s.weight;
-  }
-  return weights > 0 ? sum / weights : 0.0;
+  return mean_log_error(samples,
+                        [&](const DlrmSample& s) { return predict_step_s(s, calibration); });
 }
 
 double predict_step_s(const DlrmSample& sample, const Calibration& calibration) {
