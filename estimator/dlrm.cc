@@ -316,21 +316,23 @@ namespace {
 // Per-GPU loads of a placement: what every GPU carries (row-, column-wise, replicated tables),
 // plus each GPU's table-wise tables and each node's table-row-wise tables. Fixed arrays.
 struct Loads {
+  // No default member initializers: the slot arrays stay uninitialized (they are 28 KB, and a
+  // point uses a few of them); find() initializes a slot when it first takes it.
   struct Slot {
-    std::int32_t id = -1;
-    double seconds = 0, intra_bytes = 0, inter_bytes = 0, memory = 0, rows = 0;
-    int tables = 0;
+    std::int32_t id;
+    double seconds, intra_bytes, inter_bytes, memory, rows;
+    int tables;
   };
-  Slot spread;  // on every GPU
-  std::array<Slot, kMaxTables> gpu{};
+  Slot spread{-1, 0, 0, 0, 0, 0, 0};  // on every GPU
+  std::array<Slot, kMaxTables> gpu;
   int gpus = 0;
-  std::array<Slot, kMaxTables> node{};
+  std::array<Slot, kMaxTables> node;
   int nodes = 0;
 
   static Slot& find(std::array<Slot, kMaxTables>& slots, int& used, std::int32_t id) noexcept {
     for (int i = 0; i < used; ++i)
       if (slots[i].id == id) return slots[i];
-    slots[used].id = id;
+    slots[used] = Slot{id, 0, 0, 0, 0, 0, 0};
     return slots[used++];
   }
 };
@@ -393,8 +395,9 @@ DlrmEstimate DlrmEstimator::estimate(const DlrmPlan& plan) const noexcept {
   const double dense_memory = dense_params_ * (2 * act_bytes_ + 12);
   const double fixed_memory = fixed_memory_;
   const double hbm = cluster_.hbm_bytes;
+  const Loads::Slot none{-1, 0, 0, 0, 0, 0, 0};
   double worst_s = -1;
-  Loads::Slot worst{};
+  Loads::Slot worst = none;
   // The fullest GPU's tables, and what of them lives in the expansion tier.
   double fullest_tables = -1, fullest_expansion = 0;
   bool fits = true;
@@ -438,7 +441,6 @@ DlrmEstimate DlrmEstimator::estimate(const DlrmPlan& plan) const noexcept {
       fullest_expansion = in_expansion;
     }
   };
-  const Loads::Slot none{};
   // GPUs with table-wise tables.
   int table_wise_gpus_per_node[kMaxTables] = {};
   for (int i = 0; i < loads.gpus; ++i) {
