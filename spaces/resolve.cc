@@ -88,7 +88,7 @@ const std::vector<SettingInfo>& setting_infos() {
       {"vocab", "vocabulary size"},
       {"seq_len", "training sequence length (default: the model's)"},
       {"global_batch", "sequences per optimizer step (default: the model's)"},
-      {"precision", "fp32, tf32, fp16, bf16 (default), fp8, fp4"},
+      {"precision", "fp32, tf32, fp16, bf16 (default; fp32 for recommendation models), fp8, fp4"},
       {"gpu", "catalog accelerator, e.g. H100-SXM5-80GB"},
       {"nodes", "number of nodes (GPUs = nodes x gpus-per-node)"},
       {"gpus", "number of GPUs, instead of --nodes"},
