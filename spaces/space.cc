@@ -202,7 +202,7 @@ std::uint64_t Space::plan_points() const noexcept { return impl_->plan_points; }
 
 void Space::decode(std::uint64_t point_id, std::uint32_t* axis_index) const noexcept {
   const Impl& im = *impl_;
-  for (int i = kNumAxes - 1; i >= 0; --i) {
+  for (int i = static_cast<int>(im.axes.size()) - 1; i >= 0; --i) {
     axis_index[i] = static_cast<std::uint32_t>(point_id % im.radix[i]);
     point_id /= im.radix[i];
   }
@@ -210,7 +210,7 @@ void Space::decode(std::uint64_t point_id, std::uint32_t* axis_index) const noex
 
 std::uint64_t Space::encode(const std::uint32_t* axis_index) const noexcept {
   std::uint64_t id = 0;
-  for (int i = 0; i < kNumAxes; ++i) id += axis_index[i] * impl_->stride[i];
+  for (std::size_t i = 0; i < impl_->axes.size(); ++i) id += axis_index[i] * impl_->stride[i];
   return id;
 }
 
@@ -291,7 +291,7 @@ std::string Space::describe_point(std::uint64_t point_id) const {
   std::uint32_t index[kNumAxes];
   decode(point_id, index);
   std::string out;
-  for (int i = 0; i < kNumAxes; ++i) {
+  for (std::size_t i = 0; i < impl_->axes.size(); ++i) {
     out += fmt::format("{}{}={}", i ? " " : "", impl_->axes[i].name,
                        impl_->axes[i].value_text(index[i]));
   }

@@ -34,6 +34,7 @@ struct Space::Impl {
   std::string filename;
   estimator::Family family = estimator::Family::transformer;
   std::vector<Axis> axes;
+  int first_plan_axis = kTp;  // axes before it are the design's, the rest the plan's
   std::array<std::uint64_t, kNumAxes> radix{};
   std::array<std::uint64_t, kNumAxes> stride{};
   std::uint64_t size = 0;

@@ -91,7 +91,7 @@ class Parser {
     a.name = std::move(name);
     a.unit = std::move(unit);
     a.is_label = is_label;
-    a.is_plan = id >= kTp;
+    a.is_plan = id >= im_.first_plan_axis;
     return a;
   }
 
@@ -676,7 +676,7 @@ class Parser {
   // Strides and sizes; the product must fit a 64-bit point id.
   void layout() {
     std::uint64_t stride = 1;
-    for (int i = kNumAxes - 1; i >= 0; --i) {
+    for (int i = static_cast<int>(im_.axes.size()) - 1; i >= 0; --i) {
       im_.radix[i] = im_.axes[i].size();
       im_.stride[i] = stride;
       if (__builtin_mul_overflow(stride, im_.radix[i], &stride) ||
@@ -684,7 +684,7 @@ class Parser {
         throw InputError(
             fmt::format("{}:1:1: space: more than 2^62 points; sweep fewer values", r_.filename()));
       }
-      if (i == kTp) im_.plan_points = stride;
+      if (i == im_.first_plan_axis) im_.plan_points = stride;
     }
     im_.size = stride;
     im_.designs = im_.size / im_.plan_points;
