@@ -60,8 +60,11 @@ int plan(const Args& args) {
 
   const auto space = spaces::Space::load((*vm)["spec"].as<std::string>());
   std::cout << fmt::format("spec: {} (valid)\n\n", space.filename());
-  std::cout << fmt::format("axes ({} design, {} plan; design axes are the most significant):\n",
-                           spaces::kNumDesignAxes, spaces::kNumPlanAxes);
+  const auto plan_axes = std::count_if(space.axes().begin(), space.axes().end(),
+                                       [](const spaces::Axis& a) { return a.is_plan; });
+  std::cout << fmt::format("{} axes ({} design, {} plan; design axes are the most significant):\n",
+                           estimator::to_string(space.family()), space.axes().size() - plan_axes,
+                           plan_axes);
   std::cout << fmt::format("  {:<24} {:<6} {:>6}  {:<9} {}\n", "axis", "kind", "count", "unit",
                            "values");
   for (const auto& axis : space.axes()) {

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <type_traits>
 
+#include "engine/evaluate_dlrm.h"
 #include "engine/evaluate_transformer.h"
 
 namespace clustersweep::engine {
@@ -44,6 +45,9 @@ ChunkEvaluator::ChunkEvaluator(const spaces::Space& space, const Schema& schema)
   switch (space.family()) {
     case estimator::Family::transformer:
       family_ = std::make_unique<TransformerChunkEvaluator>(space, schema);
+      break;
+    case estimator::Family::dlrm:
+      family_ = std::make_unique<DlrmChunkEvaluator>(space, schema);
       break;
   }
 }

@@ -67,18 +67,28 @@ std::vector<double> design_axis_values(const spaces::Space& space, int axis) {
   // first value and this axis at its 0.
   std::uint32_t digits[spaces::kNumAxes] = {};
   digits[axis] = static_cast<std::uint32_t>(zero);
+  // The model axis is first in every family; the cluster axes follow the gpu axis in order.
+  const bool dlrm = space.family() == estimator::Family::dlrm;
+  const int gpu_axis = dlrm ? int{spaces::kDlrmGpu} : int{spaces::kGpu};
+  const int gpn_axis = gpu_axis + (int{spaces::kGpusPerNode} - int{spaces::kGpu});
   spaces::Design design;
+  spaces::DlrmDesign dlrm_design;
   spaces::Violation why;
-  const std::size_t gpns = axis == spaces::kGpusPerNode ? 1 : axes[spaces::kGpusPerNode].size();
-  for (std::size_t m = 0; m < axes[spaces::kModel].size(); ++m)
-    for (std::size_t g = 0; g < axes[spaces::kGpu].size(); ++g)
+  const std::size_t gpns = axis == gpn_axis ? 1 : axes[gpn_axis].size();
+  for (std::size_t m = 0; m < axes[0].size(); ++m)
+    for (std::size_t g = 0; g < axes[gpu_axis].size(); ++g)
       for (std::size_t n = 0; n < gpns; ++n) {
-        digits[spaces::kModel] = static_cast<std::uint32_t>(m);
-        digits[spaces::kGpu] = static_cast<std::uint32_t>(g);
-        if (axis != spaces::kGpusPerNode)
-          digits[spaces::kGpusPerNode] = static_cast<std::uint32_t>(n);
-        space.design(space.encode(digits) / space.plan_points(), design, why);
-        add(design.value[static_cast<std::size_t>(axis)]);
+        digits[0] = static_cast<std::uint32_t>(m);
+        digits[gpu_axis] = static_cast<std::uint32_t>(g);
+        if (axis != gpn_axis) digits[gpn_axis] = static_cast<std::uint32_t>(n);
+        const std::uint64_t d = space.encode(digits) / space.plan_points();
+        if (dlrm) {
+          space.dlrm_design(d, dlrm_design, why);
+          add(dlrm_design.value[static_cast<std::size_t>(axis)]);
+        } else {
+          space.design(d, design, why);
+          add(design.value[static_cast<std::size_t>(axis)]);
+        }
       }
   return values;
 }
@@ -119,6 +129,26 @@ void add_transformer_columns(const spaces::Space& space, Schema& s) {
   for (const MetricColumn& m : kTransformerMetrics) add(s, m.name, m.unit, "metric", m.type);
 }
 
+// The recommendation model's feasibility and reasons, the cluster size in GPUs and its metrics.
+void add_dlrm_columns(const spaces::Space& space, Schema& s) {
+  const auto& axes = space.axes();
+  double max_gpus = 0;
+  for (double size : axes[spaces::kDlrmClusterSize].numbers) max_gpus = std::max(max_gpus, size);
+  if (axes[spaces::kDlrmClusterSize].name != "num_gpus") {
+    double max_gpn = 0;
+    for (double gpn : design_axis_values(space, spaces::kDlrmGpusPerNode))
+      max_gpn = std::max(max_gpn, gpn);
+    max_gpus *= max_gpn;
+  }
+  add(s, "feasible", "", "metric", ColumnType::boolean);
+  add(s, "infeasible_reason", "", "metric", label_type(estimator::kNumInfeasible));
+  for (int r = 0; r < estimator::kNumInfeasible; ++r)
+    s.columns.back().labels.push_back(estimator::to_string(static_cast<estimator::Infeasible>(r)));
+  if (s.index("num_gpus") == Schema::npos)
+    add(s, "num_gpus", "", "metric", narrowest_type({max_gpus}));
+  for (const MetricColumn& m : kDlrmMetrics) add(s, m.name, m.unit, "metric", m.type);
+}
+
 }  // namespace
 
 Schema make_schema(const spaces::Space& space) {
@@ -143,6 +173,9 @@ Schema make_schema(const spaces::Space& space) {
   switch (space.family()) {
     case estimator::Family::transformer:
       add_transformer_columns(space, s);
+      break;
+    case estimator::Family::dlrm:
+      add_dlrm_columns(space, s);
       break;
   }
   return s;

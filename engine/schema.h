@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "estimator/dlrm.h"
 #include "estimator/estimator.h"
 
 namespace clustersweep::spaces {
@@ -140,6 +141,57 @@ inline void transformer_metric_values(const estimator::Estimate& e, double steps
     out[i] = e.feasible || !kTransformerMetrics[i].needs_run
                  ? run[i]
                  : std::numeric_limits<double>::quiet_NaN();
+}
+
+// The recommendation-model family's metrics, filled by dlrm_metric_values() in this order.
+inline constexpr int kNumDlrmMetrics = 18;
+inline constexpr std::array<MetricColumn, kNumDlrmMetrics> kDlrmMetrics = {{
+    {"step_time_s", "s", ColumnType::f64, true},
+    {"time_to_train_s", "s", ColumnType::f64, true},
+    {"samples_per_s", "samples/s", ColumnType::f64, true},
+    {"mfu", "fraction", ColumnType::f64, true},
+    {"model_flops_per_step", "FLOP", ColumnType::f32, false},
+    {"mem_per_gpu_bytes", "B", ColumnType::f64, false},
+    {"mem_hbm_bytes", "B", ColumnType::f32, false},
+    {"mem_expansion_bytes", "B", ColumnType::f32, false},
+    {"energy_per_step_j", "J", ColumnType::f64, true},
+    {"energy_to_train_j", "J", ColumnType::f64, true},
+    {"time_embedding_fwd_s", "s", ColumnType::f32, true},
+    {"time_embedding_bwd_s", "s", ColumnType::f32, true},
+    {"time_all_to_all_s", "s", ColumnType::f32, true},
+    {"time_mlp_compute_s", "s", ColumnType::f32, true},
+    {"time_memory_bound_s", "s", ColumnType::f32, true},
+    {"time_dense_allreduce_s", "s", ColumnType::f32, true},
+    {"time_optimizer_s", "s", ColumnType::f32, true},
+    {"time_overhead_s", "s", ColumnType::f32, true},
+}};
+
+// The metric values of an evaluated recommendation-model point in kDlrmMetrics order.
+inline void dlrm_metric_values(const estimator::DlrmEstimate& e, double steps,
+                               double* out) noexcept {
+  const auto& t = e.time;
+  const double run[] = {t.total_s,
+                        t.total_s * steps,
+                        e.samples_per_s,
+                        e.mfu,
+                        e.model_flops_per_step,
+                        e.memory.hbm_bytes + e.memory.expansion_bytes,
+                        e.memory.hbm_bytes,
+                        e.memory.expansion_bytes,
+                        e.energy_per_step_j,
+                        e.energy_per_step_j * steps,
+                        t.embedding_fwd_s,
+                        t.embedding_bwd_s,
+                        t.all_to_all_s,
+                        t.mlp_compute_s,
+                        t.memory_bound_s,
+                        t.dense_allreduce_s,
+                        t.optimizer_s,
+                        t.overhead_s};
+  static_assert(std::size(run) == kNumDlrmMetrics);
+  for (int i = 0; i < kNumDlrmMetrics; ++i)
+    out[i] = e.feasible || !kDlrmMetrics[i].needs_run ? run[i]
+                                                      : std::numeric_limits<double>::quiet_NaN();
 }
 
 struct Schema {

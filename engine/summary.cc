@@ -130,7 +130,8 @@ void print_best_designs(const StoreReader& store, const spaces::Space& space, st
     else if (a.size() > 1)
       design_axes.push_back(a.name);
   }
-  plan_axes.push_back("dp");
+  // The transformer's derived degree, with its plan.
+  if (store.schema().index("dp") != Schema::npos) plan_axes.push_back("dp");
   std::vector<double> v;
   auto value = [&](const std::string& column, std::uint64_t row) {
     store.read(column, row, 1, v);

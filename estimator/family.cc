@@ -6,6 +6,8 @@ const char* to_string(Family family) noexcept {
   switch (family) {
     case Family::transformer:
       return "transformer";
+    case Family::dlrm:
+      return "dlrm";
   }
   return "?";
 }
@@ -21,6 +23,6 @@ bool parse_family(std::string_view name, Family& out) noexcept {
   return false;
 }
 
-const char* family_names() noexcept { return "transformer"; }
+const char* family_names() noexcept { return "transformer, dlrm"; }
 
 }  // namespace clustersweep::estimator

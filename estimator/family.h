@@ -11,14 +11,15 @@ namespace clustersweep::estimator {
 
 enum class Family : std::uint8_t {
   transformer,  // dense decoder-only transformers (estimator/estimator.h)
+  dlrm,         // recommendation models: DLRM, DCNv2 (estimator/dlrm.h)
 };
-inline constexpr int kNumFamilies = 1;
+inline constexpr int kNumFamilies = 2;
 
-// "transformer": the name in specs, stores and messages.
+// "transformer", "dlrm": the name in specs, stores and messages.
 const char* to_string(Family family) noexcept;
 // false (and `out` untouched) when `name` is not a family's name.
 bool parse_family(std::string_view name, Family& out) noexcept;
-// "transformer" (all the names, for messages).
+// "transformer, dlrm" (all the names, for messages).
 const char* family_names() noexcept;
 
 }  // namespace clustersweep::estimator

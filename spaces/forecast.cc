@@ -34,7 +34,75 @@ std::size_t front_size(std::vector<std::pair<double, double>>& points) {
 
 }  // namespace
 
+namespace {
+
+// A recommendation-model space: each sampled design's sharding values placed by the planner and
+// estimated, repeated until the budget is spent.
+Forecast forecast_dlrm(const Space& space, std::uint64_t valid_points, double budget_s) {
+  Forecast f;
+  constexpr std::uint64_t kMaxDesigns = 16;
+  const std::uint64_t designs = space.designs();
+  const std::uint64_t sample_designs = std::min(designs, kMaxDesigns);
+  std::vector<DlrmDesign> sampled;
+  Violation why;
+  double design_time = 0;
+  for (std::uint64_t i = 0; i < sample_designs; ++i) {
+    DlrmDesign d;
+    const auto start = Clock::now();
+    const bool ok = space.dlrm_design(i * designs / sample_designs, d, why);
+    design_time += seconds_since(start);
+    if (ok) sampled.push_back(d);
+  }
+  f.sampled_designs = sampled.size();
+  double estimate_time = 0, front_total = 0;
+  std::vector<std::pair<double, double>> feasible;
+  const auto begin = Clock::now();
+  for (int pass = 0; pass == 0 || seconds_since(begin) < budget_s; ++pass) {
+    std::uint64_t evaluated = 0;
+    for (const DlrmDesign& d : sampled) {
+      const auto start = Clock::now();
+      const estimator::DlrmEstimator est(d.workload, d.cluster, space.calibration());
+      feasible.clear();
+      for (const ShardingChoice& c : space.shardings()) {
+        const estimator::DlrmEstimate e =
+            est.estimate(c.best ? estimator::plan_best_sharding(est)
+                                : estimator::plan_sharding(est, c.sharding));
+        g_sink = g_sink + e.time.total_s;
+        if (pass == 0 && e.feasible) feasible.emplace_back(e.time.total_s, e.energy_per_step_j);
+      }
+      estimate_time += seconds_since(start);
+      if (pass == 0) {
+        f.sampled_feasible += feasible.size();
+        front_total += static_cast<double>(front_size(feasible));
+      }
+      evaluated += space.shardings().size();
+    }
+    f.sampled_estimates += evaluated;
+    if (evaluated == 0) break;
+  }
+  if (sample_designs > 0) f.design_s = design_time / static_cast<double>(sample_designs);
+  if (f.sampled_estimates > 0) {
+    f.estimate_s = estimate_time / static_cast<double>(f.sampled_estimates);
+    f.evaluations_per_second = 1 / f.estimate_s;
+    f.feasible_fraction = static_cast<double>(f.sampled_feasible) /
+                          static_cast<double>(sampled.size() * space.shardings().size());
+  }
+  if (f.sampled_designs > 0)
+    f.pareto_per_design = front_total / static_cast<double>(f.sampled_designs);
+  f.core_seconds =
+      static_cast<double>(designs) * f.design_s + static_cast<double>(valid_points) * f.estimate_s;
+  return f;
+}
+
+}  // namespace
+
 Forecast forecast(const Space& space, std::uint64_t valid_points, double budget_s) {
+  switch (space.family()) {
+    case estimator::Family::transformer:
+      break;
+    case estimator::Family::dlrm:
+      return forecast_dlrm(space, valid_points, budget_s);
+  }
   Forecast f;
   constexpr std::uint64_t kMaxDesigns = 64;
   constexpr std::uint64_t kPlansPerDesign = 4096;

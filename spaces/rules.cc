@@ -120,11 +120,15 @@ bool tp_fits_heads(int tp, const est::Model& m) noexcept {
 }
 
 Violation check_design(const est::Workload& w, const est::Cluster& c) noexcept {
-  if (c.gpu.peak_flops[static_cast<int>(w.precision)] <= 0) {
+  return check_design(w.precision, c);
+}
+
+Violation check_design(est::Precision precision, const est::Cluster& c) noexcept {
+  if (c.gpu.peak_flops[static_cast<int>(precision)] <= 0) {
     std::int64_t supported = 0;
     for (int i = 0; i < est::kNumPrecisions; ++i)
       if (c.gpu.peak_flops[i] > 0) supported |= std::int64_t{1} << i;
-    return broken(Rule::precision_unsupported, static_cast<int>(w.precision), supported);
+    return broken(Rule::precision_unsupported, static_cast<int>(precision), supported);
   }
   const bool whole_nodes = c.num_gpus % c.gpus_per_node == 0 || c.num_gpus < c.gpus_per_node;
   const bool domain_fits =

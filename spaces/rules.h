@@ -69,6 +69,9 @@ struct RuleOptions {
 // The design rules: can this workload run on this cluster at all.
 Violation check_design(const estimator::Workload& workload,
                        const estimator::Cluster& cluster) noexcept;
+// The same for any family's workload: the precision runs on the accelerator, and the cluster is
+// whole nodes with NVLink domains that tile them.
+Violation check_design(estimator::Precision precision, const estimator::Cluster& cluster) noexcept;
 // The plan rules, for a design check_design() accepted; the first broken rule in Rule order.
 Violation check_plan(const estimator::Workload& workload, const estimator::Cluster& cluster,
                      const estimator::Plan& plan, const RuleOptions& options) noexcept;

@@ -34,6 +34,30 @@ bool Space::Impl::fill_design(std::uint64_t design, Design& out, Violation& why)
   out.workload = resolve_workload(models[out.axis_index[kModel]], static_cast<int>(number(kSeqLen)),
                                   static_cast<std::int64_t>(number(kGlobalBatch)),
                                   precisions[out.axis_index[kPrecision]]);
+  const ClusterSettings cs = cluster_settings(out.axis_index.data(), kGpu);
+  out.cluster = resolve_cluster(*gpus[out.axis_index[kGpu]], cs, calibration);
+
+  resolve_values(out);
+  why = check_design(out.workload, out.cluster);
+  if (why) return false;
+  if (out.cluster.expansion_bytes == 0 && out.axis_index[kExpansionGbytesPerS] > 0) {
+    why.rule = Rule::expansion_duplicate;
+    return false;
+  }
+  if (!design_constraints_hold(out.value.data(), kNumDesignAxes, out.cluster)) {
+    why.rule = Rule::user_constraint;
+    return false;
+  }
+  return true;
+}
+
+ClusterSettings Space::Impl::cluster_settings(const std::uint32_t* axis_index,
+                                              int gpu_axis) const noexcept {
+  // The cluster axes keep the transformer's order after the gpu axis in every family.
+  auto number = [&](AxisId id) {
+    const int i = gpu_axis + (id - kGpu);
+    return axes[i].numbers[axis_index[i]];
+  };
   ClusterSettings cs;
   (size_is_nodes ? cs.nodes : cs.num_gpus) = static_cast<std::int64_t>(number(kClusterSize));
   cs.gpus_per_node = static_cast<int>(number(kGpusPerNode));
@@ -46,25 +70,60 @@ bool Space::Impl::fill_design(std::uint64_t design, Design& out, Violation& why)
   cs.nvlink_latency_us = nvlink_latency_us;
   cs.inter_node_latency_us = inter_node_latency_us;
   cs.node_overhead_w = node_overhead_w;
-  out.cluster = resolve_cluster(*gpus[out.axis_index[kGpu]], cs, calibration);
+  return cs;
+}
 
-  resolve_values(out);
-  why = check_design(out.workload, out.cluster);
+bool Space::Impl::fill_dlrm_design(std::uint64_t design, DlrmDesign& out,
+                                   Violation& why) const noexcept {
+  why = Violation{};
+  out.id = design;
+  std::uint64_t rest = design;
+  for (int i = kNumDlrmDesignAxes - 1; i >= 0; --i) {
+    out.axis_index[i] = static_cast<std::uint32_t>(rest % radix[i]);
+    rest /= radix[i];
+  }
+  const DlrmModelEntry& model = *dlrm_models[out.axis_index[kDlrmModel]];
+  out.workload.model = model.model;
+  const double batch = axes[kDlrmGlobalBatch].numbers[out.axis_index[kDlrmGlobalBatch]];
+  out.workload.global_batch = batch > 0 ? static_cast<std::int64_t>(batch) : model.global_batch;
+  out.workload.precision = precisions[out.axis_index[kDlrmPrecision]];
+  out.cluster = resolve_cluster(*gpus[out.axis_index[kDlrmGpu]],
+                                cluster_settings(out.axis_index.data(), kDlrmGpu), calibration);
+  const auto& c = out.cluster;
+  auto& v = out.value;
+  for (int i = 0; i < kNumDlrmDesignAxes; ++i) {
+    const Axis& a = axes[i];
+    v[i] = a.is_label ? out.axis_index[i] : a.numbers[out.axis_index[i]];
+  }
+  v[kDlrmGlobalBatch] = static_cast<double>(out.workload.global_batch);
+  v[kDlrmGpusPerNode] = c.gpus_per_node;
+  v[kDlrmNvlinkDomain] = c.nvlink_domain;
+  if (v[kDlrmNvlinkGbytesPerS] == 0) v[kDlrmNvlinkGbytesPerS] = c.nvlink_bytes_per_s / 1e9;
+  if (v[kDlrmHbmGb] == 0) v[kDlrmHbmGb] = c.hbm_bytes / 1e9;
+
+  why = check_design(out.workload.precision, c);
   if (why) return false;
-  if (out.cluster.expansion_bytes == 0 && out.axis_index[kExpansionGbytesPerS] > 0) {
+  if (c.expansion_bytes == 0 && out.axis_index[kDlrmExpansionGbytesPerS] > 0) {
     why.rule = Rule::expansion_duplicate;
     return false;
   }
-  if (!design_constraints.empty()) {
-    double vars[kNumVars] = {};
-    design_variables(out, vars);
-    for (const Expression& x : design_constraints) {
-      if (!x.holds(vars)) {
-        why.rule = Rule::user_constraint;
-        return false;
-      }
-    }
+  if (!design_constraints_hold(v.data(), kNumDlrmDesignAxes, c)) {
+    why.rule = Rule::user_constraint;
+    return false;
   }
+  return true;
+}
+
+bool Space::Impl::design_constraints_hold(const double* axis_values, int num_axes,
+                                          const estimator::Cluster& c) const noexcept {
+  if (design_constraints.empty()) return true;
+  // The axes, then the cluster size the axes do not hold (constraint names in parse order).
+  double vars[kNumVars] = {};
+  std::copy(axis_values, axis_values + num_axes, vars);
+  const double nodes = std::ceil(double(c.num_gpus) / c.gpus_per_node);
+  vars[axes.size()] = size_is_nodes ? c.num_gpus : nodes;
+  for (const Expression& x : design_constraints)
+    if (!x.holds(vars)) return false;
   return true;
 }
 
@@ -270,6 +329,26 @@ std::uint64_t Space::valid_plans(std::uint64_t design) const {
 std::array<std::uint64_t, kNumRules> Space::count_by_rule() const {
   const Impl& im = *impl_;
   std::array<std::uint64_t, kNumRules> total{};
+  switch (im.family) {
+    case estimator::Family::transformer:
+      break;
+    case estimator::Family::dlrm: {
+      // A handful of sharding values a design: checked one by one.
+      DlrmDesign d;
+      Violation why;
+      for (std::uint64_t i = 0; i < im.designs; ++i) {
+        if (!im.fill_dlrm_design(i, d, why)) {
+          total[static_cast<int>(why.rule)] += im.plan_points;
+          continue;
+        }
+        for (std::uint32_t digit = 0; digit < im.plan_points; ++digit) {
+          dlrm_plan(d, digit, why);
+          ++total[static_cast<int>(why.rule)];
+        }
+      }
+      return total;
+    }
+  }
   std::map<std::vector<double>, std::array<std::uint64_t, kNumRules>> memo;
   Design d;
   Violation why;
@@ -299,6 +378,28 @@ std::string Space::describe_point(std::uint64_t point_id) const {
 }
 
 double Space::training_tokens() const noexcept { return impl_->training_tokens; }
+double Space::training_samples() const noexcept { return impl_->training_samples; }
+const std::vector<ShardingChoice>& Space::shardings() const noexcept { return impl_->shardings; }
+bool Space::dlrm_design(std::uint64_t design, DlrmDesign& out, Violation& why) const noexcept {
+  return impl_->fill_dlrm_design(design, out, why);
+}
+
+bool Space::dlrm_plan(const DlrmDesign& d, std::uint32_t digit, Violation& why) const noexcept {
+  const Impl& im = *impl_;
+  why = Violation{};
+  if (im.plan_constraints.empty()) return true;
+  double vars[kNumVars] = {};
+  std::copy(d.value.begin(), d.value.end(), vars);
+  const double nodes = std::ceil(double(d.cluster.num_gpus) / d.cluster.gpus_per_node);
+  vars[im.axes.size()] = im.size_is_nodes ? d.cluster.num_gpus : nodes;
+  vars[kDlrmSharding] = digit;
+  for (const Expression& x : im.plan_constraints)
+    if (!x.holds(vars)) {
+      why.rule = Rule::user_constraint;
+      return false;
+    }
+  return true;
+}
 const Pricing& Space::pricing() const noexcept { return impl_->pricing; }
 Keep Space::keep() const noexcept { return impl_->keep; }
 Objective Space::objective() const noexcept { return impl_->objective; }

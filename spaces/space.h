@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "estimator/dlrm.h"
 #include "estimator/estimator.h"
 #include "estimator/family.h"
 #include "spaces/rules.h"
@@ -71,6 +72,28 @@ enum AxisId : std::uint8_t {
 inline constexpr int kNumAxes = 23;
 inline constexpr int kNumDesignAxes = 13;
 inline constexpr int kNumPlanAxes = kNumAxes - kNumDesignAxes;
+
+// The axes of a recommendation-model space (workload.family = "dlrm"): its workload, the cluster
+// axes of a transformer space in the same order, and the sharding of its tables.
+enum DlrmAxisId : std::uint8_t {
+  kDlrmModel,
+  kDlrmGlobalBatch,
+  kDlrmPrecision,
+  kDlrmGpu,  // first of the cluster axes: kGpu .. kExpansionGbytesPerS
+  kDlrmClusterSize,
+  kDlrmGpusPerNode,
+  kDlrmNvlinkDomain,
+  kDlrmNvlinkGbytesPerS,
+  kDlrmInterNodeGbpsPerGpu,
+  kDlrmHbmGb,
+  kDlrmExpansionGb,
+  kDlrmExpansionGbytesPerS,
+  kDlrmSharding,  // the only plan axis
+};
+inline constexpr int kNumDlrmAxes = 13;
+inline constexpr int kNumDlrmDesignAxes = 12;
+// A cluster axis's position in a recommendation-model space is its transformer one minus this.
+inline constexpr int kDlrmClusterShift = int{kGpu} - int{kDlrmGpu};
 
 // Re-pricing parameters stored with the results, never baked into them (analysis re-prices).
 struct Pricing {
@@ -127,6 +150,22 @@ struct Design {
   std::array<double, kNumDesignAxes> value{};
 };
 
+// One recommendation-model design: the workload and cluster its sharding plans run on.
+struct DlrmDesign {
+  estimator::DlrmWorkload workload;
+  estimator::Cluster cluster;
+  std::uint64_t id = 0;
+  std::array<std::uint32_t, kNumDlrmDesignAxes> axis_index{};
+  // The value of each design axis with catalog defaults resolved (label axes: the label index).
+  std::array<double, kNumDlrmDesignAxes> value{};
+};
+
+// A value of the `sharding` axis: one sharding for every table, or the planner's best placement.
+struct ShardingChoice {
+  bool best = true;
+  estimator::Sharding sharding = estimator::Sharding::table_wise;
+};
+
 class Space {
  public:
   // Parses and validates spec text; every error is an InputError naming
@@ -172,6 +211,15 @@ class Space {
   bool plan_from_digits(const Design& design, const std::uint32_t* plan_digits,
                         estimator::Plan& out, estimator::Infeasible& why) const noexcept;
 
+  // A recommendation-model space's design (family() == dlrm), resolved as resolve_dlrm() does;
+  // false with `why` when a design rule or a constraint of the spec removes it.
+  bool dlrm_design(std::uint64_t design, DlrmDesign& out, Violation& why) const noexcept;
+  // The values of its `sharding` axis, in axis order.
+  const std::vector<ShardingChoice>& shardings() const noexcept;
+  // Whether the spec's constraints keep sharding value `digit` of a design dlrm_design() accepted;
+  // false with `why` (user_constraint) when one removes it.
+  bool dlrm_plan(const DlrmDesign& design, std::uint32_t digit, Violation& why) const noexcept;
+
   // Structurally valid plans of one design (0 when the design itself is invalid), and of the
   // whole space. Both are exact; valid_points() memoizes designs that share everything the
   // structural rules read, so it costs far less than checking every point.
@@ -183,7 +231,8 @@ class Space {
   // "model=gpt3-175b gpu=H100-SXM5-80GB num_nodes=16 ... tp=8 pp=4 ..." for messages.
   std::string describe_point(std::uint64_t point_id) const;
 
-  double training_tokens() const noexcept;  // tokens to train, for time_to_train_s
+  double training_tokens() const noexcept;   // tokens to train, for time_to_train_s
+  double training_samples() const noexcept;  // samples to train a recommendation model
   const Pricing& pricing() const noexcept;
   Keep keep() const noexcept;
   Objective objective() const noexcept;

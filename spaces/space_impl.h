@@ -14,6 +14,8 @@
 namespace clustersweep::spaces {
 
 inline constexpr double kDefaultTrainingTokens = 300e9;  // GPT-3's published training tokens
+// One epoch of Criteo 1TB's click logs (MLPerf DLRMv2 trains on about one epoch).
+inline constexpr double kDefaultTrainingSamples = 4.2e9;
 
 inline constexpr const char* kPrecisionNames[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"};
 inline constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
@@ -63,6 +65,11 @@ struct Space::Impl {
   std::vector<Expression> plan_constraints;
   std::vector<int> plan_constraint_design_vars;  // design variables the plan constraints read
 
+  // Recommendation-model spaces.
+  std::vector<const DlrmModelEntry*> dlrm_models;
+  std::vector<ShardingChoice> shardings;
+  double training_samples = kDefaultTrainingSamples;
+
   double training_tokens = kDefaultTrainingTokens;
   Pricing pricing;
   Keep keep = Keep::all;
@@ -70,6 +77,12 @@ struct Space::Impl {
   estimator::Calibration calibration;
 
   bool fill_design(std::uint64_t design, Design& out, Violation& why) const noexcept;
+  bool fill_dlrm_design(std::uint64_t design, DlrmDesign& out, Violation& why) const noexcept;
+  // The cluster axes of a design (the gpu axis at `gpu_axis`) as settings for resolve_cluster().
+  ClusterSettings cluster_settings(const std::uint32_t* axis_index, int gpu_axis) const noexcept;
+  // The spec's design constraints on a design's axis values (and the other cluster size).
+  bool design_constraints_hold(const double* axis_values, int num_axes,
+                               const estimator::Cluster& cluster) const noexcept;
   bool check_plan(const Design& design, const std::uint32_t* digit, estimator::Plan& out,
                   Violation& why) const noexcept;
   void resolve_values(Design& design) const noexcept;

@@ -58,16 +58,24 @@ class Parser {
     if (const toml::node* d = root_.get("description"); d && !d->is_string()) {
       r_.fail(*d, "description", fmt::format("must be a string, got {}", describe_node(*d)));
     }
-    im_.axes.resize(kNumAxes);
     parse_calibration();
     parse_family();
+    // A family's own keys and axes: its models, workload and plan; the cluster is shared.
     switch (im_.family) {
       case estimator::Family::transformer:
-        // A family's own keys and axes: its models, workload and plan; the cluster is shared.
+        im_.axes.resize(kNumAxes);
+        im_.first_plan_axis = kTp;
         parse_models();
         parse_workload();
         parse_cluster();
         parse_plan();
+        break;
+      case estimator::Family::dlrm:
+        im_.axes.resize(kNumDlrmAxes);
+        im_.first_plan_axis = kDlrmSharding;
+        parse_dlrm_workload();
+        parse_cluster();
+        parse_dlrm_plan();
         break;
     }
     parse_pricing();
@@ -86,7 +94,7 @@ class Parser {
     return *t;
   }
 
-  Axis& axis(AxisId id, std::string name, std::string unit, bool is_label) {
+  Axis& axis(int id, std::string name, std::string unit, bool is_label) {
     Axis& a = im_.axes[id];
     a.name = std::move(name);
     a.unit = std::move(unit);
@@ -244,6 +252,88 @@ class Parser {
                                      kDefaultTrainingTokens);
   }
 
+  // A cluster axis's position: the transformer's order, shifted in a recommendation-model space.
+  int cl(AxisId id) const {
+    switch (im_.family) {
+      case estimator::Family::transformer:
+        break;
+      case estimator::Family::dlrm:
+        return id - kDlrmClusterShift;
+    }
+    return id;
+  }
+
+  // [workload] of a recommendation model: catalog models, batch, precision, samples to train.
+  void parse_dlrm_workload() {
+    const toml::table& t = required_table(
+        "workload", "give at least: family = \"dlrm\" and model = \"<catalog DLRM model>\"");
+    check_keys(r_, t, "workload",
+               {"family", "model", "global_batch", "precision", "training_samples"});
+    const toml::node* model_node = t.get("model");
+    if (!model_node)
+      r_.fail(t.source(), "workload",
+              "missing 'model' (a catalog recommendation model such as \"dlrmv2-dcnv2\", or a "
+              "list)");
+    Axis& models = axis(kDlrmModel, "model", "", true);
+    for (const auto& [name, at] : name_list(r_, *model_node, "workload.model")) {
+      const DlrmModelEntry& e = Catalog::builtin().dlrm_model(
+          name, fmt::format("{}: workload.model", r_.where(at->source())));
+      models.labels.push_back(e.key);
+      im_.dlrm_models.push_back(&e);
+    }
+    // The batch: the spec's, or each model's (0 marks "the model's" when the models disagree).
+    Axis& batch = axis(kDlrmGlobalBatch, "global_batch", "samples", false);
+    if (const toml::node* n = t.get("global_batch")) {
+      batch.numbers = axis_numbers(r_, *n, "workload.global_batch", Kind::positive_int, false);
+    } else {
+      std::vector<double> defaults;
+      for (const auto* m : im_.dlrm_models)
+        if (std::find(defaults.begin(), defaults.end(), double(m->global_batch)) == defaults.end())
+          defaults.push_back(double(m->global_batch));
+      batch.numbers = {defaults.size() == 1 ? defaults.front() : 0.0};
+      batch.zero_means_default = defaults.size() > 1;
+    }
+    Axis& precision = axis(kDlrmPrecision, "precision", "", true);
+    std::vector<int> precisions = {static_cast<int>(estimator::Precision::fp32)};
+    if (const toml::node* n = t.get("precision")) {
+      // The recommendation model trains in fp32, tf32, fp16 or bf16.
+      static constexpr const char* kDlrmPrecisions[] = {"fp32", "tf32", "fp16", "bf16"};
+      precisions = axis_labels(r_, *n, "workload.precision", kDlrmPrecisions, false);
+    }
+    for (int p : precisions) {
+      precision.labels.push_back(kPrecisionNames[p]);
+      im_.precisions.push_back(static_cast<estimator::Precision>(p));
+    }
+    im_.training_samples = number_key(r_, t, "workload", "training_samples", Kind::positive_real,
+                                      kDefaultTrainingSamples);
+  }
+
+  // [plan] of a recommendation model: the sharding axis.
+  void parse_dlrm_plan() {
+    const toml::table empty;
+    const toml::table* found = subtable(r_, root_, "plan", "plan");
+    const toml::table& t = found ? *found : empty;
+    check_keys(r_, t, "plan", {"sharding"});
+    static constexpr const char* kChoices[] = {"best",   "table",     "row",
+                                               "column", "table_row", "data"};
+    Axis& a = axis(kDlrmSharding, "sharding", "", true);
+    std::vector<int> choices = {0};
+    if (const toml::node* n = t.get("sharding")) {
+      if (const auto* all = n->as_string(); all && all->get() == "all") {
+        choices = {0, 1, 2, 3, 4, 5};
+      } else {
+        choices = axis_labels(r_, *n, "plan.sharding", kChoices, false);
+      }
+    }
+    for (int c : choices) {
+      a.labels.push_back(kChoices[c]);
+      ShardingChoice choice;
+      choice.best = c == 0;
+      if (c > 0) estimator::parse_sharding(kChoices[c], choice.sharding);
+      im_.shardings.push_back(choice);
+    }
+  }
+
   void parse_cluster() {
     const toml::table& t =
         required_table("cluster", "give at least: gpu = \"<accelerator>\" and nodes = <count>");
@@ -256,7 +346,7 @@ class Parser {
       r_.fail(t.source(), "cluster",
               "missing 'gpu' (an accelerator such as \"H100-SXM5-80GB\", or a list)");
     }
-    Axis& gpus = axis(kGpu, "gpu", "", true);
+    Axis& gpus = axis(cl(kGpu), "gpu", "", true);
     for (const auto& [name, at] : name_list(r_, *gpu_node, "cluster.gpu")) {
       const AcceleratorEntry& e = Catalog::builtin().accelerator(
           name, fmt::format("{}: cluster.gpu", r_.where(at->source())));
@@ -272,14 +362,13 @@ class Parser {
               "missing 'nodes' (or 'gpus'): the cluster size to sweep, e.g. nodes = [16, 32, 64]");
     }
     im_.size_is_nodes = nodes != nullptr;
-    axis(kClusterSize, nodes ? "num_nodes" : "num_gpus", "", false).numbers =
+    axis(cl(kClusterSize), nodes ? "num_nodes" : "num_gpus", "", false).numbers =
         axis_numbers(r_, nodes ? *nodes : *count, nodes ? "cluster.nodes" : "cluster.gpus",
                      Kind::positive_int, false);
 
     // Axes whose default comes from the accelerator: one concrete value when there is one
     // accelerator, else 0 = "the accelerator's default" (docs/spec-format.md).
-    auto gpu_default = [&](AxisId id, const char* key, const char* unit, Kind kind,
-                           auto default_of) {
+    auto gpu_default = [&](int id, const char* key, const char* unit, Kind kind, auto default_of) {
       Axis& a = axis(id, key, unit, false);
       if (const toml::node* n = t.get(key)) {
         a.numbers = axis_numbers(r_, *n, std::string("cluster.") + key, kind, false);
@@ -293,13 +382,13 @@ class Parser {
       a.numbers = {defaults.size() == 1 ? defaults.front() : 0.0};
       a.zero_means_default = defaults.size() > 1;
     };
-    gpu_default(kGpusPerNode, "gpus_per_node", "", Kind::positive_int,
+    gpu_default(cl(kGpusPerNode), "gpus_per_node", "", Kind::positive_int,
                 [](const AcceleratorEntry* g) { return double(g->default_gpus_per_node); });
     if (im_.size_is_nodes) {
       double max_gpn = 0;
-      for (double v : im_.axes[kGpusPerNode].numbers) max_gpn = std::max(max_gpn, v);
+      for (double v : im_.axes[cl(kGpusPerNode)].numbers) max_gpn = std::max(max_gpn, v);
       for (const auto* g : im_.gpus) max_gpn = std::max(max_gpn, double(g->default_gpus_per_node));
-      for (double n : im_.axes[kClusterSize].numbers) {
+      for (double n : im_.axes[cl(kClusterSize)].numbers) {
         if (n * max_gpn > 2147483647.0) {
           r_.fail(*nodes, "cluster.nodes",
                   fmt::format("{} nodes of {} GPUs exceed 2^31 GPUs", format_number(n),
@@ -308,13 +397,13 @@ class Parser {
       }
     }
     // The NVLink domain: default_nvlink_domain() of each accelerator and node size.
-    Axis& domain = axis(kNvlinkDomain, "nvlink_domain", "", false);
+    Axis& domain = axis(cl(kNvlinkDomain), "nvlink_domain", "", false);
     if (const toml::node* n = t.get("nvlink_domain")) {
       domain.numbers = axis_numbers(r_, *n, "cluster.nvlink_domain", Kind::positive_int, false);
     } else {
       std::vector<double> resolved;
       for (const auto* g : im_.gpus) {
-        for (double v : im_.axes[kGpusPerNode].numbers) {
+        for (double v : im_.axes[cl(kGpusPerNode)].numbers) {
           const int gpn = v != 0 ? static_cast<int>(v) : g->default_gpus_per_node;
           const double d = default_nvlink_domain(*g, gpn);
           if (std::find(resolved.begin(), resolved.end(), d) == resolved.end())
@@ -324,24 +413,24 @@ class Parser {
       domain.numbers = {resolved.size() == 1 ? resolved.front() : 0.0};
       domain.zero_means_default = resolved.size() > 1;
     }
-    gpu_default(kNvlinkGbytesPerS, "nvlink_gbytes_per_s", "GB/s", Kind::positive_real,
+    gpu_default(cl(kNvlinkGbytesPerS), "nvlink_gbytes_per_s", "GB/s", Kind::positive_real,
                 [](const AcceleratorEntry* g) { return g->accelerator.nvlink_bytes_per_s / 1e9; });
-    Axis& inter = axis(kInterNodeGbpsPerGpu, "inter_node_gbps_per_gpu", "Gbit/s", false);
+    Axis& inter = axis(cl(kInterNodeGbpsPerGpu), "inter_node_gbps_per_gpu", "Gbit/s", false);
     if (const toml::node* n = t.get("inter_node_gbps_per_gpu")) {
       inter.numbers =
           axis_numbers(r_, *n, "cluster.inter_node_gbps_per_gpu", Kind::positive_real, false);
     } else {
       inter.numbers = {im_.calibration.default_inter_node_gbps_per_gpu};
     }
-    gpu_default(kHbmGb, "hbm_gb", "GB", Kind::positive_real,
+    gpu_default(cl(kHbmGb), "hbm_gb", "GB", Kind::positive_real,
                 [](const AcceleratorEntry* g) { return g->accelerator.hbm_bytes / 1e9; });
-    Axis& expansion = axis(kExpansionGb, "expansion_gb", "GB", false);
+    Axis& expansion = axis(cl(kExpansionGb), "expansion_gb", "GB", false);
     expansion.numbers = {0};
     if (const toml::node* n = t.get("expansion_gb")) {
       expansion.numbers =
           axis_numbers(r_, *n, "cluster.expansion_gb", Kind::nonnegative_real, false);
     }
-    Axis& expansion_bw = axis(kExpansionGbytesPerS, "expansion_gbytes_per_s", "GB/s", false);
+    Axis& expansion_bw = axis(cl(kExpansionGbytesPerS), "expansion_gbytes_per_s", "GB/s", false);
     const bool any_expansion = std::any_of(expansion.numbers.begin(), expansion.numbers.end(),
                                            [](double v) { return v > 0; });
     if (const toml::node* n = t.get("expansion_gbytes_per_s")) {
@@ -703,7 +792,10 @@ class Parser {
     for (const Axis& a : im_.axes)
       names.names.push_back({a.name, a.is_label ? a.labels : std::vector<std::string>{}});
     names.names.push_back({im_.size_is_nodes ? "num_gpus" : "num_nodes", {}});
-    names.names.push_back({"dp", {}});
+    // dp is the transformer's derived plan degree.
+    if (im_.family == estimator::Family::transformer) names.names.push_back({"dp", {}});
+    const int first_plan = im_.first_plan_axis;
+    const int other_size = static_cast<int>(im_.axes.size());
     for (std::size_t i = 0; i < array->size(); ++i) {
       const toml::node& e = *array->get(i);
       const std::string key = fmt::format("constraints[{}]", i);
@@ -716,12 +808,11 @@ class Parser {
         Expression x = Expression::compile(s->get(), names);
         im_.constraint_texts.push_back(s->get());
         const auto& read = x.names_read();
-        const bool reads_plan = std::any_of(read.begin(), read.end(), [](int v) {
-          return v >= kTp && v < kNumAxes ? true : v == kVarDp;
-        });
+        const bool reads_plan = std::any_of(
+            read.begin(), read.end(), [&](int v) { return v >= first_plan && v != other_size; });
         if (reads_plan) {
           for (int v : read) {
-            if ((v < kTp || v == kVarOtherSize) &&
+            if ((v < first_plan || v == other_size) &&
                 std::find(im_.plan_constraint_design_vars.begin(),
                           im_.plan_constraint_design_vars.end(),
                           v) == im_.plan_constraint_design_vars.end()) {

@@ -268,5 +268,62 @@ TEST(Agreement, EstimateJsonEqualsTheStoreOfARealRun) {
   EXPECT_EQ(removed, 10);
 }
 
+// A recommendation-model sweep and `estimate` agree too: every point of a DLRM store (keep =
+// "all") equals the binary's `estimate --json` of the same settings, the planner's placement
+// included.
+TEST(Agreement, RecommendationSweepEqualsEstimateOnPointsOfEveryKind) {
+  TempDir dir;
+  const std::string text = test::small_dlrm_spec("all");
+  const std::string spec_path = dir.path() + "/dlrm.toml";
+  const std::string store_path = dir.path() + "/dlrm.h5";
+  write_file(spec_path, text);
+  std::string out;
+  ASSERT_EQ(run(command(1, {"run", spec_path, "-o", store_path, "--no-summary"}), &out), 0) << out;
+  const spaces::Space space = spaces::Space::parse(text, "dlrm.toml");
+  const StoreReader store(store_path);
+  ASSERT_EQ(store.rows(), space.size());
+  std::vector<double> feasible, reason, step, samples, mem, energy;
+  store.read("feasible", 0, store.rows(), feasible);
+  store.read("infeasible_reason", 0, store.rows(), reason);
+  store.read("step_time_s", 0, store.rows(), step);
+  store.read("samples_per_s", 0, store.rows(), samples);
+  store.read("mem_per_gpu_bytes", 0, store.rows(), mem);
+  store.read("energy_per_step_j", 0, store.rows(), energy);
+  int infeasible = 0;
+  std::uint32_t digits[spaces::kNumAxes];
+  // Every 7th point: all shardings, models, precisions and sizes come round (288 points).
+  for (std::uint64_t id = 0; id < store.rows(); id += 7) {
+    space.decode(id, digits);
+    std::vector<std::string> args = {"estimate", "--json"};
+    const auto& axes = space.axes();
+    for (const auto& [flag, axis] : std::initializer_list<std::pair<const char*, int>>{
+             {"model", spaces::kDlrmModel},
+             {"precision", spaces::kDlrmPrecision},
+             {"gpu", spaces::kDlrmGpu},
+             {"gpus", spaces::kDlrmClusterSize},
+             {"inter-node-gbps-per-gpu", spaces::kDlrmInterNodeGbpsPerGpu},
+             {"sharding", spaces::kDlrmSharding}})
+      args.push_back(fmt::format("--{}={}", flag, axes[axis].value_text(digits[axis])));
+    SCOPED_TRACE(fmt::format("{}", fmt::join(args, " ")));
+    std::string json_text;
+    ASSERT_EQ(run(command(1, args), &json_text), 0) << json_text;
+    const auto json = nlohmann::json::parse(json_text);
+    EXPECT_EQ(json["feasible"].get<bool>(), feasible[id] == 1);
+    EXPECT_EQ(json["reason"].get<std::string>(),
+              est::to_string(static_cast<est::Infeasible>(reason[id])));
+    EXPECT_EQ(
+        json["memory_bytes"]["hbm"].get<double>() + json["memory_bytes"]["expansion"].get<double>(),
+        mem[id]);
+    if (feasible[id] == 1) {
+      EXPECT_EQ(json["step_time_s"]["total"].get<double>(), step[id]);
+      EXPECT_EQ(json["samples_per_s"].get<double>(), samples[id]);
+      EXPECT_EQ(json["energy_per_step_j"].get<double>(), energy[id]);
+    } else {
+      ++infeasible;
+    }
+  }
+  EXPECT_GT(infeasible, 0);  // DLRMv2 does not fit one 40 GB A100
+}
+
 }  // namespace
 }  // namespace clustersweep::engine

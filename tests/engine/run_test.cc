@@ -176,6 +176,17 @@ std::string long_spec(const std::string& keep) {
   return small_spec(keep, "time_to_train", "[2, 4, 8, 16, 32, 64]", "hbm_gb = [80, 141]\n");
 }
 
+// A recommendation-model space of 4,032 points (the planner places the tables of each).
+std::string long_dlrm_spec(const std::string& keep) {
+  return "[workload]\nfamily = \"dlrm\"\n"
+         "model = [\"dlrm-criteo-small\", \"dlrm-criteo-large\", \"dlrmv2-dcnv2\"]\n"
+         "precision = [\"fp32\", \"tf32\", \"fp16\", \"bf16\"]\n"
+         "[cluster]\ngpu = [\"A100-SXM4-80GB\", \"H100-SXM5-80GB\"]\ngpus = \"pow2:8..512\"\n"
+         "inter_node_gbps_per_gpu = [100, 200, 400, 800]\n"
+         "[plan]\nsharding = \"all\"\n[output]\nkeep = \"" +
+         keep + "\"\n";
+}
+
 // The evaluation seconds of a run's report ("... evaluated in S s ..."), or `fallback`.
 double evaluation_seconds(const std::string& report, double fallback) {
   const auto at = report.find(" evaluated in ");
@@ -243,12 +254,21 @@ TEST_F(RunTest, SigtermStopsWithCode75AndResumeFinishesIdentically) {
 // uninterrupted run.
 TEST_F(RunTest, SigkillAtRandomMomentsThenResumeGivesIdenticalRows) {
   std::mt19937 random(12345);
-  for (const std::string keep : {"all", "feasible"}) {
-    const std::string s = spec("s.toml", long_spec(keep));
+  struct Case {
+    std::string keep, text, chunk_points;
+  };
+  // Small chunks for the recommendation model: its points are few and slow.
+  for (const Case& c :
+       {Case{"all", long_spec("all"), "512"}, Case{"feasible", long_spec("feasible"), "512"},
+        Case{"dlrm-all", long_dlrm_spec("all"), "64"}}) {
+    const std::string& keep = c.keep;
+    const std::string s = spec("s.toml", c.text);
     std::string out;
     const std::string ref = dir_ / ("ref-" + keep + ".h5");
-    ASSERT_EQ(run(command(2, {"run", s, "-o", ref, "--chunk-points", "512", "--no-summary"}), &out),
-              0)
+    ASSERT_EQ(
+        run(command(2, {"run", s, "-o", ref, "--chunk-points", c.chunk_points, "--no-summary"}),
+            &out),
+        0)
         << out;
     const std::string ref_report = out;
     const std::string store = dir_ / ("r-" + keep + ".h5");
@@ -257,7 +277,7 @@ TEST_F(RunTest, SigkillAtRandomMomentsThenResumeGivesIdenticalRows) {
       const int ranks = attempt % 2 ? 1 : 2;
       const std::uint64_t before = chunks_done(store);
       const pid_t pid = spawn(command(ranks, {"run", s, "-o", store, "--resume", "--chunk-points",
-                                              "512", "--no-summary"}),
+                                              c.chunk_points, "--no-summary"}),
                               dir_ / "log");
       int code = 0;
       if (wait_until_working(pid, store, before, code)) {

@@ -37,6 +37,21 @@ inline std::string small_spec(const std::string& keep = "all",
          keep + "\"\nobjective = \"" + objective + "\"\n";
 }
 
+// A small recommendation-model space: two models, two accelerators, two sizes and network speeds,
+// every sharding (and the planner's best).
+inline std::string small_dlrm_spec(const std::string& keep = "all",
+                                   const std::string& objective = "time_to_train") {
+  return "description = \"engine test space, DLRM\"\n"
+         "[workload]\nfamily = \"dlrm\"\nmodel = [\"dlrm-criteo-small\", \"dlrmv2-dcnv2\"]\n"
+         "precision = [\"fp32\", \"fp16\"]\ntraining_samples = 4e9\n"
+         "[cluster]\ngpu = [\"A100-SXM4-40GB\", \"H100-SXM5-80GB\"]\ngpus = [1, 8, 16]\n"
+         "inter_node_gbps_per_gpu = [100, 400]\n"
+         "[plan]\nsharding = \"all\"\n"
+         "[pricing]\ngpu_hour_usd = 2.5\n"
+         "[output]\nkeep = \"" +
+         keep + "\"\nobjective = \"" + objective + "\"\n";
+}
+
 class TempDir {
  public:
   TempDir() {

@@ -189,10 +189,11 @@ TEST(SpecErrors, Family) {
                 .family(),
             estimator::Family::transformer);
   EXPECT_EQ(Space::parse(kGood, "bad.toml").family(), estimator::Family::transformer);
-  EXPECT_EQ(error_of(edit("[workload]\n", "[workload]\nfamily = \"dlrm\"\n")),
-            "bad.toml:2:10: workload.family: unknown family 'dlrm'; families are: transformer");
+  EXPECT_EQ(error_of(edit("[workload]\n", "[workload]\nfamily = \"gnn\"\n")),
+            "bad.toml:2:10: workload.family: unknown family 'gnn'; families are: transformer, "
+            "dlrm");
   EXPECT_EQ(error_of(edit("[workload]\n", "[workload]\nfamily = 3\n")),
-            "bad.toml:2:10: workload.family: must be the name of a family (transformer), got "
+            "bad.toml:2:10: workload.family: must be the name of a family (transformer, dlrm), got "
             "integer 3");
 }
 
