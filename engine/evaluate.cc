@@ -41,6 +41,21 @@ std::vector<std::size_t> pareto_front(const std::vector<double>& time,
   return front;
 }
 
+double objective_value(spaces::Objective objective, const spaces::Pricing& pricing, double step_s,
+                       double energy_per_step_j, double steps, double num_gpus) noexcept {
+  switch (objective) {
+    case spaces::Objective::step_time:
+      return step_s;
+    case spaces::Objective::time_to_train:
+      return step_s * steps;
+    case spaces::Objective::energy:
+      return energy_per_step_j * steps;
+    case spaces::Objective::cost:
+      return pricing.cost_usd(num_gpus, step_s * steps, energy_per_step_j * steps);
+  }
+  return step_s;
+}
+
 ChunkEvaluator::ChunkEvaluator(const spaces::Space& space, const Schema& schema) {
   switch (space.family()) {
     case estimator::Family::transformer:

@@ -114,18 +114,8 @@ void TransformerChunkEvaluator::next_plan_digits() noexcept {
 }
 
 double TransformerChunkEvaluator::objective_of(const estimator::Estimate& e) const noexcept {
-  switch (objective_) {
-    case spaces::Objective::step_time:
-      return e.time.total_s;
-    case spaces::Objective::time_to_train:
-      return e.time.total_s * steps_;
-    case spaces::Objective::energy:
-      return e.energy_per_step_j * steps_;
-    case spaces::Objective::cost:
-      return space_.pricing().cost_usd(design_data_.cluster.num_gpus, e.time.total_s * steps_,
-                                       e.energy_per_step_j * steps_);
-  }
-  return e.time.total_s;
+  return objective_value(objective_, space_.pricing(), e.time.total_s, e.energy_per_step_j, steps_,
+                         design_data_.cluster.num_gpus);
 }
 
 void TransformerChunkEvaluator::evaluate_point(std::uint64_t point_id) {

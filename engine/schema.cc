@@ -105,48 +105,31 @@ void add(Schema& s, std::string name, std::string unit, std::string role, Column
   s.columns.push_back(Column{std::move(name), std::move(unit), std::move(role), type, {}});
 }
 
-// The transformer's derived plan axis (dp), its feasibility and reasons, the cluster size in GPUs
-// and its metrics.
-void add_transformer_columns(const spaces::Space& space, Schema& s) {
+// The type of a column holding up to the largest cluster's GPU count: the cluster-size axis
+// (`size_axis`), times the largest node where it counts nodes.
+ColumnType gpu_count_type(const spaces::Space& space, int size_axis, int gpus_per_node_axis) {
   const auto& axes = space.axes();
-  // dp and num_gpus are at most the largest cluster's GPU count.
   double max_gpus = 0;
-  for (double size : axes[spaces::kClusterSize].numbers) max_gpus = std::max(max_gpus, size);
-  if (axes[spaces::kClusterSize].name != "num_gpus") {
+  for (double size : axes[size_axis].numbers) max_gpus = std::max(max_gpus, size);
+  if (axes[size_axis].name != "num_gpus") {
     double max_gpn = 0;
-    for (double gpn : design_axis_values(space, spaces::kGpusPerNode))
+    for (double gpn : design_axis_values(space, gpus_per_node_axis))
       max_gpn = std::max(max_gpn, gpn);
     max_gpus *= max_gpn;
   }
-  const ColumnType gpus_type = narrowest_type({max_gpus});
-  add(s, "dp", "", "plan_axis", gpus_type);
-  add(s, "feasible", "", "metric", ColumnType::boolean);
-  add(s, "infeasible_reason", "", "metric", label_type(estimator::kNumInfeasible));
-  for (int r = 0; r < estimator::kNumInfeasible; ++r)
-    s.columns.back().labels.push_back(estimator::to_string(static_cast<estimator::Infeasible>(r)));
-  // The cluster-size axis is "num_gpus" when the spec sweeps GPU counts: no second column then.
-  if (s.index("num_gpus") == Schema::npos) add(s, "num_gpus", "", "metric", gpus_type);
-  for (const MetricColumn& m : kTransformerMetrics) add(s, m.name, m.unit, "metric", m.type);
+  return narrowest_type({max_gpus});
 }
 
-// The recommendation model's feasibility and reasons, the cluster size in GPUs and its metrics.
-void add_dlrm_columns(const spaces::Space& space, Schema& s) {
-  const auto& axes = space.axes();
-  double max_gpus = 0;
-  for (double size : axes[spaces::kDlrmClusterSize].numbers) max_gpus = std::max(max_gpus, size);
-  if (axes[spaces::kDlrmClusterSize].name != "num_gpus") {
-    double max_gpn = 0;
-    for (double gpn : design_axis_values(space, spaces::kDlrmGpusPerNode))
-      max_gpn = std::max(max_gpn, gpn);
-    max_gpus *= max_gpn;
-  }
+// Every family's outcome columns: feasibility and its reason, the cluster size in GPUs (unless
+// the cluster-size axis is num_gpus itself), then the family's metrics.
+void add_outcome_columns(Schema& s, ColumnType gpus_type, const MetricColumn* metrics, int count) {
   add(s, "feasible", "", "metric", ColumnType::boolean);
   add(s, "infeasible_reason", "", "metric", label_type(estimator::kNumInfeasible));
   for (int r = 0; r < estimator::kNumInfeasible; ++r)
     s.columns.back().labels.push_back(estimator::to_string(static_cast<estimator::Infeasible>(r)));
-  if (s.index("num_gpus") == Schema::npos)
-    add(s, "num_gpus", "", "metric", narrowest_type({max_gpus}));
-  for (const MetricColumn& m : kDlrmMetrics) add(s, m.name, m.unit, "metric", m.type);
+  if (s.index("num_gpus") == Schema::npos) add(s, "num_gpus", "", "metric", gpus_type);
+  for (int i = 0; i < count; ++i)
+    add(s, metrics[i].name, metrics[i].unit, "metric", metrics[i].type);
 }
 
 }  // namespace
@@ -171,11 +154,17 @@ Schema make_schema(const spaces::Space& space) {
     }
   }
   switch (space.family()) {
-    case estimator::Family::transformer:
-      add_transformer_columns(space, s);
+    case estimator::Family::transformer: {
+      // The derived plan degree dp, at most the largest cluster's GPU count.
+      const ColumnType gpus = gpu_count_type(space, spaces::kClusterSize, spaces::kGpusPerNode);
+      add(s, "dp", "", "plan_axis", gpus);
+      add_outcome_columns(s, gpus, kTransformerMetrics.data(), kNumTransformerMetrics);
       break;
+    }
     case estimator::Family::dlrm:
-      add_dlrm_columns(space, s);
+      add_outcome_columns(s,
+                          gpu_count_type(space, spaces::kDlrmClusterSize, spaces::kDlrmGpusPerNode),
+                          kDlrmMetrics.data(), kNumDlrmMetrics);
       break;
   }
   return s;
