@@ -5,11 +5,12 @@
 // but the plan) are the most significant digits and plan axes the least, so the points of one
 // design (one workload on one cluster configuration) are the contiguous id range
 // [design * plan_points(), (design + 1) * plan_points()). The engine relies on this: it builds one
-// estimator::Estimator per design and loops over that design's plans.
+// estimator per design and loops over that design's plans.
 //
-// Every axis is always present, in a fixed order (AxisId below: design axes, then plan axes);
-// an axis the spec does not sweep has one value. The only name that varies is the cluster-size
-// axis: "num_nodes" when the spec gives `cluster.nodes`, "num_gpus" when it gives `cluster.gpus`.
+// Every axis of the space's family is always present, in that family's fixed order (AxisId for
+// transformers, DlrmAxisId for recommendation models: design axes, then plan axes); an axis the
+// spec does not sweep has one value. The only name that varies is the cluster-size axis:
+// "num_nodes" when the spec gives `cluster.nodes`, "num_gpus" when it gives `cluster.gpus`.
 #include <array>
 #include <cstdint>
 #include <memory>
