@@ -223,7 +223,10 @@ DlrmEstimator::DlrmEstimator(const DlrmWorkload& workload, const Cluster& cluste
   memory_bound_s_ = local * widths * act_bytes_ * c.memory_passes / (hbm_bytes_per_s_ * c.hbm_eff);
   activation_bytes_ = 2 * local * widths * act_bytes_;  // kept for the backward, with gradients
   // Weights, gradients and fp32 master weights and moments of the MLPs.
-  fixed_memory_ = dense_params_ * (2 * act_bytes_ + 12) + activation_bytes_ + c.workspace_bytes;
+  dense_memory_ = dense_params_ * (2 * act_bytes_ + 12);
+  fixed_memory_ = dense_memory_ + activation_bytes_ + c.workspace_bytes;
+  // The fused backward reads and writes each touched row and its optimizer state.
+  backward_factor_ = 2 + 2 * state_elements_ * 4 / (m.embedding_dim * table_bytes_);
   table_capacity_ = cluster_.hbm_bytes + cluster_.expansion_bytes - fixed_memory_;
 }
 
@@ -259,8 +262,6 @@ DlrmEstimator::TableLoad DlrmEstimator::table_load(int t, Sharding sharding) con
   const double rows = m.rows[t];
   const double lookups = batch * m.pooling[t];
   const double cache_rows = calibration_.cache_bytes / row_bytes;
-  // Backward: read and write each touched row and its optimizer state.
-  const double bwd = 2 + 2 * state / row_bytes;
   TableLoad load;
   // The pooled output a GPU sends to the GPUs of the samples (forward; its gradient comes back),
   // split into the part for its node's peers (NVLink) and for the other nodes (scale-out).
@@ -302,7 +303,7 @@ DlrmEstimator::TableLoad DlrmEstimator::table_load(int t, Sharding sharding) con
   }
   const double fwd =
       lookup_seconds(shard_lookups, shard_row_bytes, std::max(1.0, shard_rows), cache_rows, 0);
-  load.seconds = fwd * (1 + bwd);
+  load.seconds = fwd * (1 + backward_factor_);
   // Replicated tables keep every row; the others a share (column shards average over the GPUs).
   const double share = sharding == Sharding::data || sharding == Sharding::table_wise ? 1
                        : sharding == Sharding::table_row_wise ? 1.0 / gpus_per_node_
@@ -392,9 +393,6 @@ DlrmEstimate DlrmEstimator::estimate(const DlrmPlan& plan) const noexcept {
 
   // The busiest GPU: a GPU with table-wise tables (and its node's table-row-wise tables), a GPU
   // of a table-row-wise node without table-wise tables, or a GPU with neither.
-  const double dense_memory = dense_params_ * (2 * act_bytes_ + 12);
-  const double fixed_memory = fixed_memory_;
-  const double hbm = cluster_.hbm_bytes;
   const Loads::Slot none{-1, 0, 0, 0, 0, 0, 0};
   double worst_s = -1;
   Loads::Slot worst = none;
@@ -412,7 +410,7 @@ DlrmEstimate DlrmEstimator::estimate(const DlrmPlan& plan) const noexcept {
       g.tables += x->tables;
     }
     // Cold rows that do not fit HBM live in the expansion tier.
-    const double room = hbm - fixed_memory;
+    const double room = cluster_.hbm_bytes - fixed_memory_;
     double in_expansion = 0;
     double seconds = g.seconds;
     if (g.memory > room) {
@@ -460,9 +458,8 @@ DlrmEstimate DlrmEstimator::estimate(const DlrmPlan& plan) const noexcept {
   if (loads.gpus < cluster_.num_gpus) consider(none, none);
 
   DlrmStepTime& st = e.time;
-  // Forward is 1 / (1 + bwd) of the lookup seconds (table_load's convention).
-  const double bwd_factor = 2 + 2 * state_bytes / row_bytes;
-  st.embedding_fwd_s = worst.seconds / (1 + bwd_factor);
+  // Forward is 1 / (1 + backward_factor_) of the lookup seconds (table_load's convention).
+  st.embedding_fwd_s = worst.seconds / (1 + backward_factor_);
   st.embedding_bwd_s = worst.seconds - st.embedding_fwd_s;
   st.all_to_all_s = exchange_seconds(worst.intra_bytes, worst.inter_bytes);
   st.mlp_compute_s = dense_time_s_;
@@ -484,7 +481,7 @@ DlrmEstimate DlrmEstimator::estimate(const DlrmPlan& plan) const noexcept {
   DlrmMemory& mem = e.memory;
   mem.tables_bytes = fullest_tables * row_bytes / (row_bytes + state_bytes);
   mem.table_optimizer_bytes = fullest_tables - mem.tables_bytes;
-  mem.dense_bytes = dense_memory;
+  mem.dense_bytes = dense_memory_;
   mem.activations_bytes = activation_bytes_;
   mem.workspace_bytes = c.workspace_bytes;
   // What does not fit is in the tier when there is one; without one, all of it counts against

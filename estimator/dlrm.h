@@ -159,7 +159,9 @@ class DlrmEstimator {
   double memory_bound_s_ = 0;
   double activation_bytes_ = 0;
   double flops_per_step_ = 0;
-  double fixed_memory_ = 0;  // dense state, activations, workspace
+  double dense_memory_ = 0;     // MLP weights, gradients, optimizer state
+  double fixed_memory_ = 0;     // dense state, activations, workspace
+  double backward_factor_ = 2;  // embedding backward traffic per forward byte
   double table_capacity_ = 0;
 
   double lookup_seconds(double lookups, double row_bytes, double rows, double cache_rows,

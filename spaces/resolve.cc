@@ -78,84 +78,75 @@ bool Settings::boolean(const std::string& name, bool fallback) const {
 
 const std::vector<SettingInfo>& setting_infos() {
   static const std::vector<SettingInfo> kInfos = {
-      {"model", "catalog model, e.g. gpt3-175b, llama3-70b (or give the architecture below)"},
-      {"layers", "transformer layers"},
-      {"hidden", "model width"},
-      {"heads", "attention (query) heads"},
-      {"kv_heads", "key/value heads (GQA/MQA; default: heads)"},
-      {"ffn_hidden", "MLP width (per gate/up matrix for SwiGLU; default: 4 x hidden for gelu)"},
-      {"mlp", "gelu (2-matrix) or swiglu (3-matrix)"},
-      {"vocab", "vocabulary size"},
-      {"seq_len", "training sequence length (default: the model's)"},
-      {"global_batch", "sequences per optimizer step (default: the model's)"},
-      {"precision", "fp32, tf32, fp16, bf16 (default; fp32 for recommendation models), fp8, fp4"},
-      {"gpu", "catalog accelerator, e.g. H100-SXM5-80GB"},
-      {"nodes", "number of nodes (GPUs = nodes x gpus-per-node)"},
-      {"gpus", "number of GPUs, instead of --nodes"},
-      {"gpus_per_node", "GPUs per node (default: the accelerator's)"},
-      {"nvlink_domain",
+      {"model", SettingFamily::every,
+       "catalog model, e.g. gpt3-175b, llama3-70b (or give the architecture below)"},
+      {"layers", SettingFamily::transformer, "transformer layers"},
+      {"hidden", SettingFamily::transformer, "model width"},
+      {"heads", SettingFamily::transformer, "attention (query) heads"},
+      {"kv_heads", SettingFamily::transformer, "key/value heads (GQA/MQA; default: heads)"},
+      {"ffn_hidden", SettingFamily::transformer,
+       "MLP width (per gate/up matrix for SwiGLU; default: 4 x hidden for gelu)"},
+      {"mlp", SettingFamily::transformer, "gelu (2-matrix) or swiglu (3-matrix)"},
+      {"vocab", SettingFamily::transformer, "vocabulary size"},
+      {"seq_len", SettingFamily::transformer, "training sequence length (default: the model's)"},
+      {"global_batch", SettingFamily::every, "sequences per optimizer step (default: the model's)"},
+      {"precision", SettingFamily::every,
+       "fp32, tf32, fp16, bf16 (default; fp32 for recommendation models), fp8, fp4"},
+      {"gpu", SettingFamily::every, "catalog accelerator, e.g. H100-SXM5-80GB"},
+      {"nodes", SettingFamily::every, "number of nodes (GPUs = nodes x gpus-per-node)"},
+      {"gpus", SettingFamily::every, "number of GPUs, instead of --nodes"},
+      {"gpus_per_node", SettingFamily::every, "GPUs per node (default: the accelerator's)"},
+      {"nvlink_domain", SettingFamily::every,
        "GPUs per NVLink/NVSwitch domain (default: the accelerator's; a node-local domain follows "
        "gpus-per-node)"},
-      {"nvlink_gbytes_per_s", "NVLink GB/s per GPU, one direction (default: the accelerator's)"},
-      {"inter_node_gbps_per_gpu", "scale-out Gbit/s per GPU (default: the calibration's)"},
-      {"hbm_gb", "HBM capacity per GPU in GB (default: the accelerator's)"},
-      {"expansion_gb", "memory-expansion tier per GPU in GB (default 0)"},
-      {"expansion_gbytes_per_s",
+      {"nvlink_gbytes_per_s", SettingFamily::every,
+       "NVLink GB/s per GPU, one direction (default: the accelerator's)"},
+      {"inter_node_gbps_per_gpu", SettingFamily::every,
+       "scale-out Gbit/s per GPU (default: the calibration's)"},
+      {"hbm_gb", SettingFamily::every, "HBM capacity per GPU in GB (default: the accelerator's)"},
+      {"expansion_gb", SettingFamily::every, "memory-expansion tier per GPU in GB (default 0)"},
+      {"expansion_gbytes_per_s", SettingFamily::every,
        "expansion-tier GB/s per GPU, one direction (default: the calibration's)"},
-      {"nvlink_latency_us", "NVLink latency per hop in us (default: the calibration's)"},
-      {"inter_node_latency_us", "scale-out latency per hop in us (default: the calibration's)"},
-      {"node_overhead_w", "power per node beyond the GPUs in W (default: the accelerator's)"},
-      {"tp", "tensor-parallel degree (default 1)"},
-      {"pp", "pipeline-parallel degree (default 1)"},
-      {"dp", "data-parallel degree (default: GPUs / (tp*pp*cp))"},
-      {"cp", "context-parallel degree (default 1)"},
-      {"vp", "interleaved virtual stages per pipeline rank (default 1)"},
-      {"pipeline_split",
+      {"nvlink_latency_us", SettingFamily::every,
+       "NVLink latency per hop in us (default: the calibration's)"},
+      {"inter_node_latency_us", SettingFamily::every,
+       "scale-out latency per hop in us (default: the calibration's)"},
+      {"node_overhead_w", SettingFamily::every,
+       "power per node beyond the GPUs in W (default: the accelerator's)"},
+      {"tp", SettingFamily::transformer, "tensor-parallel degree (default 1)"},
+      {"pp", SettingFamily::transformer, "pipeline-parallel degree (default 1)"},
+      {"dp", SettingFamily::transformer, "data-parallel degree (default: GPUs / (tp*pp*cp))"},
+      {"cp", SettingFamily::transformer, "context-parallel degree (default 1)"},
+      {"vp", SettingFamily::transformer,
+       "interleaved virtual stages per pipeline rank (default 1)"},
+      {"pipeline_split", SettingFamily::transformer,
        "even, embedding_loss or uneven (default: the first of them the plan allows)"},
-      {"sequence_parallel", "Megatron sequence parallelism (flag, or =true/false)"},
-      {"zero", "ZeRO stage 0-3 (3 = FSDP FULL_SHARD; default 0)"},
-      {"recompute", "none (default), selective or full"},
-      {"micro_batch", "sequences per micro-batch (default 1)"},
-      {"offload", "none (default), optimizer, optimizer_activations, all (to the expansion tier)"},
-      {"allow_tp_across_nodes", "accept tp groups that leave the NVLink domain (default false)"},
-      {"num_tables", "recommendation models: embedding tables (default: the model's)"},
-      {"embedding_dim", "recommendation models: embedding width (default: the model's)"},
-      {"total_embedding_rows",
+      {"sequence_parallel", SettingFamily::transformer,
+       "Megatron sequence parallelism (flag, or =true/false)"},
+      {"zero", SettingFamily::transformer, "ZeRO stage 0-3 (3 = FSDP FULL_SHARD; default 0)"},
+      {"recompute", SettingFamily::transformer, "none (default), selective or full"},
+      {"micro_batch", SettingFamily::transformer, "sequences per micro-batch (default 1)"},
+      {"offload", SettingFamily::transformer,
+       "none (default), optimizer, optimizer_activations, all (to the expansion tier)"},
+      {"allow_tp_across_nodes", SettingFamily::transformer,
+       "accept tp groups that leave the NVLink domain (default false)"},
+      {"num_tables", SettingFamily::dlrm,
+       "recommendation models: embedding tables (default: the model's)"},
+      {"embedding_dim", SettingFamily::dlrm,
+       "recommendation models: embedding width (default: the model's)"},
+      {"total_embedding_rows", SettingFamily::dlrm,
        "recommendation models: rows of all tables; rescales the model's tables"},
-      {"bottom_mlp", "recommendation models: bottom MLP widths, e.g. 512-256-128"},
-      {"top_mlp", "recommendation models: top MLP widths, e.g. 1024-1024-512-256-1"},
-      {"interaction", "recommendation models: dot (DLRM) or dcnv2"},
-      {"sharding",
+      {"bottom_mlp", SettingFamily::dlrm,
+       "recommendation models: bottom MLP widths, e.g. 512-256-128"},
+      {"top_mlp", SettingFamily::dlrm,
+       "recommendation models: top MLP widths, e.g. 1024-1024-512-256-1"},
+      {"interaction", SettingFamily::dlrm, "recommendation models: dot (DLRM) or dcnv2"},
+      {"sharding", SettingFamily::dlrm,
        "recommendation models: table, row, column, table_row, data, or best (default: the "
        "planner's best placement)"},
-      {"calibration", "calibration TOML overriding the built-in one"},
+      {"calibration", SettingFamily::every, "calibration TOML overriding the built-in one"},
   };
   return kInfos;
-}
-
-bool is_dlrm_setting(std::string_view name) noexcept {
-  static constexpr std::string_view kNames[] = {
-      "model",      "num_tables", "embedding_dim", "total_embedding_rows",
-      "bottom_mlp", "top_mlp",    "interaction",   "global_batch",
-      "precision",  "sharding",   "calibration"};
-  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
-}
-
-bool is_cluster_setting(std::string_view name) noexcept {
-  static constexpr std::string_view kNames[] = {"gpu",
-                                                "nodes",
-                                                "gpus",
-                                                "gpus_per_node",
-                                                "nvlink_domain",
-                                                "nvlink_gbytes_per_s",
-                                                "inter_node_gbps_per_gpu",
-                                                "hbm_gb",
-                                                "expansion_gb",
-                                                "expansion_gbytes_per_s",
-                                                "nvlink_latency_us",
-                                                "inter_node_latency_us",
-                                                "node_overhead_w"};
-  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
 }
 
 int default_nvlink_domain(const AcceleratorEntry& gpu, int gpus_per_node) noexcept {
@@ -444,7 +435,7 @@ const char* interaction_name(est::Interaction i) { return est::to_string(i); }
 
 DlrmPoint resolve_dlrm(const Settings& s, const est::Calibration& calibration) {
   for (const auto& info : setting_infos())
-    if (s.has(info.name) && !is_dlrm_setting(info.name) && !is_cluster_setting(info.name))
+    if (s.has(info.name) && info.family == SettingFamily::transformer)
       throw InputError(
           fmt::format("{}: not a setting of recommendation models", s.where(info.name)));
   DlrmPoint pt;

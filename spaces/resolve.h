@@ -56,8 +56,14 @@ class Settings {
 
 // Every setting resolve() reads, with its help line: the flags of `estimate`, the keys of its TOML
 // file, in the order --help lists them.
+enum class SettingFamily : std::uint8_t {
+  every,        // the model, batch, precision, cluster and calibration of any point
+  transformer,  // a transformer's architecture and parallel plan
+  dlrm,         // a recommendation model's tables, MLPs and sharding
+};
 struct SettingInfo {
   const char* name;
+  SettingFamily family;  // the points that read it
   const char* help;
 };
 const std::vector<SettingInfo>& setting_infos();
@@ -149,9 +155,6 @@ std::string explain(const Violation& violation, const Settings& settings);
 
 // Is `model` a recommendation model of the catalog (the DLRM family's points)?
 bool is_dlrm_model(std::string_view model) noexcept;
-// The settings a recommendation-model point reads besides the cluster's, and the cluster's.
-bool is_dlrm_setting(std::string_view name) noexcept;
-bool is_cluster_setting(std::string_view name) noexcept;
 
 // A resolved recommendation-model point: the workload, the cluster and the sharding to place,
 // with the origin of each value that was not given.

@@ -114,14 +114,20 @@ bool Space::Impl::fill_dlrm_design(std::uint64_t design, DlrmDesign& out,
   return true;
 }
 
-bool Space::Impl::design_constraints_hold(const double* axis_values, int num_axes,
-                                          const estimator::Cluster& c) const noexcept {
-  if (design_constraints.empty()) return true;
-  // The axes, then the cluster size the axes do not hold (constraint names in parse order).
-  double vars[kNumVars] = {};
+void Space::Impl::design_variables(const double* axis_values, int num_axes,
+                                   const estimator::Cluster& c, double* vars) const noexcept {
+  // The design axes, then the cluster size the axes do not hold (constraint names in parse
+  // order: the axes, then num_gpus or num_nodes).
   std::copy(axis_values, axis_values + num_axes, vars);
   const double nodes = std::ceil(double(c.num_gpus) / c.gpus_per_node);
   vars[axes.size()] = size_is_nodes ? c.num_gpus : nodes;
+}
+
+bool Space::Impl::design_constraints_hold(const double* axis_values, int num_axes,
+                                          const estimator::Cluster& c) const noexcept {
+  if (design_constraints.empty()) return true;
+  double vars[kNumVars] = {};
+  design_variables(axis_values, num_axes, c, vars);
   for (const Expression& x : design_constraints)
     if (!x.holds(vars)) return false;
   return true;
@@ -141,12 +147,6 @@ void Space::Impl::resolve_values(Design& d) const noexcept {
   v[kNvlinkDomain] = c.nvlink_domain;
   if (v[kNvlinkGbytesPerS] == 0) v[kNvlinkGbytesPerS] = c.nvlink_bytes_per_s / 1e9;
   if (v[kHbmGb] == 0) v[kHbmGb] = c.hbm_bytes / 1e9;
-}
-
-void Space::Impl::design_variables(const Design& d, double* vars) const noexcept {
-  std::copy(d.value.begin(), d.value.end(), vars);
-  const double nodes = std::ceil(double(d.cluster.num_gpus) / d.cluster.gpus_per_node);
-  vars[kVarOtherSize] = size_is_nodes ? d.cluster.num_gpus : nodes;
 }
 
 bool Space::Impl::check_plan(const Design& d, const std::uint32_t* digit, estimator::Plan& p,
@@ -171,7 +171,8 @@ bool Space::Impl::check_plan(const Design& d, const std::uint32_t* digit, estima
   if (why) return false;
   if (!plan_constraints.empty()) {
     double vars[kNumVars];
-    if (!plan_constraint_design_vars.empty()) design_variables(d, vars);
+    if (!plan_constraint_design_vars.empty())
+      design_variables(d.value.data(), kNumDesignAxes, d.cluster, vars);
     for (int i = 0; i < kNumPlanAxes; ++i) {
       const Axis& a = axes[kTp + i];
       vars[kTp + i] = a.is_label ? digit[i] : a.numbers[digit[i]];
@@ -200,7 +201,7 @@ std::vector<double> Space::Impl::plan_rules_key(const Design& d) const {
                              d.cluster.expansion_bytes_per_s > 0 ? 1.0 : 0.0};
   if (!plan_constraint_design_vars.empty()) {
     double vars[kNumVars] = {};
-    design_variables(d, vars);
+    design_variables(d.value.data(), kNumDesignAxes, d.cluster, vars);
     for (int v : plan_constraint_design_vars) key.push_back(vars[v]);
   }
   return key;
@@ -389,9 +390,7 @@ bool Space::dlrm_plan(const DlrmDesign& d, std::uint32_t digit, Violation& why) 
   why = Violation{};
   if (im.plan_constraints.empty()) return true;
   double vars[kNumVars] = {};
-  std::copy(d.value.begin(), d.value.end(), vars);
-  const double nodes = std::ceil(double(d.cluster.num_gpus) / d.cluster.gpus_per_node);
-  vars[im.axes.size()] = im.size_is_nodes ? d.cluster.num_gpus : nodes;
+  im.design_variables(d.value.data(), kNumDlrmDesignAxes, d.cluster, vars);
   vars[kDlrmSharding] = digit;
   for (const Expression& x : im.plan_constraints)
     if (!x.holds(vars)) {

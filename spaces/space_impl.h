@@ -26,8 +26,8 @@ inline constexpr const char* kKeepNames[] = {"all", "feasible", "best-per-design
                                              "pareto-per-design"};
 inline constexpr const char* kObjectiveNames[] = {"step_time", "time_to_train", "energy", "cost"};
 
-// Constraint variables beyond the axes: the cluster size the axes do not hold, and dp.
-inline constexpr int kVarOtherSize = kNumAxes;
+// Constraint variables beyond the axes: the cluster size the axes do not hold (at index
+// axes.size()), and a transformer's dp after it.
 inline constexpr int kVarDp = kNumAxes + 1;
 inline constexpr int kNumVars = kNumAxes + 2;
 
@@ -86,7 +86,9 @@ struct Space::Impl {
   bool check_plan(const Design& design, const std::uint32_t* digit, estimator::Plan& out,
                   Violation& why) const noexcept;
   void resolve_values(Design& design) const noexcept;
-  void design_variables(const Design& design, double* vars) const noexcept;
+  // The constraint variables a design sets: its axis values and the cluster size they do not hold.
+  void design_variables(const double* axis_values, int num_axes, const estimator::Cluster& cluster,
+                        double* vars) const noexcept;
   // Everything the structural plan rules read of a design: designs with equal keys have the
   // same valid plans.
   std::vector<double> plan_rules_key(const Design& design) const;
