@@ -284,6 +284,9 @@ Point resolve(const Settings& s) {
 }
 
 Point resolve(const Settings& s, const est::Calibration& calibration) {
+  for (const auto& info : setting_infos())
+    if (s.has(info.name) && info.family == SettingFamily::dlrm)
+      throw InputError(fmt::format("{}: not a setting of transformer models", s.where(info.name)));
   Point pt;
   auto origin = [&pt, &s](const char* name, Origin o) {
     if (!s.has(name)) pt.origin[name] = o;

@@ -251,6 +251,13 @@ TEST(Estimate, RecommendationModelsReadATomlFileToo) {
   EXPECT_EQ(nlohmann::json::parse(file.out), nlohmann::json::parse(flags.out));
 }
 
+TEST(Estimate, TransformersRejectRecommendationModelSettings) {
+  expect_error(with(kBase, {"--tp", "8", "--sharding", "row"}),
+               "--sharding: not a setting of transformer models");
+  expect_error(with(kBase, {"--embedding-dim", "64"}),
+               "--embedding-dim: not a setting of transformer models");
+}
+
 TEST(Estimate, RecommendationModelsRejectTransformerSettings) {
   expect_error(with(kDlrm, {"--tp", "2"}), "--tp: not a setting of recommendation models");
   expect_error(with(kDlrm, {"--sharding", "rows"}),
