@@ -82,6 +82,42 @@ TEST(Validate, PredictsEveryRecommendationRunWithinTheRequiredError) {
     EXPECT_NE(out.find(source), std::string::npos) << source;
 }
 
+TEST(Validate, BadRecommendationCsvNamesFileLineAndColumnAndKeepsTheOutput) {
+  TempDir dir;
+  const std::string out = dir.file("keep.csv", "previous content\n");
+  const std::string header =
+      "id,source,model,num_tables,embedding_dim,total_embedding_rows,bottom_mlp,top_mlp,"
+      "interaction,gpu,num_gpus,gpus_per_node,inter_node_gbps_per_gpu,sharding,global_batch,"
+      "precision,samples_per_s,assumed\n";
+  const std::string row =
+      "1,X,DLRM-small,26,128,32709138,512-256-128,1024-1024-512-256-1,dot,A100-SXM4-80GB,8,8,,"
+      "table,65536,tf32,2880000,\n";
+  std::string bad = row;
+  bad.replace(bad.find(",table,"), 7, ",tables,");
+  const std::string csv = dir.file("bad.csv", header + row + bad);
+  Result r = run({"validate", csv, "-o", out});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            fmt::format("clustersweep validate: error: {}:3: column 'sharding': must be table, "
+                        "row, column, table_row, data or best, got 'tables'\n",
+                        csv));
+  EXPECT_EQ(read_file(out), "previous content\n");
+  std::string mlp = row;
+  mlp.replace(mlp.find("512-256-128"), 11, "512-x-128");
+  r = run({"validate", dir.file("mlp.csv", header + mlp)});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, fmt::format("clustersweep validate: error: {}:2: column 'bottom_mlp': must be "
+                               "up to 8 layer widths joined by '-', e.g. 512-256-128, got "
+                               "'512-x-128'\n",
+                               (dir.path() / "mlp.csv").string()));
+  const std::string missing = dir.file("m.csv", "id,source,num_tables\n1,X,26\n");
+  r = run({"validate", missing});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, fmt::format("clustersweep validate: error: {}:1: missing column 'model' (see "
+                               "the README of the validation data)\n",
+                               missing));
+}
+
 TEST(Validate, ShippedRecommendationCalibrationIsReproducible) {
   // Fitting either family's runs keeps the other family's section: both reproduce the file.
   TempDir dir;
