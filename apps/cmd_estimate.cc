@@ -100,7 +100,10 @@ void print_json(const Point& pt, const est::Estimate& e) {
                  {"zero", p.zero},
                  {"recompute", est::to_string(p.recompute)},
                  {"micro_batch", p.micro_batch},
-                 {"offload", est::to_string(p.offload)}};
+                 {"offload", est::to_string(p.offload)},
+                 {"ep", p.ep},
+                 {"etp", p.etp},
+                 {"capacity_factor", p.capacity_factor}};
   out["feasible"] = e.feasible;
   out["reason"] = est::to_string(e.reason);
   out["step_time_s"] = {{"total", number(t.total_s)},
@@ -110,7 +113,9 @@ void print_json(const Point& pt, const est::Estimate& e) {
                         {"cp_comm", number(t.cp_comm_s)},
                         {"pp_p2p", number(t.pp_p2p_s)},
                         {"pp_bubble", number(t.pp_bubble_s)},
+                        {"ep_a2a", number(t.ep_a2a_s)},
                         {"dp_exposed", number(t.dp_exposed_s)},
+                        {"edp_exposed", number(t.edp_exposed_s)},
                         {"optimizer", number(t.optimizer_s)},
                         {"offload", number(t.offload_s)},
                         {"overhead", number(t.overhead_s)}};
@@ -119,6 +124,10 @@ void print_json(const Point& pt, const est::Estimate& e) {
                          {"optimizer", number(m.optimizer_bytes)},
                          {"activations", number(m.activations_bytes)},
                          {"workspace", number(m.workspace_bytes)},
+                         {"expert_weights", number(m.expert_weights_bytes)},
+                         {"expert_gradients", number(m.expert_gradients_bytes)},
+                         {"expert_optimizer", number(m.expert_optimizer_bytes)},
+                         {"expert_activations", number(m.expert_activations_bytes)},
                          {"hbm", number(m.hbm_bytes)},
                          {"expansion", number(m.expansion_bytes)},
                          {"hbm_capacity", number(pt.cluster.hbm_bytes)},
@@ -131,7 +140,7 @@ void print_json(const Point& pt, const est::Estimate& e) {
 }
 
 // The step time and its parts, each with its share.
-void print_step_time(double total_s, std::initializer_list<std::pair<const char*, double>> parts) {
+void print_step_time(double total_s, const std::vector<std::pair<const char*, double>>& parts) {
   std::cout << fmt::format("{:<28}{:>12}{:>9}\n", "step time", fmt::format("{:.4g} s", total_s),
                            "share");
   for (const auto& [name, value] : parts)
@@ -142,8 +151,8 @@ void print_step_time(double total_s, std::initializer_list<std::pair<const char*
 
 // The memory of one GPU by kind, then where it lives against the capacities, then feasibility.
 void print_memory(const char* title, double hbm_bytes, double expansion_bytes,
-                  std::initializer_list<std::pair<const char*, double>> kinds,
-                  const est::Cluster& c, bool feasible, est::Infeasible reason) {
+                  const std::vector<std::pair<const char*, double>>& kinds, const est::Cluster& c,
+                  bool feasible, est::Infeasible reason) {
   std::cout << fmt::format("{:<28}{:>12}\n", title,
                            fmt::format("{:.2f} GB", (hbm_bytes + expansion_bytes) / 1e9));
   for (const auto& [name, value] : kinds)
@@ -165,11 +174,21 @@ void print_text(const Point& pt, const est::Estimate& e) {
   const auto& c = pt.cluster;
   const auto& p = pt.plan;
   std::cout << fmt::format(
-      "model     {}: {} layers, hidden {}, {} heads ({} kv), ffn {} {}, vocab {}\n", pt.model_name,
+      "model     {}: {} layers, hidden {}, {} heads ({} kv), ffn {} {}, vocab {}", pt.model_name,
       m.layers, m.hidden, m.heads, m.kv_heads, m.ffn_hidden, est::to_string(m.mlp), m.vocab);
-  std::cout << fmt::format("workload  seq {}, global batch {} sequences, {}, {:.1f}B parameters\n",
+  if (est::is_mla(m))
+    std::cout << fmt::format(", MLA (q rank {}, kv rank {})", m.q_lora_rank, m.kv_lora_rank);
+  if (est::is_moe(m))
+    std::cout << fmt::format(
+        ",\n          {} experts top-{} (ffn {}), shared ffn {}, {} dense layers, {} MTP layers",
+        m.num_experts, m.top_k, m.moe_ffn_hidden, m.shared_ffn_hidden, m.dense_layers,
+        m.mtp_layers);
+  std::cout << '\n';
+  std::cout << fmt::format("workload  seq {}, global batch {} sequences, {}, {:.1f}B parameters",
                            w.seq_len, w.global_batch, est::to_string(w.precision),
                            est::total_params(m) / 1e9);
+  if (est::is_moe(m)) std::cout << fmt::format(" ({:.1f}B active)", est::active_params(m) / 1e9);
+  std::cout << '\n';
   std::cout << fmt::format(
       "cluster   {} x {} ({} nodes x {}), NVLink domain {} at {:g} GB/s, scale-out {:g} Gbit/s "
       "per GPU, HBM {:g} GB",
@@ -185,26 +204,43 @@ void print_text(const Point& pt, const est::Estimate& e) {
       p.tp, p.pp, p.dp, p.cp, p.vp, est::to_string(p.pipeline_split),
       p.sequence_parallel ? "on" : "off", p.zero, est::to_string(p.recompute), p.micro_batch,
       w.global_batch / (static_cast<long long>(p.dp) * p.micro_batch), est::to_string(p.offload));
+  if (est::is_moe(m))
+    std::cout << fmt::format(
+        "experts   ep {} etp {} edp {}, {}\n\n", p.ep, p.etp,
+        static_cast<long long>(p.tp) * p.cp * p.dp / (static_cast<long long>(p.ep) * p.etp),
+        p.capacity_factor > 0 ? fmt::format("capacity factor {:g}", p.capacity_factor)
+                              : std::string("dropless"));
 
   const auto& t = e.time;
-  print_step_time(t.total_s, {{"compute (GEMM, attention)", t.compute_s},
-                              {"memory-bound ops", t.memory_bound_s},
-                              {"tensor/sequence parallel", t.tp_comm_s},
-                              {"context parallel", t.cp_comm_s},
-                              {"pipeline p2p", t.pp_p2p_s},
-                              {"pipeline bubble", t.pp_bubble_s},
-                              {"data parallel (exposed)", t.dp_exposed_s},
-                              {"optimizer", t.optimizer_s},
-                              {"offload (exposed)", t.offload_s},
-                              {"framework overhead", t.overhead_s}});
+  // The expert rows only for a Mixture-of-Experts model: a dense model has none.
+  const bool moe = est::is_moe(m);
+  std::vector<std::pair<const char*, double>> times = {{"compute (GEMM, attention)", t.compute_s},
+                                                       {"memory-bound ops", t.memory_bound_s},
+                                                       {"tensor/sequence parallel", t.tp_comm_s},
+                                                       {"context parallel", t.cp_comm_s},
+                                                       {"pipeline p2p", t.pp_p2p_s},
+                                                       {"pipeline bubble", t.pp_bubble_s}};
+  if (moe) times.push_back({"expert all-to-all (exposed)", t.ep_a2a_s});
+  times.push_back({"data parallel (exposed)", t.dp_exposed_s});
+  if (moe) times.push_back({"expert data parallel (exp.)", t.edp_exposed_s});
+  times.insert(times.end(), {{"optimizer", t.optimizer_s},
+                             {"offload (exposed)", t.offload_s},
+                             {"framework overhead", t.overhead_s}});
+  print_step_time(t.total_s, times);
   const auto& mem = e.memory;
-  print_memory("memory per GPU", mem.hbm_bytes, mem.expansion_bytes,
-               {{"weights", mem.weights_bytes},
-                {"gradients", mem.gradients_bytes},
-                {"optimizer state", mem.optimizer_bytes},
-                {"activations (in flight)", mem.activations_bytes},
-                {"workspace", mem.workspace_bytes}},
-               c, e.feasible, e.reason);
+  std::vector<std::pair<const char*, double>> parts = {
+      {"weights", mem.weights_bytes},
+      {"gradients", mem.gradients_bytes},
+      {"optimizer state", mem.optimizer_bytes},
+      {"activations (in flight)", mem.activations_bytes},
+      {"workspace", mem.workspace_bytes}};
+  if (moe)
+    parts.insert(parts.end(), {{"expert weights", mem.expert_weights_bytes},
+                               {"expert gradients", mem.expert_gradients_bytes},
+                               {"expert optimizer state", mem.expert_optimizer_bytes},
+                               {"routed activations", mem.expert_activations_bytes}});
+  print_memory("memory per GPU", mem.hbm_bytes, mem.expansion_bytes, parts, c, e.feasible,
+               e.reason);
   std::cout << fmt::format("{:<28}{:.4g}\n", "tokens/s", e.tokens_per_s);
   std::cout << fmt::format("{:<28}{:.4g}\n", "tokens/s per GPU", e.tokens_per_s / c.num_gpus);
   std::cout << fmt::format("{:<28}{:.1f}%\n", "MFU", 100 * e.mfu);

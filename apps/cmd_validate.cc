@@ -1,6 +1,7 @@
 // clustersweep validate: predict published training runs and report the error; --fit refits the
 // calibration on them (docs/calibration.md).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -46,9 +47,8 @@ void write_fit(const std::string& runs_path, const std::string& out_path, std::s
       "Fitted by `clustersweep validate {} --fit {}` (deterministic coordinate descent on the\n"
       "mean |log(predicted/measured)| over {} runs, {} sweeps):\n"
       "objective {:.4f} -> {:.4f} in {} evaluations. See docs/calibration.md.",
-      std::filesystem::path(runs_path).filename().string(),
-      std::filesystem::path(out_path).filename().string(), samples, sweeps, fit.objective_before,
-      fit.objective_after, fit.evaluations);
+      runs_path, std::filesystem::path(out_path).filename().string(), samples, sweeps,
+      fit.objective_before, fit.objective_after, fit.evaluations);
   write_file_atomically(out_path, spaces::format_calibration(fit.calibration, header), "--fit");
   std::cout << fmt::format("fit: objective {:.4f} -> {:.4f} ({} evaluations); wrote {}\n",
                            fit.objective_before, fit.objective_after, fit.evaluations, out_path);
@@ -138,32 +138,49 @@ int validate_dlrm(const po::variables_map& vm, const std::string& runs_path,
 int validate(const Args& args) {
   po::options_description options("Options");
   options.add_options()(
-      "runs", po::value<std::string>(),
-      "CSV of measured runs (format of validation/transformer_runs.csv or dlrm_runs.csv)")(
-      "output,o", po::value<std::string>(), "write per-row predictions to this CSV")(
+      "runs", po::value<std::vector<std::string>>(),
+      "CSVs of measured runs (format of validation/transformer_runs.csv, moe_runs.csv or "
+      "dlrm_runs.csv)")("output,o", po::value<std::string>(),
+                        "write per-row predictions to this CSV")(
       "calibration", po::value<std::string>(), "calibration TOML overriding the built-in one")(
       "fit", po::value<std::string>(),
       "fit the calibration on the runs and write it to this TOML file")(
       "fit-sweeps", po::value<int>()->default_value(12), "coordinate-descent passes of --fit");
   po::positional_options_description positional;
-  positional.add("runs", 1);
+  positional.add("runs", -1);
   const auto vm =
-      parse(args, options, positional, "validate RUNS.csv [-o predictions.csv] [--fit OUT.toml]",
-            "Predicts the step time of every run in RUNS.csv, writes\n"
+      parse(args, options, positional,
+            "validate RUNS.csv [MORE.csv...] [-o predictions.csv] [--fit OUT.toml]",
+            "Predicts the step time of every run in the RUNS files (dense transformer runs as\n"
+            "transformer_runs.csv, Mixture-of-Experts runs as moe_runs.csv, in any mix), writes\n"
             "id,source,measured_step_time_s,predicted_step_time_s,rel_error,reason\n"
             "and prints the MAPE, median and geometric mean of the absolute relative error,\n"
-            "overall and per source. --fit refits the calibration on the runs first.\n"
+            "overall and per source. --fit refits the calibration ([calibration] and [moe]) on\n"
+            "all the runs together first.\n"
             "A file of recommendation-model runs (a num_tables column, as dlrm_runs.csv) is\n"
             "predicted in samples/s with the planner's placement of each run's sharding:\n"
             "id,source,measured_samples_per_s,predicted_samples_per_s,rel_error,sharding,reason;\n"
             "its --fit moves the [dlrm] parameters only.");
   if (!vm) return kExitOk;
-  const auto runs_path = required<std::string>(*vm, "runs");
+  if (!vm->count("runs")) throw InputError("RUNS.csv: missing; give one or more runs files");
+  const auto runs_paths = (*vm)["runs"].as<std::vector<std::string>>();
+  // The file names as the fit's header gives them.
+  std::vector<std::string> names;
+  for (const auto& path : runs_paths) names.push_back(std::filesystem::path(path).filename());
+  const std::string runs_path = fmt::format("{}", fmt::join(names, " "));
   // --fit starts from the fixed prior (the Calibration defaults) so that the shipped calibration
   // is reproducible; --calibration FILE starts it (or the plain validation) from FILE instead.
   // A fit starts its family's section from the prior and keeps the other families' sections, so
   // fitting each family's runs in turn reproduces the shipped file.
-  const bool dlrm = spaces::is_dlrm_runs(runs_path);
+  const bool dlrm = spaces::is_dlrm_runs(runs_paths.front());
+  for (const auto& path : runs_paths)
+    if (spaces::is_dlrm_runs(path) != dlrm)
+      throw InputError(fmt::format(
+          "{}: a {} runs file cannot be validated with {}; give recommendation-model runs alone",
+          path, dlrm ? "transformer" : "recommendation-model", runs_paths.front()));
+  if (dlrm && runs_paths.size() > 1)
+    throw InputError(
+        fmt::format("{}: give one recommendation-model runs file at a time", runs_paths[1]));
   est::Calibration calibration =
       vm->count("calibration") ? spaces::load_calibration((*vm)["calibration"].as<std::string>())
                                : spaces::builtin_calibration();
@@ -176,8 +193,18 @@ int validate(const Args& args) {
       calibration.dlrm = keep;
     }
   }
-  if (dlrm) return validate_dlrm(*vm, runs_path, calibration);
-  auto rows = spaces::read_runs(runs_path, calibration);
+  if (dlrm) return validate_dlrm(*vm, runs_paths.front(), calibration);
+  // Dense and Mixture-of-Experts runs files, read in turn: one table, one fit.
+  auto read_all = [&runs_paths](const est::Calibration& with) {
+    std::vector<spaces::MeasuredRun> all;
+    for (const auto& path : runs_paths) {
+      auto rows = spaces::read_runs(path, with);
+      all.insert(all.end(), std::make_move_iterator(rows.begin()),
+                 std::make_move_iterator(rows.end()));
+    }
+    return all;
+  };
+  auto rows = read_all(calibration);
 
   if (vm->count("fit")) {
     // Every run counts the same: the objective is the error a user sees on a published run.
@@ -186,7 +213,7 @@ int validate(const Args& args) {
       if (r.reason.empty()) samples.push_back(r.sample);
     calibration = fit_and_write(*vm, runs_path, samples, calibration);
     // Re-derive the rows with the fitted defaults (e.g. the default scale-out bandwidth).
-    rows = spaces::read_runs(runs_path, calibration);
+    rows = read_all(calibration);
   }
 
   std::string csv = "id,source,measured_step_time_s,predicted_step_time_s,rel_error,reason\n";

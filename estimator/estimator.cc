@@ -39,15 +39,16 @@ struct Parts {
   double memory = 0;
   double tp = 0;
   double cp = 0;
+  double ep = 0;  // expert all-to-all, exposed
   double overhead = 0;
-  double sum() const { return compute + memory + tp + cp + overhead; }
+  double sum() const { return compute + memory + tp + cp + ep + overhead; }
 };
 Parts operator*(double k, const Parts& p) {
-  return {k * p.compute, k * p.memory, k * p.tp, k * p.cp, k * p.overhead};
+  return {k * p.compute, k * p.memory, k * p.tp, k * p.cp, k * p.ep, k * p.overhead};
 }
 Parts operator+(const Parts& a, const Parts& b) {
-  return {a.compute + b.compute, a.memory + b.memory, a.tp + b.tp, a.cp + b.cp,
-          a.overhead + b.overhead};
+  return {a.compute + b.compute, a.memory + b.memory, a.tp + b.tp,
+          a.cp + b.cp,           a.ep + b.ep,         a.overhead + b.overhead};
 }
 
 constexpr CalibrationField kFields[] = {
@@ -105,12 +106,32 @@ constexpr CalibrationField kFields[] = {
     {"dropout_masks", &Calibration::dropout_masks, 0, 0,
      "1 = 1-byte dropout masks are stored (GPT-3-era recipes, Korthikanti's count), 0 = no dropout "
      "(Llama, MPT, Nemotron recipes)"},
+    // [moe]: from here on (kFirstMoeField).
+    {"imbalance", &Calibration::moe_imbalance, 1.0, 2.0,
+     "tokens of the busiest expert-parallel rank as a multiple of the balanced share (ep > 1)"},
+    {"grouped_gemm_eff", &Calibration::moe_grouped_gemm_eff, 0.3, 1.0,
+     "efficiency of the grouped expert GEMMs relative to one GEMM of the per-expert size"},
+    {"a2a_eff", &Calibration::moe_a2a_eff, 0.2, 1.0,
+     "achieved fraction of link bandwidth in the token dispatch/combine all-to-all"},
+    {"a2a_overlap", &Calibration::moe_a2a_overlap, 0.0, 0.9,
+     "fraction of the all-to-all hidden behind computation (Megatron's EP overlap, DeepEP)"},
+    {"a2a_dedup", &Calibration::moe_a2a_dedup, 0.0, 1.0,
+     "0 = a token crosses the network once per remote expert, 1 = once per remote NVLink domain "
+     "(DeepEP/HybridEP dispatchers)"},
+    {"permute_passes", &Calibration::moe_permute_passes, 0.0, 12.0,
+     "HBM passes over the routed tokens for permutation and unpermutation, forward"},
+    {"layer_overhead_s", &Calibration::moe_layer_overhead_s, 0.0, 0.005,
+     "router, permutation kernels and host syncs per MoE layer per micro-batch (fwd+bwd)"},
 };
+constexpr std::size_t kFirstMoeField = 23;
+static_assert(std::string_view(kFields[kFirstMoeField].name) == "imbalance");
 
 }  // namespace
 
 const CalibrationField* calibration_fields_begin() noexcept { return std::begin(kFields); }
-const CalibrationField* calibration_fields_end() noexcept { return std::end(kFields); }
+const CalibrationField* calibration_fields_end() noexcept { return kFields + kFirstMoeField; }
+const CalibrationField* moe_calibration_fields_begin() noexcept { return kFields + kFirstMoeField; }
+const CalibrationField* moe_calibration_fields_end() noexcept { return std::end(kFields); }
 
 const char* to_string(Infeasible reason) noexcept {
   switch (reason) {
@@ -183,36 +204,126 @@ bool parse_pipeline_split(std::string_view name, PipelineSplit& out) noexcept {
 }
 
 namespace {
+double qk_dim(const Model& m) {
+  return m.qk_head_dim > 0 ? m.qk_head_dim : static_cast<double>(m.hidden) / std::max(m.heads, 1);
+}
+double v_dim(const Model& m) {
+  return m.v_head_dim > 0 ? m.v_head_dim : static_cast<double>(m.hidden) / std::max(m.heads, 1);
+}
+// Q, K and V output width of a standard (MHA/GQA) attention.
 double qkv_width(const Model& m) {
-  return m.hidden + 2.0 * m.hidden * m.kv_heads / std::max(m.heads, 1);
+  return m.heads * qk_dim(m) + static_cast<double>(m.kv_heads) * (qk_dim(m) + v_dim(m));
 }
 double mlp_matrices(const Model& m) { return m.mlp == Mlp::swiglu ? 3.0 : 2.0; }
-// Forward FLOPs per token of one layer: GEMMs (2 per multiply-add) + attention scores and context
-// over the full s x s matrix.
-double layer_forward_flops_per_token(const Model& m, double seq_len) {
-  const double h = m.hidden;
-  const double gemm = 2.0 * (h * qkv_width(m) + h * h + mlp_matrices(m) * h * m.ffn_hidden);
-  return gemm + 4.0 * seq_len * h;
+double moe_fraction(const Model& m) {
+  return m.layers > 0 ? static_cast<double>(moe_layers(m)) / m.layers : 0.0;
+}
+// Attention projection parameters of one layer (no norms): QKV and output, or MLA's down and up
+// projections with their two LoRA norms (DeepSeek-V2 sec. 2.1).
+double attention_params(const Model& m) {
+  const double h = m.hidden, a = m.heads, qk = qk_dim(m), v = v_dim(m);
+  if (!is_mla(m)) return h * qkv_width(m) + a * v * h;
+  const double q =
+      m.q_lora_rank > 0 ? h * m.q_lora_rank + m.q_lora_rank * a * qk + m.q_lora_rank : h * a * qk;
+  const double nope = qk - m.qk_rope_head_dim;
+  const double kv = h * (m.kv_lora_rank + m.qk_rope_head_dim) +
+                    static_cast<double>(m.kv_lora_rank) * a * (nope + v) + m.kv_lora_rank;
+  return q + kv + a * v * h;
+}
+// MLP parameters of a dense layer, and of an MoE layer without / with only its routed experts.
+double dense_mlp_params(const Model& m) { return mlp_matrices(m) * m.hidden * m.ffn_hidden; }
+double moe_shared_params(const Model& m) {
+  const double router = m.num_experts > 1 ? static_cast<double>(m.hidden) * m.num_experts : 0.0;
+  return mlp_matrices(m) * m.hidden * m.shared_ffn_hidden + router;
+}
+double routed_expert_params(const Model& m) {
+  return static_cast<double>(m.num_experts) * mlp_matrices(m) * m.hidden * m.moe_ffn_hidden;
+}
+// Mean over layers of the parameters outside the routed experts, and of the routed experts.
+double non_expert_params_per_layer(const Model& m) {
+  const double f = moe_fraction(m);
+  return attention_params(m) + 2.0 * m.hidden + (1.0 - f) * dense_mlp_params(m) +
+         f * moe_shared_params(m);
+}
+double expert_params_per_layer(const Model& m) { return moe_fraction(m) * routed_expert_params(m); }
+// An MTP module: its layer (an MoE layer when the model has experts), the projection of
+// [h; embedding] to h and two norms (DeepSeek-V3 sec. 2.2); embedding and output head shared.
+double mtp_params(const Model& m) {
+  const double mlp =
+      is_moe(m) ? moe_shared_params(m) + routed_expert_params(m) : dense_mlp_params(m);
+  return m.mtp_layers *
+         (attention_params(m) + 2.0 * m.hidden + mlp + 2.0 * m.hidden * m.hidden + 2.0 * m.hidden);
+}
+// Forward GEMM FLOPs per token of one layer, mean over layers, for the parameters a token uses.
+double layer_gemm_flops_per_token(const Model& m) {
+  const double f = moe_fraction(m);
+  const double mlp = (1.0 - f) * dense_mlp_params(m) +
+                     f * mlp_matrices(m) * m.hidden *
+                         (static_cast<double>(m.top_k) * m.moe_ffn_hidden + m.shared_ffn_hidden);
+  return 2.0 * (attention_params(m) + mlp);
+}
+// Forward attention matmul FLOPs per token of one layer over the full s x s matrix (scores and
+// context; Narayanan et al. count 4 s h for qk = v = h/heads).
+double layer_attention_flops_per_token(const Model& m, double seq_len) {
+  return 2.0 * seq_len * m.heads * (qk_dim(m) + v_dim(m));
 }
 }  // namespace
 
 double params_per_layer(const Model& m) noexcept {
-  const double h = m.hidden;
-  return h * qkv_width(m) + h * h + mlp_matrices(m) * h * m.ffn_hidden + 2.0 * h;
+  return non_expert_params_per_layer(m) + expert_params_per_layer(m);
 }
 
 double total_params(const Model& m) noexcept {
-  return m.layers * params_per_layer(m) + 2.0 * m.vocab * m.hidden + m.hidden;
+  return m.layers * params_per_layer(m) + mtp_params(m) + 2.0 * m.vocab * m.hidden + m.hidden;
+}
+
+double active_params(const Model& m) noexcept {
+  return m.layers * layer_gemm_flops_per_token(m) / 2.0 + 2.0 * m.vocab * m.hidden;
+}
+
+double megatron_flops_per_token(const Model& m, int seq_len) noexcept {
+  // Term by term as Megatron-LM's transformer_flops(): 12 = 3 (fwd, wgrad, dgrad) x 2 (FMA) x 2
+  // (GEMMs per block), the attention core counted over half the causal score matrix.
+  const double h = m.hidden, s = seq_len, a = m.heads, L = m.layers, mtp = m.mtp_layers;
+  const double gated = m.mlp == Mlp::swiglu ? 1.5 : 1.0;
+  const double expansion = 12.0;
+  const double n_moe = moe_layers(m) + (is_moe(m) ? mtp : 0.0);
+  const double n_dense = (L - moe_layers(m)) + (is_moe(m) ? 0.0 : mtp);
+  const double layers = L + mtp;
+  double attention = 0;
+  if (is_mla(m)) {
+    const double rope = m.qk_rope_head_dim, nope = qk_dim(m) - rope, v = v_dim(m);
+    const double q_term =
+        m.q_lora_rank > 0 ? m.q_lora_rank * (h + a * (nope + rope) + 1) : h * a * (nope + rope);
+    attention = 6.0 * layers *
+                (q_term + m.kv_lora_rank * (h + a * (nope + v) + 1) + h * rope + a * v * h +
+                 s * a * (nope + rope) / 2.0 + s * a * v / 2.0);
+  } else {
+    const double query = a * qk_dim(m);
+    attention = expansion * layers * h * h *
+                ((1.0 + static_cast<double>(m.kv_heads) / a + s / h / 2.0) * query / h);
+  }
+  const double mlp =
+      expansion * layers * h *
+      (m.ffn_hidden * gated * (n_dense / layers) +
+       (static_cast<double>(m.moe_ffn_hidden) * m.top_k * gated + m.shared_ffn_hidden * gated) *
+           (n_moe / layers));
+  const double mtp_extra = 6.0 * mtp * (3.0 * h + 2.0 * h * h);
+  const double logits = 6.0 * h * m.vocab * (mtp + 1.0);
+  return mlp + attention + mtp_extra + logits;
 }
 
 double training_flops_per_step(const Workload& w, Recompute recompute) noexcept {
   const Model& m = w.model;
   const double s = w.seq_len;
-  const double layer_fwd = layer_forward_flops_per_token(m, s);
+  const double gemm = layer_gemm_flops_per_token(m);
+  const double attention = layer_attention_flops_per_token(m, s);
   const double logit_fwd = 2.0 * m.hidden * m.vocab;
-  double per_token = 3.0 * (m.layers * layer_fwd + logit_fwd);
-  if (recompute == Recompute::full) per_token += m.layers * layer_fwd;
-  if (recompute == Recompute::selective) per_token += m.layers * 4.0 * s * m.hidden;
+  // An MTP module runs a layer, its projection and the shared output head once more.
+  const double mtp_fwd = m.mtp_layers * (gemm + attention + 4.0 * m.hidden * m.hidden + logit_fwd);
+  double per_token = 3.0 * (m.layers * (gemm + attention) + logit_fwd + mtp_fwd);
+  if (recompute == Recompute::full) per_token += m.layers * (gemm + attention);
+  if (recompute == Recompute::selective) per_token += m.layers * attention;
   return per_token * s * static_cast<double>(w.global_batch);
 }
 
@@ -229,11 +340,19 @@ double activation_bytes_per_layer(const Model& m, double s, double b, int tp,
   // dropout masks (2); split by TP: Q (2), K and V (4 kv/a), projection input (2), MLP
   // activations (gelu: its input and output, 4 f/h; SwiGLU: gate+up output and product, 6 f/h).
   const double gemm_input = fp8_gemm_inputs ? 1.0 : 2.0;  // QKV, projection, fc1, fc2 inputs
-  const double f_ratio = static_cast<double>(m.ffn_hidden) / h;
-  const double replicated = 4.0 + 2.0 * gemm_input + (dropout_masks ? 2.0 : 0.0);
-  const double kv_ratio = static_cast<double>(m.kv_heads) / std::max(m.heads, 1);
+  // The MLP a layer keeps inside the tensor-parallel group: the dense one, or an MoE layer's
+  // shared experts (the routed experts' activations are counted per expert-parallel rank by
+  // the estimator); the mean over layers.
+  const double moe = moe_fraction(m);
+  const double f_ratio =
+      ((1.0 - moe) * m.ffn_hidden + moe * static_cast<double>(m.shared_ffn_hidden)) / h;
+  double replicated = 4.0 + 2.0 * gemm_input + (dropout_masks ? 2.0 : 0.0);
+  // Q, K and V per head (MLA up-projects K and V for every head, and keeps its two latents).
+  const double kv_heads = is_mla(m) ? m.heads : m.kv_heads;
+  const double qkv = 2.0 * (m.heads * qk_dim(m) + kv_heads * (qk_dim(m) + v_dim(m))) / h;
+  if (is_mla(m)) replicated += gemm_input * (m.q_lora_rank + m.kv_lora_rank) / h;
   const double mlp = (m.mlp == Mlp::swiglu ? 4.0 : 2.0) * f_ratio + gemm_input * f_ratio;
-  const double split = 2.0 + 4.0 * kv_ratio + gemm_input + mlp;
+  const double split = qkv + gemm_input * m.heads * v_dim(m) / h + mlp;
   double per_sbh = replicated / replicated_div + split / t;
   // Scores, softmax output, its dropout mask and output: 5 a s / h, unless the attention core is
   // recomputed (selective) or never materialised (fused attention).
@@ -247,6 +366,10 @@ Estimator::Estimator(const Workload& workload, const Cluster& cluster,
   const Model& m = workload_.model;
   const Precision p = workload_.precision;
   params_per_layer_ = params_per_layer(m);
+  dense_params_per_layer_ = non_expert_params_per_layer(m);
+  expert_params_per_layer_ = expert_params_per_layer(m);
+  mtp_params_ = mtp_params(m);
+  moe_fraction_ = moe_fraction(m);
   embedding_params_ = static_cast<double>(m.vocab) * m.hidden;
   peak_flops_ = cluster_.gpu.peak_flops[static_cast<int>(p)];
   // Fused attention runs in 16-bit even when the GEMMs run in fp8/fp4 (Transformer Engine's
@@ -274,10 +397,21 @@ Estimator::Estimator(const Workload& workload, const Cluster& cluster,
       cluster_.nvlink_latency_s > 0 ? cluster_.nvlink_latency_s : calibration_.nvlink_latency_s;
   inter_node_latency_s_ = cluster_.inter_node_latency_s > 0 ? cluster_.inter_node_latency_s
                                                             : calibration_.inter_node_latency_s;
-  attention_flops_factor_ = calibration_.causal_attention_skip > 0 ? 0.5 : 1.0;
+  // Keys a query attends to, mean over layers: the causal half of the sequence when the kernels
+  // skip the masked half, at most the window in windowed layers.
+  const double causal = calibration_.causal_attention_skip > 0 ? 0.5 : 1.0;
+  const double full_keys = causal * workload_.seq_len;
+  const double windowed =
+      m.layers > 0 ? std::min(1.0, static_cast<double>(m.sliding_window_layers) / m.layers) : 0.0;
+  const double window_keys =
+      m.sliding_window > 0 ? std::min(full_keys, static_cast<double>(m.sliding_window)) : full_keys;
+  attention_keys_ = (1.0 - windowed) * full_keys + windowed * window_keys;
   // Fused attention's backward recomputes the scores: 5 matmuls vs 2 forward (Dao et al. 2022).
   attention_bwd_factor_ = calibration_.flash_attention > 0 ? 2.5 : 2.0;
   qkv_out_ = qkv_width(m);
+  qk_dim_ = qk_dim(m);
+  v_dim_ = v_dim(m);
+  attn_out_in_ = m.heads * v_dim_;
   mlp_matrices_ = mlp_matrices(m);
   mlp_in_out_ = (m.mlp == Mlp::swiglu ? 2.0 : 1.0) * m.ffn_hidden;
   // Forward elementwise traffic per token in elements (docs/estimator.md): two layer norms (read
@@ -316,7 +450,13 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
       chunks <= m.layers + 2 && (plan.offload == Offload::none || expansion_bytes_per_s_ > 0) &&
       m.hidden >= 1 && m.heads >= 1 && m.kv_heads >= 1 && workload_.seq_len >= plan.cp &&
       static_cast<std::int64_t>(plan.tp) * plan.pp * plan.dp * plan.cp == cluster_.num_gpus &&
-      workload_.global_batch >= static_cast<std::int64_t>(plan.dp) * plan.micro_batch;
+      workload_.global_batch >= static_cast<std::int64_t>(plan.dp) * plan.micro_batch &&
+      plan.ep >= 1 && plan.etp >= 1 && plan.capacity_factor >= 0 &&
+      (static_cast<std::int64_t>(plan.tp) * plan.cp * plan.dp) %
+              (static_cast<std::int64_t>(plan.ep) * plan.etp) ==
+          0 &&
+      (is_moe(m) ? m.num_experts % plan.ep == 0 && m.top_k >= 1 && m.moe_ffn_hidden >= 1
+                 : plan.ep == 1);
   if (!well_formed) return infeasible(Infeasible::invalid_plan);
   if (peak_flops_ <= 0) return infeasible(Infeasible::precision_unsupported);
   // Layer slots of the critical stage (docs/estimator.md, "Pipeline splits").
@@ -369,31 +509,107 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   // GEMM time: efficiency grows with the smallest GEMM dimension (wave quantisation and
   // memory-bound small tiles).
   const double half = c.gemm_half_dim;
-  auto gemm_s = [&](double k, double n) {
-    const double d = std::min(tokens, std::min(k, n));
+  auto gemm_rows_s = [&](double rows, double k, double n) {
+    const double d = std::min(rows, std::min(k, n));
     const double eff = gemm_eff_scale_ * d / (d + half);
-    return 2.0 * tokens * k * n / (peak_flops_ * eff);
+    return 2.0 * rows * k * n / (peak_flops_ * eff);
   };
+  auto gemm_s = [&](double k, double n) { return gemm_rows_s(tokens, k, n); };
 
   // ---- one transformer layer, one micro-batch, forward -------------------------------------
-  const double gemm_fwd =
-      gemm_s(h, qkv_out_ / t) + gemm_s(h / t, h) + gemm_s(h, mlp_in_out_ / t) + gemm_s(f / t, h);
-  const double attention_fwd = 4.0 * plan.micro_batch * s_local * seq * h / t *
-                               attention_flops_factor_ / (attention_peak_ * c.attention_eff);
-  double elementwise_bytes =
-      act_bytes_ * tokens * (elementwise_h_ * h / sp_div + elementwise_f_ * f / t);
-  double attention_elementwise_bytes = 0;
-  if (c.flash_attention <= 0)  // scale+mask+softmax and dropout over the score matrix
-    attention_elementwise_bytes =
-        4.0 * act_bytes_ * plan.micro_batch * (m.heads / t) * s_local * seq * c.memory_bound_scale;
-  const double memory_fwd = (elementwise_bytes + attention_elementwise_bytes) / hbm_bytes_per_s_;
-
   double tp_bw = 0, tp_alpha = 0;
   link(1, plan.tp, tp_bw, tp_alpha);
   // Two all-reduces per layer forward and two backward (Shoeybi et al. 2019); sequence
   // parallelism replaces each by an all-gather + reduce-scatter of the same volume.
   const double tp_one =
       (1.0 - c.tp_overlap) * all_reduce_s(tokens * h * act_bytes_, plan.tp, tp_bw, tp_alpha);
+  // Every layer's attention; MLA's down projections are not split by tensor parallelism.
+  double attention_gemm_fwd = gemm_s(attn_out_in_ / t, h);
+  if (is_mla(m)) {
+    const double nope = qk_dim_ - m.qk_rope_head_dim;
+    attention_gemm_fwd +=
+        gemm_s(h, m.kv_lora_rank + m.qk_rope_head_dim) +
+        gemm_s(m.kv_lora_rank, m.heads * (nope + v_dim_) / t) +
+        (m.q_lora_rank > 0 ? gemm_s(h, m.q_lora_rank) + gemm_s(m.q_lora_rank, m.heads * qk_dim_ / t)
+                           : gemm_s(h, m.heads * qk_dim_ / t));
+  } else {
+    attention_gemm_fwd += gemm_s(h, qkv_out_ / t);
+  }
+  const double attention_fwd = 2.0 * plan.micro_batch * s_local * attention_keys_ * m.heads *
+                               (qk_dim_ + v_dim_) / t / (attention_peak_ * c.attention_eff);
+  // The dense MLP (of the dense layers) and an MoE layer's parts: router, shared experts, and the
+  // routed experts as grouped GEMMs over the E/ep local experts, each of `expert_rows` tokens.
+  const double moe = moe_fraction_;
+  const double dense_mlp_fwd = moe < 1 ? gemm_s(h, mlp_in_out_ / t) + gemm_s(f / t, h) : 0.0;
+  const int etp = plan.etp;
+  const int ep = plan.ep;
+  double routed_rows = 0;  // rows of this GPU's expert GEMMs, busiest rank
+  double moe_fwd = 0, moe_memory_fwd = 0, moe_comm_fwd = 0, a2a_fwd = 0;
+  if (moe > 0) {
+    const double sf = m.shared_ffn_hidden, fm = m.moe_ffn_hidden;
+    const double in_out = m.mlp == Mlp::swiglu ? 2.0 : 1.0;  // first GEMM: gate and up
+    // The busiest rank's share of the routed tokens: the calibrated imbalance across
+    // expert-parallel ranks, capped by a capacity factor (the excess is dropped).
+    double imbalance = ep > 1 ? c.moe_imbalance : 1.0;
+    if (plan.capacity_factor > 0) imbalance = std::min(imbalance, plan.capacity_factor);
+    routed_rows = tokens * m.top_k * etp / t * imbalance;
+    const double local_experts = static_cast<double>(m.num_experts) / ep;
+    const double expert_rows = routed_rows / local_experts;
+    const double grouped = local_experts > 1 ? c.moe_grouped_gemm_eff : 1.0;
+    moe_fwd =
+        (gemm_rows_s(expert_rows, h, in_out * fm / etp) + gemm_rows_s(expert_rows, fm / etp, h)) *
+        local_experts / grouped;
+    if (sf > 0) moe_fwd += gemm_s(h, in_out * sf / t) + gemm_s(sf / t, h);
+    if (m.num_experts > 1) moe_fwd += gemm_rows_s(tokens / t, h, m.num_experts);  // router
+    // Routed activations, and the permutation of the routed tokens to and from expert order.
+    moe_memory_fwd = act_bytes_ *
+                     (elementwise_f_ * (routed_rows * fm / etp + tokens * sf / t) +
+                      (m.num_experts > 1 ? c.moe_permute_passes * routed_rows * h : 0.0)) /
+                     hbm_bytes_per_s_;
+    // The expert-tensor-parallel collective over the routed tokens (with ep = 1 and etp = tp the
+    // dense MLP's all-reduce), and the shared experts' tensor-parallel one.
+    double etp_bw = 0, etp_alpha = 0;
+    link(1, etp, etp_bw, etp_alpha);
+    const double routed_bytes = tokens * m.top_k * h * act_bytes_;
+    moe_comm_fwd = (1.0 - c.tp_overlap) * all_reduce_s(routed_bytes, etp, etp_bw, etp_alpha);
+    if (sf > 0) moe_comm_fwd += tp_one;
+    // Token dispatch and combine: each an all-to-all of this rank's routed tokens over the ep
+    // group (stride etp), which spans `domains` NVLink domains. Peers inside this GPU's domain are
+    // reached over NVLink, the others over its NIC, concurrently; one latency per exchange. A
+    // token bound for k experts crosses the network k (D-1)/D times, or, when the dispatcher
+    // sends it once per remote domain and forwards it there over NVLink (DeepEP, HybridEP),
+    // once per distinct remote domain among its k: (D-1)(1 - (1-1/D)^k). moe_a2a_dedup blends.
+    if (ep > 1) {
+      const double token_bytes = tokens / t * h * act_bytes_ * imbalance;
+      const double k = m.top_k;
+      const double in_domain =
+          std::clamp(static_cast<double>(domain / etp), 1.0, static_cast<double>(ep));
+      const double domains = std::ceil(ep / in_domain);
+      const double plain = k * (domains - 1.0) / domains;
+      const double deduplicated = (domains - 1.0) * (1.0 - std::pow(1.0 - 1.0 / domains, k));
+      const double remote_copies = plain + c.moe_a2a_dedup * (deduplicated - plain);
+      const double local_copies = k * (in_domain - 1.0) / ep;
+      const bool crosses = domains > 1;
+      const double one =
+          std::max(token_bytes * local_copies / (nvlink_bytes_per_s_ * c.moe_a2a_eff),
+                   crosses ? token_bytes * remote_copies / (inter_node_bytes_per_s_ * c.moe_a2a_eff)
+                           : 0.0) +
+          (crosses ? inter_node_latency_s_ : nvlink_latency_s_);
+      a2a_fwd = 2.0 * (1.0 - c.moe_a2a_overlap) * one;
+    }
+  }
+  const double gemm_fwd = attention_gemm_fwd + (1.0 - moe) * dense_mlp_fwd + moe * moe_fwd;
+  const double dense_f = (1.0 - moe) * f;
+  double elementwise_bytes =
+      act_bytes_ * tokens * (elementwise_h_ * h / sp_div + elementwise_f_ * dense_f / t);
+  double attention_elementwise_bytes = 0;
+  if (c.flash_attention <= 0)  // scale+mask+softmax and dropout over the score matrix
+    attention_elementwise_bytes =
+        4.0 * act_bytes_ * plan.micro_batch * (m.heads / t) * s_local * seq * c.memory_bound_scale;
+  const double memory_fwd =
+      (elementwise_bytes + attention_elementwise_bytes) / hbm_bytes_per_s_ + moe * moe_memory_fwd;
+  // One attention all-reduce and the dense MLP's, or the MoE layer's collectives.
+  const double tp_fwd = tp_one + (1.0 - moe) * tp_one + moe * moe_comm_fwd;
 
   double cp_fwd = 0, cp_bwd = 0;
   if (plan.cp > 1) {
@@ -401,7 +617,8 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
     link(plan.tp, plan.cp, cp_bw, cp_alpha);
     // Ring attention: cp-1 exchanges of this rank's K and V chunk forward; K,V and their
     // gradients backward. Overlapped with the attention of the previous chunk.
-    const double kv_bytes = 2.0 * tokens * h * m.kv_heads / m.heads / t * act_bytes_;
+    const double kv_heads = is_mla(m) ? m.heads : m.kv_heads;
+    const double kv_bytes = tokens * kv_heads * (qk_dim_ + v_dim_) / t * act_bytes_;
     const double step = (plan.cp - 1.0) * (kv_bytes / cp_bw + cp_alpha);
     cp_fwd = std::max(0.0, step - attention_fwd);
     cp_bwd = std::max(0.0, 2.0 * step - attention_bwd_factor_ * attention_fwd);
@@ -410,14 +627,16 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   Parts layer;
   layer.compute = 3.0 * gemm_fwd + (1.0 + attention_bwd_factor_) * attention_fwd;
   layer.memory = 3.0 * memory_fwd;
-  layer.tp = 4.0 * tp_one;
+  layer.tp = 2.0 * tp_fwd;
   layer.cp = cp_fwd + cp_bwd;
-  layer.overhead = c.per_layer_overhead_s;
+  layer.ep = 2.0 * moe * a2a_fwd;
+  layer.overhead = c.per_layer_overhead_s + moe * c.moe_layer_overhead_s;
   if (plan.recompute == Recompute::full) {
     layer.compute += gemm_fwd + attention_fwd;
     layer.memory += memory_fwd;
-    layer.tp += 2.0 * tp_one;
+    layer.tp += tp_fwd;
     layer.cp += cp_fwd;
+    layer.ep += moe * a2a_fwd;
   } else if (plan.recompute == Recompute::selective && c.flash_attention <= 0) {
     // Recompute the attention core (fused attention recomputes it anyway).
     layer.compute += attention_fwd;
@@ -430,6 +649,12 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   // Cross entropy in fp32 over the vocabulary shard: ~12 bytes per logit forward and backward.
   logit.memory = 24.0 * tokens * v / t / hbm_bytes_per_s_;
   logit.tp = sp ? tp_one : 0.0;  // gather the sequence-parallel input, reduce-scatter its grad
+  // An MTP module: one more layer, its projection, and the shared output head again.
+  if (m.mtp_layers > 0) {
+    Parts mtp = layer;
+    mtp.compute += 3.0 * gemm_s(2.0 * h, h / t);
+    logit = logit + static_cast<double>(m.mtp_layers) * (mtp + logit);
+  }
 
   // ---- the critical pipeline stage ---------------------------------------------------------
   const double slots = stage_slots;
@@ -451,17 +676,35 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   const double bubble_mb = plan.pp > 1 ? (plan.pp - 1.0) / plan.vp : 0.0;
 
   // ---- parameters per GPU ------------------------------------------------------------------
-  double stage_params = last_stage_layers * params_per_layer_ + embedding_params_;
-  if (plan.pp == 1)
-    stage_params += embedding_params_;  // input embedding and output layer
-  else if (plan.pp > 2 || embedding_slots == 0)
-    stage_params = std::max(stage_params, slots * params_per_layer_);
-  const double gpu_params = stage_params / t;
+  // Everything but the routed experts is split by tp and replicated over dp*cp; the routed
+  // experts are split by etp x ep and replicated over edp. The last stage holds the MTP modules.
+  auto stage_params_of = [&](double per_layer, double embedding, double last_extra) {
+    double params = last_stage_layers * per_layer + embedding + last_extra;
+    if (plan.pp == 1)
+      params += embedding;  // input embedding and output layer
+    else if (plan.pp > 2 || embedding_slots == 0)
+      params = std::max(params, slots * per_layer);
+    return params;
+  };
+  const double expert_share = mtp_params_ > 0 && m.num_experts > 0
+                                  ? routed_expert_params(m) * m.mtp_layers / mtp_params_
+                                  : 0.0;
+  const double gpu_params = stage_params_of(dense_params_per_layer_, embedding_params_,
+                                            mtp_params_ * (1 - expert_share)) /
+                            t;
+  const double gpu_expert_params =
+      stage_params_of(expert_params_per_layer_, 0.0, mtp_params_ * expert_share) /
+      (static_cast<double>(etp) * ep);
 
-  // Gradients are reduced over the dp*cp ranks that hold the same weights (stride tp).
+  // Gradients are reduced over the dp*cp ranks that hold the same weights (stride tp), expert
+  // gradients over the edp ranks that hold the same experts (stride etp*ep).
   const int dp_group = plan.dp * plan.cp;
+  const int edp_group = static_cast<int>(static_cast<std::int64_t>(plan.tp) * plan.cp * plan.dp /
+                                         (static_cast<std::int64_t>(etp) * ep));
   const double grad_total = gpu_params * grad_bytes_;
   const double param_total = gpu_params * weight_bytes_;
+  const double expert_grad_total = gpu_expert_params * grad_bytes_;
+  const double expert_param_total = gpu_expert_params * weight_bytes_;
 
   // ---- memory per GPU ----------------------------------------------------------------------
   const bool flash = c.flash_attention > 0;
@@ -469,12 +712,25 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   mem.weights_bytes = param_total / (plan.zero >= 3 ? dp_group : 1);
   mem.gradients_bytes = grad_total / (plan.zero >= 2 ? dp_group : 1);
   mem.optimizer_bytes = gpu_params * optimizer_bytes_ / (plan.zero >= 1 ? dp_group : 1);
+  mem.expert_weights_bytes = expert_param_total / (plan.zero >= 3 ? edp_group : 1);
+  mem.expert_gradients_bytes = expert_grad_total / (plan.zero >= 2 ? edp_group : 1);
+  mem.expert_optimizer_bytes =
+      gpu_expert_params * optimizer_bytes_ / (plan.zero >= 1 ? edp_group : 1);
   const double act_scale = act_bytes_ / 2.0;
   const bool dropout = c.dropout_masks > 0;
   const bool fp8_inputs = is_low_precision(workload_.precision);
   const double act_layer =
       act_scale * activation_bytes_per_layer(m, s_local, plan.micro_batch, plan.tp, sp,
                                              plan.recompute, flash, dropout, fp8_inputs);
+  // Routed tokens of an MoE layer: the permuted input (gemm input), fc1's output and the
+  // activation's (as the dense MLP's), per routed row; kept unless the layer is recomputed.
+  const double gemm_input = fp8_inputs ? 1.0 : 2.0;
+  const double expert_act_layer =
+      plan.recompute == Recompute::full
+          ? 0.0
+          : act_scale * moe * routed_rows *
+                ((m.num_experts > 1 ? gemm_input * h : 0.0) +
+                 ((m.mlp == Mlp::swiglu ? 4.0 : 2.0) + gemm_input) * m.moe_ffn_hidden / etp);
   // Micro-batch chunks in flight on the first stage: 1F1B warm-up (pp) and, interleaved,
   // Megatron's 2(pp-1) + (vp-1)pp + 1 chunk forwards (Narayanan et al. 2021).
   const double first_stage_layers = plan.pp > 1 ? slots - embedding_slots : m.layers;
@@ -486,6 +742,7 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
     chunks_in_flight = std::min(chunks_in_flight, micro_batches * plan.vp);
   }
   mem.activations_bytes = act_layer * chunk_layers * chunks_in_flight;
+  mem.expert_activations_bytes = expert_act_layer * chunk_layers * chunks_in_flight;
   if (plan.recompute == Recompute::full)  // the layer being recomputed holds its full activations
     mem.activations_bytes +=
         act_scale * activation_bytes_per_layer(m, s_local, plan.micro_batch, plan.tp, sp,
@@ -493,27 +750,35 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   // Logits and their gradient (16-bit; the fused cross entropy works in place) on the last stage,
   // gathered parameters of two layers (ZeRO-3 prefetch), and a fixed workspace.
   mem.workspace_bytes = c.workspace_bytes + 2.0 * act_bytes_ * tokens * v / t;
-  if (plan.zero >= 3) mem.workspace_bytes += 2.0 * params_per_layer_ / t * weight_bytes_;
+  if (plan.zero >= 3)
+    mem.workspace_bytes +=
+        2.0 * (dense_params_per_layer_ / t + expert_params_per_layer_ / (etp * ep)) * weight_bytes_;
   const double total_bytes = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes +
-                             mem.activations_bytes + mem.workspace_bytes;
+                             mem.activations_bytes + mem.workspace_bytes +
+                             mem.expert_weights_bytes + mem.expert_gradients_bytes +
+                             mem.expert_optimizer_bytes + mem.expert_activations_bytes;
+  const double all_optimizer = mem.optimizer_bytes + mem.expert_optimizer_bytes;
+  const double all_activations = mem.activations_bytes + mem.expert_activations_bytes;
+  const double all_weights = mem.weights_bytes + mem.expert_weights_bytes;
   switch (plan.offload) {
     case Offload::none:
       mem.expansion_bytes = 0;
       break;
     case Offload::optimizer:
-      mem.expansion_bytes = mem.optimizer_bytes;
+      mem.expansion_bytes = all_optimizer;
       break;
     case Offload::optimizer_activations:
-      mem.expansion_bytes = mem.optimizer_bytes + mem.activations_bytes;
+      mem.expansion_bytes = all_optimizer + all_activations;
       break;
     case Offload::all:
-      mem.expansion_bytes = mem.optimizer_bytes + mem.activations_bytes + mem.weights_bytes;
+      mem.expansion_bytes = all_optimizer + all_activations + all_weights;
       break;
   }
   mem.hbm_bytes = total_bytes - mem.expansion_bytes;
 
   // ---- optimizer and expansion-tier traffic -------------------------------------------------
-  const double local_params = gpu_params / (plan.zero >= 1 ? dp_group : 1);
+  const double local_params = gpu_params / (plan.zero >= 1 ? dp_group : 1) +
+                              gpu_expert_params / (plan.zero >= 1 ? edp_group : 1);
   // Adam: read master, m, v, gradient; write master, m, v, 16-bit weight (28 bytes mixed).
   const double optimizer_s =
       local_params * (2.0 * optimizer_bytes_ + grad_bytes_ + weight_bytes_) / hbm_bytes_per_s_;
@@ -526,40 +791,61 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
                                expansion_bytes_per_s_;
     offload_step_s = std::max(0.0, opt_traffic - optimizer_s);
     if (plan.offload == Offload::optimizer_activations || plan.offload == Offload::all)
-      offload_mb_s += 2.0 * act_layer * first_stage_layers / expansion_bytes_per_s_;
-    if (plan.offload == Offload::all)
-      offload_mb_s += 2.0 * mem.weights_bytes / expansion_bytes_per_s_;
+      offload_mb_s +=
+          2.0 * (act_layer + expert_act_layer) * first_stage_layers / expansion_bytes_per_s_;
+    if (plan.offload == Offload::all) offload_mb_s += 2.0 * all_weights / expansion_bytes_per_s_;
   }
   // A micro-batch takes as long as the slower of its compute and its tier traffic.
   const double effective_mb_s = std::max(stage_mb_s, offload_mb_s);
 
   // ---- data-parallel / ZeRO communication --------------------------------------------------
-  double dp_bw = 0, dp_alpha = 0;
-  link(plan.tp, dp_group, dp_bw, dp_alpha);
-  const double window = c.dp_overlap * effective_mb_s;
-  double dp_exposed = 0;
-  if (dp_group > 1) {
+  // The collectives of one group: the part that runs inside a micro-batch's backward window
+  // (inside_window) and the exposed part given the window left to it.
+  struct DpCost {
+    double per_window = 0;  // communication each backward window has to hide
+    double exposed = 0;
+  };
+  auto dp_cost = [&](double grads, double params, int group, int stride, double window) {
+    DpCost cost;
+    if (group <= 1) return cost;
+    double bw = 0, alpha = 0;
+    link(stride, group, bw, alpha);
     switch (plan.zero) {
       case 0:  // one all-reduce after the last micro-batch's backward
       case 1:  // reduce-scatter + all-gather (Rajbhandari et al. 2020): same volume
-        dp_exposed = std::max(0.0, all_reduce_s(grad_total, dp_group, dp_bw, dp_alpha) - window);
+        cost.per_window = all_reduce_s(grads, group, bw, alpha);
+        cost.exposed = std::max(0.0, cost.per_window - window);
         break;
       case 2: {  // gradients sharded: reduce-scatter every micro-batch, gather params once;
                  // the gather shares the last micro-batch's window with its reduce-scatter
-        const double rs = all_gather_s(grad_total, dp_group, dp_bw, dp_alpha);
-        const double ag = all_gather_s(param_total, dp_group, dp_bw, dp_alpha);
-        dp_exposed =
+        const double rs = all_gather_s(grads, group, bw, alpha);
+        const double ag = all_gather_s(params, group, bw, alpha);
+        cost.per_window = rs;
+        cost.exposed =
             (micro_batches - 1.0) * std::max(0.0, rs - window) + std::max(0.0, rs + ag - window);
         break;
       }
       default: {  // parameters sharded: gather forward and backward, reduce-scatter, per
                   // micro-batch
-        const double per_mb = 2.0 * all_gather_s(param_total, dp_group, dp_bw, dp_alpha) +
-                              all_gather_s(grad_total, dp_group, dp_bw, dp_alpha);
-        dp_exposed = micro_batches * std::max(0.0, per_mb - window);
+        cost.per_window =
+            2.0 * all_gather_s(params, group, bw, alpha) + all_gather_s(grads, group, bw, alpha);
+        cost.exposed = micro_batches * std::max(0.0, cost.per_window - window);
         break;
       }
     }
+    return cost;
+  };
+  const double window = c.dp_overlap * effective_mb_s;
+  DpCost dense_dp, expert_dp;
+  if (edp_group == dp_group && etp * ep == plan.tp) {
+    // The experts are replicated over the same ranks as the rest: one reduction of both.
+    dense_dp = dp_cost(grad_total + expert_grad_total, param_total + expert_param_total, dp_group,
+                       plan.tp, window);
+  } else {
+    // Expert gradients share the backward window with the others.
+    dense_dp = dp_cost(grad_total, param_total, dp_group, plan.tp, window);
+    expert_dp = dp_cost(expert_grad_total, expert_param_total, edp_group, etp * ep,
+                        std::max(0.0, window - dense_dp.per_window));
   }
 
   // ---- assemble ------------------------------------------------------------------------------
@@ -571,12 +857,15 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   st.cp_comm_s = pipeline_mb * stage.cp;
   st.pp_p2p_s = pipeline_mb * p2p_mb_s;
   st.pp_bubble_s = bubble_mb * (effective_mb_s + p2p_mb_s);
-  st.dp_exposed_s = dp_exposed;
+  st.ep_a2a_s = pipeline_mb * stage.ep;
+  st.dp_exposed_s = dense_dp.exposed;
+  st.edp_exposed_s = expert_dp.exposed;
   st.optimizer_s = optimizer_s;
   st.offload_s = offload_step_s + pipeline_mb * (effective_mb_s - stage_mb_s);
   st.overhead_s = pipeline_mb * stage.overhead + c.per_step_overhead_s;
   st.total_s = st.compute_s + st.memory_bound_s + st.tp_comm_s + st.cp_comm_s + st.pp_p2p_s +
-               st.pp_bubble_s + st.dp_exposed_s + st.optimizer_s + st.offload_s + st.overhead_s;
+               st.pp_bubble_s + st.ep_a2a_s + st.dp_exposed_s + st.edp_exposed_s + st.optimizer_s +
+               st.offload_s + st.overhead_s;
 
   e.model_flops_per_step = model_flops_per_step_;
   const double tokens_per_step = static_cast<double>(workload_.global_batch) * seq;

@@ -24,16 +24,40 @@ enum class Offload : std::uint8_t { none, optimizer, optimizer_activations, all 
 enum class PipelineSplit : std::uint8_t { even, embedding_loss, uneven };
 inline constexpr int kNumPipelineSplits = 3;
 
-// The architecture of a dense decoder-only transformer.
+// The architecture of a decoder-only transformer: dense, or Mixture-of-Experts when num_experts > 0
+// (a dense model is the special case of no experts). Every field past `vocab` is 0 when absent.
 struct Model {
   int layers = 0;
   int hidden = 0;
   int heads = 0;
-  int kv_heads = 0;    // = heads without GQA/MQA
-  int ffn_hidden = 0;  // per gate/up matrix for SwiGLU
+  int kv_heads = 0;    // = heads without GQA/MQA; unused with MLA
+  int ffn_hidden = 0;  // dense layers' MLP width, per gate/up matrix for SwiGLU
   Mlp mlp = Mlp::gelu;
   int vocab = 0;
+  // Attention head dimensions; 0 = hidden/heads. With MLA qk_head_dim is nope + rope.
+  int qk_head_dim = 0;
+  int v_head_dim = 0;
+  // DeepSeek's multi-head latent attention when kv_lora_rank > 0 (q_lora_rank 0: a full-rank
+  // query projection).
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;
+  int qk_rope_head_dim = 0;
+  // Mixture-of-Experts: routed experts per MoE layer, experts per token, one routed expert's MLP
+  // width and the total width of the always-active shared experts.
+  int num_experts = 0;
+  int top_k = 0;
+  int moe_ffn_hidden = 0;
+  int shared_ffn_hidden = 0;
+  int dense_layers =
+      0;               // of `layers`, with a dense MLP (DeepSeek's first k, Llama 4's interleaved)
+  int mtp_layers = 0;  // DeepSeek multi-token-prediction layers, after the last layer
+  int sliding_window = 0;         // tokens a windowed layer attends to (GPT-OSS 128)
+  int sliding_window_layers = 0;  // layers that use the window
 };
+inline bool is_moe(const Model& m) noexcept { return m.num_experts > 0; }
+inline bool is_mla(const Model& m) noexcept { return m.kv_lora_rank > 0; }
+// Layers whose MLP is a Mixture of Experts.
+inline int moe_layers(const Model& m) noexcept { return is_moe(m) ? m.layers - m.dense_layers : 0; }
 
 struct Workload {
   Model model;
@@ -78,6 +102,13 @@ struct Plan {
   int micro_batch = 1;
   Offload offload = Offload::none;
   PipelineSplit pipeline_split = PipelineSplit::even;
+  // Megatron-Core MoE parallel folding: the experts use etp x ep x edp over the tp x cp x dp GPUs
+  // of a pipeline stage (edp = tp*cp*dp / (etp*ep)).
+  int ep = 1;
+  int etp = 1;
+  // Tokens an expert takes per batch, as a multiple of its balanced share; the rest are dropped
+  // (GShard, Switch). 0 = dropless.
+  double capacity_factor = 0;
 };
 
 // Why a point cannot run. Stable codes: they are stored in results (docs/store-format.md).
@@ -118,22 +149,29 @@ struct StepTime {
   double cp_comm_s = 0;       // context-parallel KV exchange (exposed part)
   double pp_p2p_s = 0;        // pipeline point-to-point sends
   double pp_bubble_s = 0;     // pipeline fill/drain
+  double ep_a2a_s = 0;        // expert dispatch/combine all-to-all (exposed part)
   double dp_exposed_s = 0;    // data-parallel / ZeRO communication not hidden by backward
+  double edp_exposed_s = 0;   // expert data-parallel communication not hidden by backward
   double optimizer_s = 0;     // optimizer step
   double offload_s = 0;       // exposed traffic to/from the expansion tier
   double overhead_s = 0;      // framework overheads (calibrated)
   double total_s = 0;
 };
 
-// Bytes per GPU, by kind; the peak footprint is hbm_bytes + expansion_bytes.
+// Bytes per GPU, by kind; the peak footprint is hbm_bytes + expansion_bytes. The expert parts
+// are the routed experts' (sharded over ep x etp x edp); the others hold everything else.
 struct Memory {
   double weights_bytes = 0;
   double gradients_bytes = 0;
   double optimizer_bytes = 0;
   double activations_bytes = 0;  // of all in-flight micro-batches
   double workspace_bytes = 0;
-  double hbm_bytes = 0;        // the part that must live in HBM
-  double expansion_bytes = 0;  // the part moved to the expansion tier
+  double expert_weights_bytes = 0;
+  double expert_gradients_bytes = 0;
+  double expert_optimizer_bytes = 0;
+  double expert_activations_bytes = 0;  // routed tokens' activations, all in-flight micro-batches
+  double hbm_bytes = 0;                 // the part that must live in HBM
+  double expansion_bytes = 0;           // the part moved to the expansion tier
 };
 
 struct Estimate {
@@ -141,7 +179,7 @@ struct Estimate {
   Infeasible reason = Infeasible::none;
   StepTime time;
   Memory memory;
-  double model_flops_per_step = 0;  // 6*N*T-style model FLOPs incl. attention, no recompute
+  double model_flops_per_step = 0;  // 6*N*T-style model FLOPs (active parameters), no recompute
   double tokens_per_s = 0;          // whole job
   double mfu = 0;                   // model FLOPs / (step time * num_gpus * peak)
   double energy_per_step_j = 0;     // GPUs (busy + idle) and node overhead
@@ -188,6 +226,18 @@ struct Calibration {
   double nic_aggregation = 0.5;
   // 1: dropout masks are stored (GPT-3/Megatron recipes, Korthikanti's count); 0: no dropout.
   double dropout_masks = 0;
+  // Mixture-of-Experts parameters ([moe] in calibration.toml; moe_calibration_fields()).
+  // Load imbalance: the busiest expert-parallel rank gets this multiple of the balanced token
+  // share (only with ep > 1; a capacity factor caps it).
+  double moe_imbalance = 1.1;
+  // Expert GEMMs as grouped GEMMs over the local experts: this fraction of a plain GEMM's
+  // efficiency at the same per-expert size.
+  double moe_grouped_gemm_eff = 0.9;
+  double moe_a2a_eff = 0.7;         // achieved fraction of link bandwidth in the all-to-all
+  double moe_a2a_overlap = 0.3;     // fraction of the all-to-all hidden behind computation
+  double moe_a2a_dedup = 0.5;       // 1: a token crosses the network once per remote domain
+  double moe_permute_passes = 4;    // HBM passes over the routed tokens (permute, unpermute)
+  double moe_layer_overhead_s = 0;  // router, permutation and sync per MoE layer per micro-batch
   // The recommendation-model family's parameters ([dlrm] in calibration.toml).
   DlrmCalibration dlrm;
 };
@@ -201,9 +251,12 @@ struct CalibrationField {
   double hi;
   const char* doc;
 };
-// All fields; stable order.
+// The [calibration] fields, then the [moe] fields; stable order. calibration_fields_end() is
+// moe_calibration_fields_begin(), so [begin, moe end) are all transformer-family fields.
 const CalibrationField* calibration_fields_begin() noexcept;
 const CalibrationField* calibration_fields_end() noexcept;
+const CalibrationField* moe_calibration_fields_begin() noexcept;
+const CalibrationField* moe_calibration_fields_end() noexcept;
 
 // Closed forms used by estimate() and pinned by the tests.
 // Model FLOPs of one optimizer step (forward + backward, every matmul incl. attention scores over
@@ -212,9 +265,16 @@ const CalibrationField* calibration_fields_end() noexcept;
 // Recompute::selective adds the attention-score forward.
 double training_flops_per_step(const Workload& workload, Recompute recompute) noexcept;
 // Parameters of one transformer layer (QKV, output projection, MLP, two norms) and in total
-// (layers + input embedding + output layer, untied).
+// (layers + input embedding + output layer, untied). For an MoE model a layer's count is the mean
+// over its layers, and total_params counts every expert and the MTP layers.
 double params_per_layer(const Model& model) noexcept;
 double total_params(const Model& model) noexcept;
+// Parameters one token passes through (MoE: top_k routed experts, not all of them).
+double active_params(const Model& model) noexcept;
+// Training FLOPs per token by Megatron-LM's num_floating_point_operations (training.py): GEMMs
+// x 3 (forward, two backward), causal attention as half the score matrix, routed and shared
+// experts, MLA projections, MTP layers with their projection and logits; no router, no recompute.
+double megatron_flops_per_token(const Model& model, int seq_len) noexcept;
 // Activation bytes stored by one transformer layer for one micro-batch during the forward pass
 // (Korthikanti et al. 2022, Table 2, generalised to GQA and SwiGLU; 16-bit activations and 1-byte
 // dropout masks). seq_len is the local sequence (after context parallelism). Without
@@ -255,10 +315,16 @@ class Estimator {
   double expansion_bytes_per_s_ = 0;
   double nvlink_latency_s_ = 0;
   double inter_node_latency_s_ = 0;
-  double attention_flops_factor_ = 1;  // causal skip
+  double attention_keys_ = 0;          // keys a query attends to, mean over layers (causal, window)
   double attention_bwd_factor_ = 2;    // backward / forward attention matmul time
   double qkv_out_ = 0;                 // QKV output width (unsplit)
-  double mlp_in_out_ = 0;              // first MLP GEMM output width (unsplit)
+  double attn_out_in_ = 0;             // output projection input width (heads x v_head_dim)
+  double qk_dim_ = 0, v_dim_ = 0;      // per head
+  double moe_fraction_ = 0;            // MoE layers / layers
+  double dense_params_per_layer_ = 0;  // mean per layer, everything but the routed experts
+  double expert_params_per_layer_ = 0;  // mean per layer, the routed experts
+  double mtp_params_ = 0;               // the MTP layers, on the last stage
+  double mlp_in_out_ = 0;               // first MLP GEMM output width (unsplit)
   double mlp_matrices_ = 2;
   double elementwise_h_ = 0;  // per-token elementwise traffic, hidden-sized elements
   double elementwise_f_ = 0;  // per-token elementwise traffic, ffn-sized elements

@@ -131,9 +131,9 @@ FitResult coordinate_descent(const Field* begin, const Field* end, Part part,
 
 FitResult fit_calibration(const std::vector<Sample>& samples, const Calibration& start,
                           const FitOptions& options) {
-  // The transformer's fields are members of Calibration itself.
+  // The transformer's fields, dense and [moe], are members of Calibration itself.
   return coordinate_descent(
-      calibration_fields_begin(), calibration_fields_end(),
+      calibration_fields_begin(), moe_calibration_fields_end(),
       [](Calibration& c) -> Calibration& { return c; }, start, options,
       [&](const Calibration& c) { return fit_objective(samples, c); });
 }

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/names.h"
 #include "estimator/dlrm.h"
+#include "spaces/architecture.h"
 #include "spaces/embedded.h"
 
 namespace clustersweep::spaces {
@@ -217,7 +218,13 @@ ModelEntry parse_model(const toml::table& table, std::string_view file) {
   m.hidden = r.integer("hidden");
   m.heads = r.integer("heads");
   m.kv_heads = r.optional_integer("kv_heads", m.heads);
-  m.ffn_hidden = r.integer("ffn_hidden");
+  m.ffn_hidden = r.optional_integer("ffn_hidden", 0);
+  for (const ArchitectureField& f : architecture_fields()) {
+    const double value = r.optional_number(f.name, 0);
+    if (value != std::floor(value) || value > (1 << 30))
+      r.fail(*table.get(f.name), f.name, fmt::format("must be a non-negative integer"));
+    m.*(f.member) = static_cast<int>(value);
+  }
   const std::string mlp = r.string("mlp");
   if (mlp == "gelu")
     m.mlp = estimator::Mlp::gelu;
@@ -231,10 +238,13 @@ ModelEntry parse_model(const toml::table& table, std::string_view file) {
   entry.global_batch = r.integer("global_batch");
   entry.source = r.string("source");
   r.finish();
-  if (m.hidden % m.heads != 0)
-    r.fail(table, "hidden", fmt::format("{} is not a multiple of heads ({})", m.hidden, m.heads));
+  apply_architecture_defaults(m);
   if (m.heads % m.kv_heads != 0)
     r.fail(table, "kv_heads", fmt::format("{} does not divide heads ({})", m.kv_heads, m.heads));
+  if (const auto problem = check_architecture(m); problem.field)
+    r.fail(table.get(problem.field) ? *table.get(problem.field)
+                                    : static_cast<const toml::node&>(table),
+           problem.field, problem.message);
   return entry;
 }
 
@@ -440,10 +450,10 @@ estimator::Calibration parse_calibration(std::string_view text, std::string_view
   Calibration calibration = base;
   for (const auto& [key, node] : root) {
     if (key.str() == "format_version") continue;
-    if (key.str() != "calibration" && key.str() != "dlrm")
-      throw InputError(
-          fmt::format("{}: {}: unknown key; expected format_version, [calibration] and [dlrm]",
-                      where(filename, key.source()), key.str()));
+    if (key.str() != "calibration" && key.str() != "moe" && key.str() != "dlrm")
+      throw InputError(fmt::format(
+          "{}: {}: unknown key; expected format_version, [calibration], [moe] and [dlrm]",
+          where(filename, key.source()), key.str()));
     if (!node.is_table())
       throw InputError(fmt::format("{}: {}: must be a table of parameters",
                                    where(filename, node.source()), key.str()));
@@ -453,6 +463,9 @@ estimator::Calibration parse_calibration(std::string_view text, std::string_view
   read_calibration_section(*section->as_table(), "calibration",
                            estimator::calibration_fields_begin(),
                            estimator::calibration_fields_end(), calibration, filename);
+  if (const toml::node* moe = root.get("moe"))
+    read_calibration_section(*moe->as_table(), "moe", estimator::moe_calibration_fields_begin(),
+                             estimator::moe_calibration_fields_end(), calibration, filename);
   if (const toml::node* dlrm = root.get("dlrm"))
     read_calibration_section(*dlrm->as_table(), "dlrm", estimator::dlrm_calibration_fields_begin(),
                              estimator::dlrm_calibration_fields_end(), calibration.dlrm, filename);
@@ -485,6 +498,9 @@ std::string format_calibration(const estimator::Calibration& calibration, std::s
   out += "format_version = 1\n\n";
   out += format_calibration_section("calibration", estimator::calibration_fields_begin(),
                                     estimator::calibration_fields_end(), calibration);
+  out += "\n";
+  out += format_calibration_section("moe", estimator::moe_calibration_fields_begin(),
+                                    estimator::moe_calibration_fields_end(), calibration);
   out += "\n";
   out += format_calibration_section("dlrm", estimator::dlrm_calibration_fields_begin(),
                                     estimator::dlrm_calibration_fields_end(), calibration.dlrm);

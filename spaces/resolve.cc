@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/format.h"
+#include "spaces/architecture.h"
 
 namespace clustersweep::spaces {
 
@@ -77,75 +78,91 @@ bool Settings::boolean(const std::string& name, bool fallback) const {
 }
 
 const std::vector<SettingInfo>& setting_infos() {
-  static const std::vector<SettingInfo> kInfos = {
-      {"model", SettingFamily::every,
-       "catalog model, e.g. gpt3-175b, llama3-70b (or give the architecture below)"},
-      {"layers", SettingFamily::transformer, "transformer layers"},
-      {"hidden", SettingFamily::transformer, "model width"},
-      {"heads", SettingFamily::transformer, "attention (query) heads"},
-      {"kv_heads", SettingFamily::transformer, "key/value heads (GQA/MQA; default: heads)"},
-      {"ffn_hidden", SettingFamily::transformer,
-       "MLP width (per gate/up matrix for SwiGLU; default: 4 x hidden for gelu)"},
-      {"mlp", SettingFamily::transformer, "gelu (2-matrix) or swiglu (3-matrix)"},
-      {"vocab", SettingFamily::transformer, "vocabulary size"},
-      {"seq_len", SettingFamily::transformer, "training sequence length (default: the model's)"},
-      {"global_batch", SettingFamily::every, "sequences per optimizer step (default: the model's)"},
-      {"precision", SettingFamily::every,
-       "fp32, tf32, fp16, bf16 (default; fp32 for recommendation models), fp8, fp4"},
-      {"gpu", SettingFamily::every, "catalog accelerator, e.g. H100-SXM5-80GB"},
-      {"nodes", SettingFamily::every, "number of nodes (GPUs = nodes x gpus-per-node)"},
-      {"gpus", SettingFamily::every, "number of GPUs, instead of --nodes"},
-      {"gpus_per_node", SettingFamily::every, "GPUs per node (default: the accelerator's)"},
-      {"nvlink_domain", SettingFamily::every,
-       "GPUs per NVLink/NVSwitch domain (default: the accelerator's; a node-local domain follows "
-       "gpus-per-node)"},
-      {"nvlink_gbytes_per_s", SettingFamily::every,
-       "NVLink GB/s per GPU, one direction (default: the accelerator's)"},
-      {"inter_node_gbps_per_gpu", SettingFamily::every,
-       "scale-out Gbit/s per GPU (default: the calibration's)"},
-      {"hbm_gb", SettingFamily::every, "HBM capacity per GPU in GB (default: the accelerator's)"},
-      {"expansion_gb", SettingFamily::every, "memory-expansion tier per GPU in GB (default 0)"},
-      {"expansion_gbytes_per_s", SettingFamily::every,
-       "expansion-tier GB/s per GPU, one direction (default: the calibration's)"},
-      {"nvlink_latency_us", SettingFamily::every,
-       "NVLink latency per hop in us (default: the calibration's)"},
-      {"inter_node_latency_us", SettingFamily::every,
-       "scale-out latency per hop in us (default: the calibration's)"},
-      {"node_overhead_w", SettingFamily::every,
-       "power per node beyond the GPUs in W (default: the accelerator's)"},
-      {"tp", SettingFamily::transformer, "tensor-parallel degree (default 1)"},
-      {"pp", SettingFamily::transformer, "pipeline-parallel degree (default 1)"},
-      {"dp", SettingFamily::transformer, "data-parallel degree (default: GPUs / (tp*pp*cp))"},
-      {"cp", SettingFamily::transformer, "context-parallel degree (default 1)"},
-      {"vp", SettingFamily::transformer,
-       "interleaved virtual stages per pipeline rank (default 1)"},
-      {"pipeline_split", SettingFamily::transformer,
-       "even, embedding_loss or uneven (default: the first of them the plan allows)"},
-      {"sequence_parallel", SettingFamily::transformer,
-       "Megatron sequence parallelism (flag, or =true/false)"},
-      {"zero", SettingFamily::transformer, "ZeRO stage 0-3 (3 = FSDP FULL_SHARD; default 0)"},
-      {"recompute", SettingFamily::transformer, "none (default), selective or full"},
-      {"micro_batch", SettingFamily::transformer, "sequences per micro-batch (default 1)"},
-      {"offload", SettingFamily::transformer,
-       "none (default), optimizer, optimizer_activations, all (to the expansion tier)"},
-      {"allow_tp_across_nodes", SettingFamily::transformer,
-       "accept tp groups that leave the NVLink domain (default false)"},
-      {"num_tables", SettingFamily::dlrm,
-       "recommendation models: embedding tables (default: the model's)"},
-      {"embedding_dim", SettingFamily::dlrm,
-       "recommendation models: embedding width (default: the model's)"},
-      {"total_embedding_rows", SettingFamily::dlrm,
-       "recommendation models: rows of all tables; rescales the model's tables"},
-      {"bottom_mlp", SettingFamily::dlrm,
-       "recommendation models: bottom MLP widths, e.g. 512-256-128"},
-      {"top_mlp", SettingFamily::dlrm,
-       "recommendation models: top MLP widths, e.g. 1024-1024-512-256-1"},
-      {"interaction", SettingFamily::dlrm, "recommendation models: dot (DLRM) or dcnv2"},
-      {"sharding", SettingFamily::dlrm,
-       "recommendation models: table, row, column, table_row, data, or best (default: the "
-       "planner's best placement)"},
-      {"calibration", SettingFamily::every, "calibration TOML overriding the built-in one"},
-  };
+  static const std::vector<SettingInfo> kInfos = [] {
+    std::vector<SettingInfo> infos = {
+        {"model", SettingFamily::every,
+         "catalog model, e.g. gpt3-175b, llama3-70b, deepseek-v3 (or give the architecture below)"},
+        {"layers", SettingFamily::transformer, "transformer layers"},
+        {"hidden", SettingFamily::transformer, "model width"},
+        {"heads", SettingFamily::transformer, "attention (query) heads"},
+        {"kv_heads", SettingFamily::transformer, "key/value heads (GQA/MQA; default: heads)"},
+        {"ffn_hidden", SettingFamily::transformer,
+         "MLP width (per gate/up matrix for SwiGLU; default: 4 x hidden for gelu)"},
+        {"mlp", SettingFamily::transformer, "gelu (2-matrix) or swiglu (3-matrix)"},
+        {"vocab", SettingFamily::transformer, "vocabulary size"},
+        // The architecture_fields() follow here.
+        {"seq_len", SettingFamily::transformer, "training sequence length (default: the model's)"},
+        {"global_batch", SettingFamily::every,
+         "sequences per optimizer step (default: the model's)"},
+        {"precision", SettingFamily::every,
+         "fp32, tf32, fp16, bf16 (default; fp32 for recommendation models), fp8, fp4"},
+        {"gpu", SettingFamily::every, "catalog accelerator, e.g. H100-SXM5-80GB"},
+        {"nodes", SettingFamily::every, "number of nodes (GPUs = nodes x gpus-per-node)"},
+        {"gpus", SettingFamily::every, "number of GPUs, instead of --nodes"},
+        {"gpus_per_node", SettingFamily::every, "GPUs per node (default: the accelerator's)"},
+        {"nvlink_domain", SettingFamily::every,
+         "GPUs per NVLink/NVSwitch domain (default: the accelerator's; a node-local domain follows "
+         "gpus-per-node)"},
+        {"nvlink_gbytes_per_s", SettingFamily::every,
+         "NVLink GB/s per GPU, one direction (default: the accelerator's)"},
+        {"inter_node_gbps_per_gpu", SettingFamily::every,
+         "scale-out Gbit/s per GPU (default: the calibration's)"},
+        {"hbm_gb", SettingFamily::every, "HBM capacity per GPU in GB (default: the accelerator's)"},
+        {"expansion_gb", SettingFamily::every, "memory-expansion tier per GPU in GB (default 0)"},
+        {"expansion_gbytes_per_s", SettingFamily::every,
+         "expansion-tier GB/s per GPU, one direction (default: the calibration's)"},
+        {"nvlink_latency_us", SettingFamily::every,
+         "NVLink latency per hop in us (default: the calibration's)"},
+        {"inter_node_latency_us", SettingFamily::every,
+         "scale-out latency per hop in us (default: the calibration's)"},
+        {"node_overhead_w", SettingFamily::every,
+         "power per node beyond the GPUs in W (default: the accelerator's)"},
+        {"tp", SettingFamily::transformer, "tensor-parallel degree (default 1)"},
+        {"pp", SettingFamily::transformer, "pipeline-parallel degree (default 1)"},
+        {"dp", SettingFamily::transformer, "data-parallel degree (default: GPUs / (tp*pp*cp))"},
+        {"cp", SettingFamily::transformer, "context-parallel degree (default 1)"},
+        {"vp", SettingFamily::transformer,
+         "interleaved virtual stages per pipeline rank (default 1)"},
+        {"pipeline_split", SettingFamily::transformer,
+         "even, embedding_loss or uneven (default: the first of them the plan allows)"},
+        {"sequence_parallel", SettingFamily::transformer,
+         "Megatron sequence parallelism (flag, or =true/false)"},
+        {"zero", SettingFamily::transformer, "ZeRO stage 0-3 (3 = FSDP FULL_SHARD; default 0)"},
+        {"recompute", SettingFamily::transformer, "none (default), selective or full"},
+        {"micro_batch", SettingFamily::transformer, "sequences per micro-batch (default 1)"},
+        {"ep", SettingFamily::transformer,
+         "expert-parallel degree (default 1; divides num_experts and tp*cp*dp/etp)"},
+        {"etp", SettingFamily::transformer, "expert tensor-parallel degree (default 1)"},
+        {"capacity_factor", SettingFamily::transformer,
+         "expert capacity as a multiple of the balanced share; tokens beyond it are dropped "
+         "(default: dropless)"},
+        {"offload", SettingFamily::transformer,
+         "none (default), optimizer, optimizer_activations, all (to the expansion tier)"},
+        {"allow_tp_across_nodes", SettingFamily::transformer,
+         "accept tp groups that leave the NVLink domain (default false)"},
+        {"num_tables", SettingFamily::dlrm,
+         "recommendation models: embedding tables (default: the model's)"},
+        {"embedding_dim", SettingFamily::dlrm,
+         "recommendation models: embedding width (default: the model's)"},
+        {"total_embedding_rows", SettingFamily::dlrm,
+         "recommendation models: rows of all tables; rescales the model's tables"},
+        {"bottom_mlp", SettingFamily::dlrm,
+         "recommendation models: bottom MLP widths, e.g. 512-256-128"},
+        {"top_mlp", SettingFamily::dlrm,
+         "recommendation models: top MLP widths, e.g. 1024-1024-512-256-1"},
+        {"interaction", SettingFamily::dlrm, "recommendation models: dot (DLRM) or dcnv2"},
+        {"sharding", SettingFamily::dlrm,
+         "recommendation models: table, row, column, table_row, data, or best (default: the "
+         "planner's best placement)"},
+        {"calibration", SettingFamily::every, "calibration TOML overriding the built-in one"},
+    };
+    auto at = std::find_if(infos.begin(), infos.end(), [](const SettingInfo& i) {
+      return std::string_view(i.name) == "vocab";
+    });
+    for (const ArchitectureField& f : architecture_fields())
+      at = infos.insert(at + 1, {f.name, SettingFamily::transformer, f.help});
+    return infos;
+  }();
   return kInfos;
 }
 
@@ -318,14 +335,21 @@ Point resolve(const Settings& s, const est::Calibration& calibration) {
   // An inline architecture without kv_heads has none of its own: one per head.
   m.kv_heads = static_cast<int>(s.integer("kv_heads", s.has("heads") ? m.heads : m.kv_heads));
   read_enum(s, "mlp", est::parse_mlp, mlp_name, 2, m.mlp);
-  if (!s.has("model") && !s.has("ffn_hidden") && m.mlp == est::Mlp::swiglu)
+  // An inline MoE model without dense layers needs no dense MLP width.
+  const bool all_moe = s.integer("num_experts", 0, 0) > 0 && s.integer("dense_layers", 0, 0) == 0;
+  if (!s.has("model") && !s.has("ffn_hidden") && m.mlp == est::Mlp::swiglu && !all_moe)
     throw InputError("--ffn-hidden: required with --mlp swiglu");
   m.ffn_hidden = static_cast<int>(
-      s.integer("ffn_hidden", s.has("model") ? m.ffn_hidden : std::int64_t{4} * m.hidden));
+      s.integer("ffn_hidden", s.has("model") || all_moe ? m.ffn_hidden : std::int64_t{4} * m.hidden,
+                s.has("model") || all_moe ? 0 : 1));
   m.vocab = static_cast<int>(s.integer("vocab", m.vocab));
-  if (m.hidden % m.heads != 0)
-    throw InputError(fmt::format("{}: {} is not a multiple of the {} heads", s.where("hidden"),
-                                 m.hidden, m.heads));
+  for (const ArchitectureField& f : architecture_fields()) {
+    m.*(f.member) = static_cast<int>(s.integer(f.name, m.*(f.member), 0));
+    origin(f.name, s.has("model") ? Origin::catalog : Origin::fallback);
+  }
+  apply_architecture_defaults(m);
+  if (const auto problem = check_architecture(m); problem.field)
+    throw InputError(fmt::format("{}: {}", s.where(problem.field), problem.message));
   if (m.heads % m.kv_heads != 0)
     throw InputError(fmt::format("{}: {} does not divide the {} heads", s.where("kv_heads"),
                                  m.kv_heads, m.heads));
@@ -342,6 +366,9 @@ Point resolve(const Settings& s, const est::Calibration& calibration) {
   p.cp = static_cast<int>(s.integer("cp", 1));
   p.vp = static_cast<int>(s.integer("vp", 1));
   p.micro_batch = static_cast<int>(s.integer("micro_batch", 1));
+  p.ep = static_cast<int>(s.integer("ep", 1));
+  p.etp = static_cast<int>(s.integer("etp", 1));
+  p.capacity_factor = s.number("capacity_factor", 0, true);
   p.zero = static_cast<int>(s.integer("zero", 0, 0));
   if (p.zero > 3)
     throw InputError(fmt::format("{}: must be 0, 1, 2 or 3, got '{}'", s.where("zero"), p.zero));
@@ -352,8 +379,8 @@ Point resolve(const Settings& s, const est::Calibration& calibration) {
   origin("pipeline_split", Origin::rule);
   read_enum(s, "pipeline_split", est::parse_pipeline_split, split_name, est::kNumPipelineSplits,
             p.pipeline_split);
-  for (const char* name :
-       {"tp", "pp", "cp", "vp", "micro_batch", "zero", "sequence_parallel", "recompute", "offload"})
+  for (const char* name : {"tp", "pp", "cp", "vp", "micro_batch", "zero", "sequence_parallel",
+                           "recompute", "offload", "ep", "etp", "capacity_factor"})
     origin(name, Origin::fallback);
   pt.rules.allow_tp_across_nodes = s.boolean("allow_tp_across_nodes");
 

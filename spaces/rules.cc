@@ -81,6 +81,15 @@ constexpr RuleInfo kRules[kNumRules] = {
      "offload needs an expansion tier (expansion_gb > 0) and its bandwidth",
      {"offload"},
      est::Infeasible::invalid_plan},
+    {"ep_experts",
+     "ep must divide num_experts; ep > 1 and etp > 1 need a Mixture-of-Experts model",
+     {"ep", "etp", "num_experts"},
+     est::Infeasible::invalid_plan},
+    {"ep_group",
+     "ep*etp must divide tp*cp*dp, the GPUs of a pipeline stage (Megatron-Core's MoE parallel "
+     "folding)",
+     {"ep", "etp", "dp"},
+     est::Infeasible::invalid_plan},
 };
 
 Violation broken(Rule rule, std::int64_t a = 0, std::int64_t b = 0, std::int64_t c = 0,
@@ -171,6 +180,11 @@ Violation check_plan(const est::Workload& w, const est::Cluster& c, const est::P
   if (p.zero > 0 && std::int64_t{p.dp} * p.cp == 1) return broken(Rule::zero_needs_dp, p.zero);
   if (p.offload != est::Offload::none && (c.expansion_bytes <= 0 || c.expansion_bytes_per_s <= 0))
     return broken(Rule::offload_needs_expansion, static_cast<int>(p.offload));
+  if (m.num_experts == 0 ? p.ep > 1 || p.etp > 1 : m.num_experts % p.ep != 0)
+    return broken(Rule::ep_experts, p.ep, m.num_experts, p.etp);
+  const std::int64_t stage_gpus = std::int64_t{p.tp} * p.cp * p.dp;
+  if (stage_gpus % (std::int64_t{p.ep} * p.etp) != 0)
+    return broken(Rule::ep_group, p.ep, p.etp, stage_gpus);
   return {};
 }
 
@@ -235,6 +249,14 @@ std::string message(const Violation& v) {
           "ZeRO stage {} with dp*cp = 1 shards over one rank: it is the plan with zero = 0", x[0]);
     case Rule::offload_needs_expansion:
       return "needs an expansion tier (expansion_gb and expansion_gbytes_per_s)";
+    case Rule::ep_experts:
+      if (x[1] == 0)
+        return fmt::format("expert parallelism (ep {}, etp {}) needs a Mixture-of-Experts model",
+                           x[0], x[2]);
+      return fmt::format("{} does not divide the {} experts", x[0], x[1]);
+    case Rule::ep_group:
+      return fmt::format("ep*etp = {}*{} = {} does not divide tp*cp*dp = {}", x[0], x[1],
+                         x[0] * x[1], x[2]);
     case Rule::expansion_duplicate:
     case Rule::user_constraint:
       break;

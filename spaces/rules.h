@@ -32,8 +32,10 @@ enum class Rule : std::uint8_t {
   sequence_parallel_needs_tp,  // sequence_parallel needs tp > 1 and seq_len divisible by tp*cp
   zero_needs_dp,               // zero > 0 needs a ZeRO group (dp*cp) of more than one rank
   offload_needs_expansion,     // offload needs an expansion tier with a bandwidth
+  ep_experts,                  // ep must divide num_experts; ep, etp > 1 need experts
+  ep_group,                    // ep*etp must divide tp*cp*dp (the GPUs of a pipeline stage)
 };
-inline constexpr int kNumRules = 17;
+inline constexpr int kNumRules = 19;
 
 const char* to_string(Rule rule) noexcept;  // e.g. "tp_heads"
 const char* describe(Rule rule) noexcept;   // the rule, one line

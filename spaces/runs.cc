@@ -49,9 +49,31 @@ constexpr ColumnSetting kColumns[] = {
     {"micro_batch", "micro_batch"},
 };
 
+// The columns of the Mixture-of-Experts runs format (../shared/validation/moe_runs.csv), a header
+// with num_experts, beyond those of kColumns but ffn_hidden. Its attention column is implied by
+// kv_lora_rank (MLA) and its shared_experts count by shared_ffn_hidden (their total width).
+constexpr ColumnSetting kMoeColumns[] = {
+    {"ffn_hidden_dense", "ffn_hidden"},
+    {"dense_layers", "dense_layers"},
+    {"q_lora_rank", "q_lora_rank"},
+    {"kv_lora_rank", "kv_lora_rank"},
+    {"qk_head_dim", "qk_head_dim"},
+    {"v_head_dim", "v_head_dim"},
+    {"num_experts", "num_experts"},
+    {"top_k", "top_k"},
+    {"moe_ffn_hidden", "moe_ffn_hidden"},
+    {"shared_ffn_hidden", "shared_ffn_hidden"},
+    {"mtp_layers", "mtp_layers"},
+    {"ep", "ep"},
+    {"etp", "etp"},
+};
+
 }  // namespace
 
 namespace {
+
+// The names of a runs file's header (empty for an empty file).
+std::vector<std::string> header_of(const std::string& path);
 
 // The header of a runs file by column name, after checking it has `required`.
 std::map<std::string, std::size_t> read_header(std::ifstream& in, const std::string& path,
@@ -117,9 +139,16 @@ constexpr ColumnSetting kDlrmColumns[] = {
 
 std::vector<MeasuredRun> read_runs(const std::string& path,
                                    const estimator::Calibration& calibration) {
+  const auto header = header_of(path);
+  const bool moe = std::find(header.begin(), header.end(), "num_experts") != header.end();
+  std::vector<ColumnSetting> settings_columns;
+  for (const auto& c : kColumns)
+    if (!moe || std::string_view(c.column) != "ffn_hidden") settings_columns.push_back(c);
+  if (moe)
+    settings_columns.insert(settings_columns.end(), std::begin(kMoeColumns), std::end(kMoeColumns));
   std::ifstream in = open_runs(path);
   std::vector<const char*> required = {"id", "source"};
-  for (const auto& c : kColumns) required.push_back(c.column);
+  for (const auto& c : settings_columns) required.push_back(c.column);
   required.push_back("step_time_s");
   const auto columns = read_header(in, path, required);
 
@@ -139,8 +168,12 @@ std::vector<MeasuredRun> read_runs(const std::string& path,
     run.measured_s = settings.number("step_time_s", 0);
     // An empty cell is a setting not given: its default applies (e.g. the calibration's
     // scale-out bandwidth, dp from the GPU count).
-    for (const auto& c : kColumns)
+    for (const auto& c : settings_columns)
       if (!text(c.column).empty()) settings.set(c.setting, text(c.column), where(c.column));
+    // GPT-OSS's clamped gated activation, "swiglu_oai(clamped,gated)", has SwiGLU's three
+    // matrices.
+    if (moe && text("ffn_act").rfind("swiglu", 0) == 0)
+      settings.set("mlp", "swiglu", where("ffn_act"));
     // Interleaving without a pipeline means no interleaving.
     if (settings.integer("pp", 1) == 1 && settings.has("vp")) settings.set("vp", "1", where("vp"));
     if (!catalog.find_accelerator(text("gpu"))) {
@@ -158,11 +191,17 @@ std::vector<MeasuredRun> read_runs(const std::string& path,
   return runs;
 }
 
-bool is_dlrm_runs(const std::string& path) {
+namespace {
+std::vector<std::string> header_of(const std::string& path) {
   std::ifstream in = open_runs(path);
   std::string line;
-  if (!std::getline(in, line)) return false;
-  const auto header = split_csv_record(line);
+  if (!std::getline(in, line)) return {};
+  return split_csv_record(line);
+}
+}  // namespace
+
+bool is_dlrm_runs(const std::string& path) {
+  const auto header = header_of(path);
   return std::find(header.begin(), header.end(), "num_tables") != header.end();
 }
 

@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/format.h"
+#include "spaces/architecture.h"
 #include "spaces/space_impl.h"
 #include "spaces/spec_reader.h"
 
@@ -113,9 +114,10 @@ class Parser {
         r_.fail(node, prefix,
                 fmt::format("must be a table of the architecture, got {}", describe_node(node)));
       const toml::table& t = *node.as_table();
-      check_keys(r_, t, prefix,
-                 {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "mlp", "vocab", "seq_len",
-                  "global_batch"});
+      std::vector<std::string> keys = {"layers", "hidden", "heads",   "kv_heads",    "ffn_hidden",
+                                       "mlp",    "vocab",  "seq_len", "global_batch"};
+      for (const ArchitectureField& f : architecture_fields()) keys.push_back(f.name);
+      check_keys(r_, t, prefix, keys);
       if (Catalog::builtin().find_model(name)) {
         r_.fail(key.source(), prefix,
                 fmt::format("shadows the catalog model '{}'; give the inline model another name",
@@ -146,16 +148,25 @@ class Parser {
         }
         m.model.mlp = s->get() == "gelu" ? estimator::Mlp::gelu : estimator::Mlp::swiglu;
       }
-      if (m.model.mlp == estimator::Mlp::swiglu && !t.get("ffn_hidden")) {
+      for (const ArchitectureField& f : architecture_fields())
+        m.model.*(f.member) =
+            static_cast<int>(number_key(r_, t, prefix, f.name, Kind::nonnegative_int, 0));
+      // An MoE model without dense layers needs no dense MLP width.
+      const bool all_moe = m.model.num_experts > 0 && m.model.dense_layers == 0;
+      if (m.model.mlp == estimator::Mlp::swiglu && !t.get("ffn_hidden") && !all_moe) {
         r_.fail(key.source(), prefix, "missing 'ffn_hidden' (required with mlp = \"swiglu\")");
       }
-      m.model.ffn_hidden = static_cast<int>(
-          number_key(r_, t, prefix, "ffn_hidden", Kind::positive_int, 4.0 * m.model.hidden));
-      if (m.model.hidden % m.model.heads != 0) {
+      m.model.ffn_hidden = static_cast<int>(number_key(
+          r_, t, prefix, "ffn_hidden", Kind::positive_int, all_moe ? 0.0 : 4.0 * m.model.hidden));
+      if (m.model.qk_head_dim == 0 && m.model.hidden % m.model.heads != 0) {
         r_.fail(
             *t.get("hidden"), prefix + ".hidden",
             fmt::format("must be divisible by heads ({}), got {}", m.model.heads, m.model.hidden));
       }
+      apply_architecture_defaults(m.model);
+      if (const auto problem = check_architecture(m.model); problem.field)
+        r_.fail(t.get(problem.field) ? *t.get(problem.field) : node,
+                join_key(prefix, problem.field), problem.message);
       if (m.model.heads % m.model.kv_heads != 0) {
         r_.fail(*t.get("kv_heads"), prefix + ".kv_heads",
                 fmt::format("must divide heads ({}), got {}", m.model.heads, m.model.kv_heads));

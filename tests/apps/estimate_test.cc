@@ -55,7 +55,7 @@ TEST(Estimate, JsonMatchesTheLibrary) {
   const auto e = estimator::estimate(pt.workload, pt.cluster, pt.plan, pt.calibration);
   EXPECT_EQ(json["plan"], nlohmann::json::parse(R"({"tp": 8, "pp": 8, "dp": 1, "cp": 1, "vp": 1,
       "pipeline_split": "even", "sequence_parallel": false, "zero": 0, "recompute": "none",
-      "micro_batch": 1, "offload": "none"})"));
+      "micro_batch": 1, "offload": "none", "ep": 1, "etp": 1, "capacity_factor": 0})"));
   EXPECT_EQ(json["feasible"], e.feasible);
   EXPECT_EQ(json["reason"], estimator::to_string(e.reason));
   // Every number round-trips to the very double the library computed.

@@ -11,6 +11,7 @@ namespace clustersweep::apps_test {
 namespace {
 
 const std::string kRuns = source_path("tests/apps/data/transformer_runs.csv");
+const std::string kMoeRuns = source_path("tests/apps/data/moe_runs.csv");
 const std::string kDlrmRuns = source_path("tests/apps/data/dlrm_runs.csv");
 
 std::vector<std::string> lines(const std::string& text) {
@@ -54,7 +55,8 @@ TEST(Validate, PredictsEveryPublishedRunWithinTheRequiredError) {
 TEST(Validate, ShippedCalibrationIsReproducible) {
   TempDir dir;
   const std::string fitted = (dir.path() / "calibration.toml").string();
-  const Result r = run({"validate", kRuns, "--fit", fitted});
+  // The shipped [calibration] and [moe] are fitted on the dense and the MoE runs together.
+  const Result r = run({"validate", kRuns, kMoeRuns, "--fit", fitted});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(calibration_section(read_file(fitted)),
             calibration_section(read_file(source_path("spaces/data/calibration.toml"))));

@@ -242,7 +242,8 @@ TEST(Breakdown, PartsAddUpToTheStepTime) {
   const Estimate e = estimate(gpt3_175b(), cluster(), p, Calibration{});
   const StepTime& t = e.time;
   EXPECT_NEAR(t.compute_s + t.memory_bound_s + t.tp_comm_s + t.cp_comm_s + t.pp_p2p_s +
-                  t.pp_bubble_s + t.dp_exposed_s + t.optimizer_s + t.offload_s + t.overhead_s,
+                  t.pp_bubble_s + t.ep_a2a_s + t.dp_exposed_s + t.edp_exposed_s + t.optimizer_s +
+                  t.offload_s + t.overhead_s,
               t.total_s, 1e-9 * t.total_s);
   EXPECT_GT(t.compute_s, 0);
   EXPECT_GT(t.tp_comm_s, 0);
