@@ -290,6 +290,12 @@ double megatron_flops_per_token(const Model& m, int seq_len) noexcept {
   const double n_moe = moe_layers(m) + (is_moe(m) ? mtp : 0.0);
   const double n_dense = (L - moe_layers(m)) + (is_moe(m) ? 0.0 : mtp);
   const double layers = L + mtp;
+  // Keys per query: half the sequence (causal), the window in sliding-window layers (as
+  // Megatron-LM counts GPT-OSS's window_size and window_attn_skip_freq).
+  const double windowed = L > 0 ? std::min(1.0, m.sliding_window_layers / L) : 0.0;
+  const double keys =
+      (1.0 - windowed) * s / 2.0 +
+      windowed * (m.sliding_window > 0 ? std::min(s / 2.0, 1.0 * m.sliding_window) : s / 2.0);
   double attention = 0;
   if (is_mla(m)) {
     const double rope = m.qk_rope_head_dim, nope = qk_dim(m) - rope, v = v_dim(m);
@@ -297,11 +303,11 @@ double megatron_flops_per_token(const Model& m, int seq_len) noexcept {
         m.q_lora_rank > 0 ? m.q_lora_rank * (h + a * (nope + rope) + 1) : h * a * (nope + rope);
     attention = 6.0 * layers *
                 (q_term + m.kv_lora_rank * (h + a * (nope + v) + 1) + h * rope + a * v * h +
-                 s * a * (nope + rope) / 2.0 + s * a * v / 2.0);
+                 keys * a * (nope + rope) + keys * a * v);
   } else {
     const double query = a * qk_dim(m);
     attention = expansion * layers * h * h *
-                ((1.0 + static_cast<double>(m.kv_heads) / a + s / h / 2.0) * query / h);
+                ((1.0 + static_cast<double>(m.kv_heads) / a + keys / h) * query / h);
   }
   const double mlp =
       expansion * layers * h *

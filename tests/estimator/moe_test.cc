@@ -1,0 +1,260 @@
+// The Mixture-of-Experts model: its FLOP count against Megatron-LM's formula, its reduction to the
+// dense model, and the laws an expert-parallel step must obey.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "estimator/estimator.h"
+
+namespace clustersweep::estimator {
+namespace {
+
+// The architectures of the published configs (DeepSeek-V3 report Table/config.json, Qwen3 and
+// GPT-OSS config.json), as ../shared/validation/moe_runs.csv gives them.
+Model deepseek_v3(int mtp_layers) {
+  Model m;
+  m.layers = 61;
+  m.dense_layers = 3;
+  m.hidden = 7168;
+  m.heads = 128;
+  m.kv_heads = 128;
+  m.q_lora_rank = 1536;
+  m.kv_lora_rank = 512;
+  m.qk_head_dim = 192;
+  m.qk_rope_head_dim = 64;
+  m.v_head_dim = 128;
+  m.ffn_hidden = 18432;
+  m.num_experts = 256;
+  m.top_k = 8;
+  m.moe_ffn_hidden = 2048;
+  m.shared_ffn_hidden = 2048;
+  m.mtp_layers = mtp_layers;
+  m.mlp = Mlp::swiglu;
+  m.vocab = 129280;
+  return m;
+}
+
+Model qwen3_235b() {
+  Model m;
+  m.layers = 94;
+  m.hidden = 4096;
+  m.heads = 64;
+  m.kv_heads = 4;
+  m.qk_head_dim = 128;
+  m.v_head_dim = 128;
+  m.num_experts = 128;
+  m.top_k = 8;
+  m.moe_ffn_hidden = 1536;
+  m.mlp = Mlp::swiglu;
+  m.vocab = 151936;
+  return m;
+}
+
+Model gpt_oss_120b() {
+  Model m;
+  m.layers = 36;
+  m.hidden = 2880;
+  m.heads = 64;
+  m.kv_heads = 8;
+  m.qk_head_dim = 64;
+  m.v_head_dim = 64;
+  m.num_experts = 128;
+  m.top_k = 4;
+  m.moe_ffn_hidden = 2880;
+  m.mlp = Mlp::swiglu;
+  m.vocab = 201088;
+  m.sliding_window = 128;  // every other layer
+  m.sliding_window_layers = 18;
+  return m;
+}
+
+// A cluster of H100-like GPUs in nodes of 8.
+Cluster cluster(int num_gpus, double inter_node_gbps = 400) {
+  Cluster c;
+  c.gpu.peak_flops[static_cast<int>(Precision::bf16)] = 989e12;
+  c.gpu.peak_flops[static_cast<int>(Precision::fp8)] = 1979e12;
+  c.gpu.hbm_bytes = 80e9;
+  c.gpu.hbm_bytes_per_s = 3.35e12;
+  c.gpu.nvlink_bytes_per_s = 450e9;
+  c.gpu.tdp_w = 700;
+  c.gpu.idle_w = 90;
+  c.num_gpus = num_gpus;
+  c.gpus_per_node = 8;
+  c.nvlink_domain = 8;
+  c.nvlink_bytes_per_s = 450e9;
+  c.inter_node_bytes_per_s = inter_node_gbps * 1e9 / 8;
+  c.hbm_bytes = 80e9;
+  return c;
+}
+
+// --- FLOPs: Megatron-LM's num_floating_point_operations -----------------------------------------
+// The reference values are what Megatron-LM's formula gives for these architectures at seq 4096,
+// as the published runs report them (moe_runs.csv notes: "TFLOPS/token").
+
+TEST(MoeFlops, DeepSeekV3MatchesMegatronWithAndWithoutMtp) {
+  EXPECT_NEAR(megatron_flops_per_token(deepseek_v3(0), 4096) / 1e9, 249.8, 0.05);
+  EXPECT_NEAR(megatron_flops_per_token(deepseek_v3(1), 4096) / 1e9, 260.0, 0.05);
+}
+
+TEST(MoeFlops, Qwen3AndGptOssMatchMegatron) {
+  EXPECT_NEAR(megatron_flops_per_token(qwen3_235b(), 4096) / 1e9, 148.0, 0.05);
+  EXPECT_NEAR(megatron_flops_per_token(gpt_oss_120b(), 4096) / 1e9, 32.6, 0.05);
+}
+
+TEST(MoeFlops, ADenseModelIsMegatronsDenseCount) {
+  // GPT-3 175B: attention 12 l h^2 (2 + s/2h), MLP 12 l h 4h, logits 6 h V per token.
+  Model m;
+  m.layers = 96;
+  m.hidden = 12288;
+  m.heads = 96;
+  m.kv_heads = 96;
+  m.ffn_hidden = 4 * 12288;
+  m.vocab = 51200;
+  const double h = m.hidden, s = 2048, l = m.layers;
+  const double megatron = 72.0 * l * h * h + 6.0 * l * s * h + 6.0 * h * m.vocab;
+  EXPECT_NEAR(megatron_flops_per_token(m, 2048), megatron, 1e-9 * megatron);
+}
+
+TEST(MoeFlops, ModelFlopsCountActiveParametersOnly) {
+  // Twice the experts at the same top-k: the same FLOPs per step, twice the expert parameters.
+  Workload w{qwen3_235b(), 4096, 1024, Precision::bf16};
+  Workload wide = w;
+  wide.model.num_experts *= 2;
+  EXPECT_DOUBLE_EQ(training_flops_per_step(wide, Recompute::none),
+                   training_flops_per_step(w, Recompute::none));
+  EXPECT_GT(total_params(wide.model), 1.9 * total_params(w.model) - 1e9);
+  EXPECT_DOUBLE_EQ(active_params(wide.model), active_params(w.model));
+  // Qwen3-235B-A22B: about 22B active of 235B.
+  EXPECT_NEAR(active_params(w.model) / 1e9, 22, 1.0);
+  EXPECT_NEAR(total_params(w.model) / 1e9, 235, 2.0);
+}
+
+// --- The dense model is the special case of one expert -----------------------------------------
+
+TEST(MoeModel, OneExpertTopOneEqualsTheDenseModel) {
+  Model dense;
+  dense.layers = 32;
+  dense.hidden = 4096;
+  dense.heads = 32;
+  dense.kv_heads = 8;
+  dense.ffn_hidden = 14336;
+  dense.mlp = Mlp::swiglu;
+  dense.vocab = 128256;
+  Model moe = dense;
+  moe.num_experts = 1;
+  moe.top_k = 1;
+  moe.moe_ffn_hidden = dense.ffn_hidden;
+  moe.ffn_hidden = 0;  // no dense layers: the dense width is unused
+
+  for (int tp : {1, 2, 8}) {
+    for (int zero : {0, 1, 3}) {
+      Plan p;
+      p.tp = tp;
+      p.pp = 2;
+      p.dp = 64 / (2 * tp);
+      p.zero = zero;
+      p.micro_batch = 2;
+      p.sequence_parallel = tp > 1;
+      p.etp = tp;  // the expert part split like the dense MLP
+      const Calibration c;
+      const Estimate a = estimate({dense, 4096, 256, Precision::bf16}, cluster(64), p, c);
+      const Estimate b = estimate({moe, 4096, 256, Precision::bf16}, cluster(64), p, c);
+      SCOPED_TRACE(testing::Message() << "tp " << tp << " zero " << zero);
+      ASSERT_TRUE(a.feasible || a.reason == Infeasible::out_of_memory);
+      EXPECT_NEAR(b.time.total_s, a.time.total_s, 1e-9 * a.time.total_s);
+      EXPECT_NEAR(b.memory.hbm_bytes, a.memory.hbm_bytes, 1e-6 * a.memory.hbm_bytes);
+      EXPECT_DOUBLE_EQ(b.model_flops_per_step, a.model_flops_per_step);
+      EXPECT_EQ(b.time.ep_a2a_s, 0);
+    }
+  }
+}
+
+// --- Laws of an expert-parallel step
+// --------------------------------------------------------------
+
+Plan ep_plan(int ep, int dp, int pp = 8) {
+  Plan p;
+  p.tp = 1;
+  p.pp = pp;
+  p.dp = dp;
+  p.ep = ep;
+  p.zero = 1;
+  p.recompute = Recompute::selective;
+  p.pipeline_split = PipelineSplit::uneven;
+  return p;
+}
+
+TEST(MoeModel, MoreScaleOutBandwidthNeverSlowsAnExpertParallelStep) {
+  const Workload w{deepseek_v3(1), 4096, 4096, Precision::fp8};
+  for (int ep : {8, 16, 32, 64}) {
+    double previous = INFINITY;
+    for (double gbps : {50.0, 100.0, 200.0, 400.0, 800.0, 1600.0, 3200.0}) {
+      const Estimate e = estimate(w, cluster(512, gbps), ep_plan(ep, 64), Calibration{});
+      SCOPED_TRACE(testing::Message() << "ep " << ep << " at " << gbps << " Gbit/s");
+      EXPECT_LE(e.time.total_s, previous * (1 + 1e-12));
+      if (ep > 8) {
+        EXPECT_GT(e.time.ep_a2a_s, 0);
+      }
+      previous = e.time.total_s;
+    }
+  }
+}
+
+TEST(MoeModel, MemoryPerGpuFallsAsExpertParallelismGrows) {
+  const Workload w{deepseek_v3(1), 4096, 4096, Precision::fp8};
+  double previous = INFINITY;
+  for (int ep : {1, 2, 4, 8, 16, 32, 64}) {
+    const Estimate e = estimate(w, cluster(1024), ep_plan(ep, 128), Calibration{});
+    SCOPED_TRACE(testing::Message() << "ep " << ep);
+    EXPECT_LT(e.memory.hbm_bytes, previous);
+    EXPECT_LT(e.memory.expert_weights_bytes + e.memory.expert_optimizer_bytes,
+              previous);  // the expert state itself shrinks with ep
+    previous = e.memory.hbm_bytes;
+  }
+}
+
+TEST(MoeModel, ExpertStateIsShardedOverEpEtpAndEdp) {
+  const Workload w{qwen3_235b(), 4096, 1024, Precision::bf16};
+  Plan p = ep_plan(8, 32, 8);
+  p.pipeline_split = PipelineSplit::uneven;
+  p.zero = 0;
+  const Estimate e8 = estimate(w, cluster(256), p, Calibration{});
+  p.ep = 16;
+  const Estimate e16 = estimate(w, cluster(256), p, Calibration{});
+  EXPECT_NEAR(e16.memory.expert_weights_bytes, e8.memory.expert_weights_bytes / 2,
+              1e-9 * e8.memory.expert_weights_bytes);
+  EXPECT_DOUBLE_EQ(e16.memory.weights_bytes, e8.memory.weights_bytes);
+  // The distributed optimizer shards the expert state over edp = 32/8 = 4 and 32/16 = 2 ranks.
+  p.zero = 1;
+  const Estimate z8 = estimate(w, cluster(256), ep_plan(8, 32, 8), Calibration{});
+  const Estimate z16 = estimate(w, cluster(256), ep_plan(16, 32, 8), Calibration{});
+  EXPECT_NEAR(z8.memory.expert_optimizer_bytes, z16.memory.expert_optimizer_bytes,
+              1e-9 * z8.memory.expert_optimizer_bytes);
+}
+
+TEST(MoeModel, CapacityFactorCapsTheImbalance) {
+  const Workload w{qwen3_235b(), 4096, 1024, Precision::bf16};
+  Calibration c;
+  c.moe_imbalance = 1.5;
+  Plan p = ep_plan(32, 32, 8);
+  const Estimate dropless = estimate(w, cluster(256), p, c);
+  p.capacity_factor = 1.0;
+  const Estimate capped = estimate(w, cluster(256), p, c);
+  EXPECT_LT(capped.time.total_s, dropless.time.total_s);
+  EXPECT_LT(capped.time.ep_a2a_s, dropless.time.ep_a2a_s);
+}
+
+TEST(MoeModel, AllToAllInsideTheNvlinkDomainIsCheaperThanAcrossIt) {
+  const Workload w{deepseek_v3(0), 4096, 4096, Precision::bf16};
+  // The 64 ranks of an ep group in one rack-scale domain, or in 8 nodes of 8.
+  Cluster rack = cluster(512);
+  rack.nvlink_domain = 64;
+  rack.gpus_per_node = 4;
+  const Estimate inside = estimate(w, rack, ep_plan(64, 64), Calibration{});
+  const Estimate across = estimate(w, cluster(512), ep_plan(64, 64), Calibration{});
+  EXPECT_GT(inside.time.ep_a2a_s, 0);
+  EXPECT_LT(inside.time.ep_a2a_s, across.time.ep_a2a_s);
+}
+
+}  // namespace
+}  // namespace clustersweep::estimator
