@@ -195,10 +195,15 @@ int validate(const Args& args) {
   }
   if (dlrm) return validate_dlrm(*vm, runs_paths.front(), calibration);
   // Dense and Mixture-of-Experts runs files, read in turn: one table, one fit.
+  // Each file's predictable runs weigh 1 in total in the fit, so that the 91 MoE runs are not
+  // outvoted by the dense ones on the parameters both families share.
   auto read_all = [&runs_paths](const est::Calibration& with) {
     std::vector<spaces::MeasuredRun> all;
     for (const auto& path : runs_paths) {
       auto rows = spaces::read_runs(path, with);
+      const double predictable = static_cast<double>(
+          std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.reason.empty(); }));
+      for (auto& r : rows) r.sample.weight = 1.0 / std::max(1.0, predictable);
       all.insert(all.end(), std::make_move_iterator(rows.begin()),
                  std::make_move_iterator(rows.end()));
     }
@@ -207,7 +212,8 @@ int validate(const Args& args) {
   auto rows = read_all(calibration);
 
   if (vm->count("fit")) {
-    // Every run counts the same: the objective is the error a user sees on a published run.
+    // Within a file every run counts the same: the objective is the error a user sees on a
+    // published run.
     std::vector<est::Sample> samples;
     for (const auto& r : rows)
       if (r.reason.empty()) samples.push_back(r.sample);

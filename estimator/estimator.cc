@@ -111,6 +111,8 @@ constexpr CalibrationField kFields[] = {
      "tokens of the busiest expert-parallel rank as a multiple of the balanced share (ep > 1)"},
     {"grouped_gemm_eff", &Calibration::moe_grouped_gemm_eff, 0.3, 1.0,
      "efficiency of the grouped expert GEMMs relative to one GEMM of the per-expert size"},
+    {"expert_half_rows", &Calibration::moe_expert_half_rows, 0.0, 2048.0,
+     "tokens per local expert at which the grouped expert GEMMs lose half their efficiency"},
     {"a2a_eff", &Calibration::moe_a2a_eff, 0.2, 1.0,
      "achieved fraction of link bandwidth in the token dispatch/combine all-to-all"},
     {"a2a_overlap", &Calibration::moe_a2a_overlap, 0.0, 0.9,
@@ -561,7 +563,11 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
     routed_rows = tokens * m.top_k * etp / t * imbalance;
     const double local_experts = static_cast<double>(m.num_experts) / ep;
     const double expert_rows = routed_rows / local_experts;
-    const double grouped = local_experts > 1 ? c.moe_grouped_gemm_eff : 1.0;
+    // A grouped GEMM over several local experts loses efficiency with fewer rows per expert
+    // (tiles of different experts do not share waves).
+    const double grouped = local_experts > 1 ? c.moe_grouped_gemm_eff * expert_rows /
+                                                   (expert_rows + c.moe_expert_half_rows)
+                                             : 1.0;
     moe_fwd =
         (gemm_rows_s(expert_rows, h, in_out * fm / etp) + gemm_rows_s(expert_rows, fm / etp, h)) *
         local_experts / grouped;

@@ -233,11 +233,12 @@ struct Calibration {
   // Expert GEMMs as grouped GEMMs over the local experts: this fraction of a plain GEMM's
   // efficiency at the same per-expert size.
   double moe_grouped_gemm_eff = 0.9;
-  double moe_a2a_eff = 0.7;         // achieved fraction of link bandwidth in the all-to-all
-  double moe_a2a_overlap = 0.3;     // fraction of the all-to-all hidden behind computation
-  double moe_a2a_dedup = 0.5;       // 1: a token crosses the network once per remote domain
-  double moe_permute_passes = 4;    // HBM passes over the routed tokens (permute, unpermute)
-  double moe_layer_overhead_s = 0;  // router, permutation and sync per MoE layer per micro-batch
+  double moe_expert_half_rows = 64;  // rows per local expert at half the grouped efficiency
+  double moe_a2a_eff = 0.7;          // achieved fraction of link bandwidth in the all-to-all
+  double moe_a2a_overlap = 0.3;      // fraction of the all-to-all hidden behind computation
+  double moe_a2a_dedup = 0.5;        // 1: a token crosses the network once per remote domain
+  double moe_permute_passes = 4;     // HBM passes over the routed tokens (permute, unpermute)
+  double moe_layer_overhead_s = 0;   // router, permutation and sync per MoE layer per micro-batch
   // The recommendation-model family's parameters ([dlrm] in calibration.toml).
   DlrmCalibration dlrm;
 };
