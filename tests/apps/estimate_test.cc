@@ -122,7 +122,7 @@ TEST(EstimateErrors, UnknownGpuSuggestsClosestNames) {
                "--gpu: unknown accelerator 'H100'; did you mean 'H100-SXM5-80GB'?");
   expect_error(
       {"estimate", "--model", "gpt3-175b", "--gpu", "A100-80GB", "--nodes", "8"},
-      "--gpu: unknown accelerator 'A100-80GB'; did you mean 'A100-SXM4-80GB' or 'B200-180GB'?");
+      "--gpu: unknown accelerator 'A100-80GB'; did you mean 'A100-SXM4-80GB', 'B200-180GB' or 'B300-288GB'?");
 }
 
 TEST(EstimateErrors, TpMustDivideHeads) {
