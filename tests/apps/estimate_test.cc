@@ -120,9 +120,9 @@ TEST(EstimateErrors, UnknownModelSuggestsClosestNames) {
 TEST(EstimateErrors, UnknownGpuSuggestsClosestNames) {
   expect_error({"estimate", "--model", "gpt3-175b", "--gpu", "H100", "--nodes", "8"},
                "--gpu: unknown accelerator 'H100'; did you mean 'H100-SXM5-80GB'?");
-  expect_error(
-      {"estimate", "--model", "gpt3-175b", "--gpu", "A100-80GB", "--nodes", "8"},
-      "--gpu: unknown accelerator 'A100-80GB'; did you mean 'A100-SXM4-80GB', 'B200-180GB' or 'B300-288GB'?");
+  expect_error({"estimate", "--model", "gpt3-175b", "--gpu", "A100-80GB", "--nodes", "8"},
+               "--gpu: unknown accelerator 'A100-80GB'; did you mean 'A100-SXM4-80GB', "
+               "'B200-180GB' or 'B300-288GB'?");
 }
 
 TEST(EstimateErrors, TpMustDivideHeads) {
