@@ -87,7 +87,7 @@ struct MetricColumn {
 };
 // The transformer family's metrics: what make_schema() declares and transformer_metric_values()
 // fills, side by side so that a metric is added in one place.
-inline constexpr int kNumTransformerMetrics = 20;
+inline constexpr int kNumTransformerMetrics = 22;
 inline constexpr std::array<MetricColumn, kNumTransformerMetrics> kTransformerMetrics = {{
     {"step_time_s", "s", ColumnType::f64, true},
     {"time_to_train_s", "s", ColumnType::f64, true},
@@ -106,6 +106,8 @@ inline constexpr std::array<MetricColumn, kNumTransformerMetrics> kTransformerMe
     {"time_pp_p2p_s", "s", ColumnType::f32, true},
     {"time_pp_bubble_s", "s", ColumnType::f32, true},
     {"time_dp_exposed_s", "s", ColumnType::f32, true},
+    {"time_ep_a2a_s", "s", ColumnType::f32, true},
+    {"time_edp_exposed_s", "s", ColumnType::f32, true},
     {"time_optimizer_s", "s", ColumnType::f32, true},
     {"time_offload_s", "s", ColumnType::f32, true},
     {"time_overhead_s", "s", ColumnType::f32, true},
@@ -133,6 +135,8 @@ inline void transformer_metric_values(const estimator::Estimate& e, double steps
                         t.pp_p2p_s,
                         t.pp_bubble_s,
                         t.dp_exposed_s,
+                        t.ep_a2a_s,
+                        t.edp_exposed_s,
                         t.optimizer_s,
                         t.offload_s,
                         t.overhead_s};

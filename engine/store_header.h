@@ -14,7 +14,7 @@
 namespace clustersweep::engine {
 
 inline constexpr const char* kStoreFormat = "clustersweep-store";  // root attribute "format"
-inline constexpr std::int64_t kStoreFormatVersion = 2;
+inline constexpr std::int64_t kStoreFormatVersion = 3;
 
 // Everything written when a store is created.
 struct StoreHeader {

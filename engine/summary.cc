@@ -124,11 +124,17 @@ void print_best_designs(const StoreReader& store, const spaces::Space& space, st
   out << fmt::format("  {:>2}  {:>10}  {:>10}  {:>5}  {:>9}  {:>10}  {}\n", "#", "train", "step",
                      "MFU", "MWh", "cost $", "design | plan");
   std::vector<std::string> design_axes, plan_axes;
-  for (const auto& a : space.axes()) {
-    if (a.is_plan)
+  // A space without expert parallelism keeps ep = etp = 1: its plans need not say so.
+  const auto& axes = space.axes();
+  const bool experts = space.family() == estimator::Family::transformer &&
+                       (axes[spaces::kEp].size() > 1 || axes[spaces::kEp].numbers[0] != 1 ||
+                        axes[spaces::kEtp].size() > 1 || axes[spaces::kEtp].numbers[0] != 1);
+  for (const auto& a : axes) {
+    if (!a.is_plan) {
+      if (a.size() > 1) design_axes.push_back(a.name);
+    } else if (experts || (a.name != "ep" && a.name != "etp")) {
       plan_axes.push_back(a.name);
-    else if (a.size() > 1)
-      design_axes.push_back(a.name);
+    }
   }
   // The transformer's derived degree, with its plan.
   if (store.schema().index("dp") != Schema::npos) plan_axes.push_back("dp");

@@ -161,6 +161,8 @@ bool Space::Impl::check_plan(const Design& d, const std::uint32_t* digit, estima
   p.sequence_parallel = sequence_parallel[digit[kSequenceParallel - kTp]] != 0;
   p.offload = offload[digit[kOffload - kTp]];
   p.pipeline_split = pipeline_split[digit[kPipelineSplit - kTp]];
+  p.ep = ep[digit[kEp - kTp]];
+  p.etp = etp[digit[kEtp - kTp]];
   // dp is what the GPUs leave; a remainder makes `degrees` fail.
   // In double: the degrees of a spec's axes may multiply past any integer.
   const double model_parallel = static_cast<double>(p.tp) * p.pp * p.cp;
@@ -193,6 +195,7 @@ std::vector<double> Space::Impl::plan_rules_key(const Design& d) const {
   std::vector<double> key = {double(m.heads),
                              double(m.kv_heads),
                              double(m.layers),
+                             double(m.num_experts),
                              double(d.workload.seq_len),
                              double(d.workload.global_batch),
                              double(d.cluster.num_gpus),

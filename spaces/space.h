@@ -67,10 +67,12 @@ enum AxisId : std::uint8_t {
   kRecompute,
   kSequenceParallel,
   kOffload,
-  // Last, so that the points of a spec without pipeline_split keep the order of the other axes.
+  // Appended, so that the points of a spec without these axes keep the order of the other axes.
   kPipelineSplit,
+  kEp,  // expert parallelism (Mixture-of-Experts models; 1 for dense ones)
+  kEtp,
 };
-inline constexpr int kNumAxes = 23;
+inline constexpr int kNumAxes = 25;
 inline constexpr int kNumDesignAxes = 13;
 inline constexpr int kNumPlanAxes = kNumAxes - kNumDesignAxes;
 

@@ -49,7 +49,7 @@ struct Space::Impl {
   std::vector<const AcceleratorEntry*> gpus;
   std::vector<estimator::Precision> precisions;
   // Plan axis values as the estimator's types.
-  std::vector<int> tp, pp, cp, vp, micro_batch, zero;
+  std::vector<int> tp, pp, cp, vp, micro_batch, zero, ep, etp;
   std::vector<estimator::Recompute> recompute;
   std::vector<std::uint8_t> sequence_parallel;
   std::vector<estimator::Offload> offload;

@@ -486,7 +486,7 @@ class Parser {
     const toml::table& t = found ? *found : empty;
     check_keys(r_, t, "plan",
                {"tp", "pp", "cp", "vp", "pipeline_split", "micro_batch", "zero", "recompute",
-                "sequence_parallel", "offload", "allow_tp_across_nodes"});
+                "sequence_parallel", "offload", "ep", "etp", "allow_tp_across_nodes"});
     im_.rules.allow_tp_across_nodes = bool_key(r_, t, "plan", "allow_tp_across_nodes", false);
 
     // What "all" may choose from: the values the workloads and clusters can make valid.
@@ -698,6 +698,23 @@ class Parser {
       offload.labels.push_back(kOffloadNames[v]);
       im_.offload.push_back(static_cast<estimator::Offload>(v));
     }
+
+    // Expert parallelism: "all" offers the degrees that divide some model's experts (ep) or some
+    // NVLink domain (etp: expert tensor parallelism across nodes is never worth its traffic), and
+    // that fit some cluster; a space without Mixture-of-Experts models has only ep = etp = 1.
+    std::vector<double> experts;
+    for (const auto& m : im_.models)
+      if (m.model.num_experts > 0) experts.push_back(m.model.num_experts);
+    int_axis(
+        kEp, "ep", Kind::positive_int,
+        [&](double d) { return d == 1 || divides_some(d, gpu_counts); },
+        experts.empty() ? std::vector<double>{1} : divisors_of(experts), im_.ep);
+    int_axis(
+        kEtp, "etp", Kind::positive_int,
+        [&](double d) {
+          return d == 1 || (divides_some(d, gpu_counts) && divides_some(d, domains));
+        },
+        experts.empty() ? std::vector<double>{1} : divisors_of(domains), im_.etp);
   }
 
   void parse_pricing() {

@@ -251,7 +251,7 @@ TEST_F(CliTest, BadInputGetsOneClearErrorAndExitCode2) {
             0);
   expect_error("summary " + v99,
                "clustersweep summary: error: '" + v99 +
-                   "' has store format version 99; this clustersweep reads version 2 (use the "
+                   "' has store format version 99; this clustersweep reads version 3 (use the "
                    "clustersweep that wrote it, or rerun the sweep)");
 
   // A store holds one family, named in its root attributes.

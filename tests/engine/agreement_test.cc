@@ -99,6 +99,8 @@ RandomSpec random_spec(std::mt19937_64& rng, bool with_gb200) {
   t += "recompute = \"all\"\nsequence_parallel = \"all\"\n";
   if (expansion) t += "offload = \"all\"\n";
   if (coin(30)) t += "pipeline_split = \"all\"\n";
+  if (coin(50)) t += coin(50) ? "ep = \"all\"\n" : "ep = [1, 8, 16]\n";
+  if (coin(30)) t += "etp = " + pick_list(rng, std::vector<int>{1, 2, 4}, 2) + "\n";
   if (coin(20)) {
     t += "allow_tp_across_nodes = true\n";
     s.scalars.emplace_back("allow_tp_across_nodes", "true");
@@ -127,8 +129,8 @@ spaces::Settings settings_of(const spaces::Space& space, const RandomSpec& spec,
 
 TEST(Agreement, EstimateEqualsTheSweepsRowOnRandomPointsOfRandomSpecs) {
   std::mt19937_64 rng(20261124);
-  std::size_t compared = 0, evaluated = 0, removed = 0;
-  for (int spec_index = 0; spec_index < 24; ++spec_index) {
+  std::size_t compared = 0, evaluated = 0, removed = 0, expert_parallel = 0;
+  for (int spec_index = 0; spec_index < 32; ++spec_index) {
     const RandomSpec spec = random_spec(rng, spec_index % 4 == 0);
     SCOPED_TRACE(spec.text);
     const spaces::Space space = spaces::Space::parse(spec.text, "random.toml");
@@ -171,6 +173,7 @@ TEST(Agreement, EstimateEqualsTheSweepsRowOnRandomPointsOfRandomSpecs) {
         }
         const est::Estimate e = est::estimate(pt.workload, pt.cluster, pt.plan, pt.calibration);
         ++evaluated;
+        if (pt.plan.ep > 1) ++expert_parallel;
         ASSERT_EQ(rows.number(column("feasible"), r), e.feasible ? 1 : 0);
         ASSERT_EQ(rows.number(column("infeasible_reason"), r),
                   static_cast<double>(e.feasible ? est::Infeasible::none : e.reason));
@@ -193,6 +196,8 @@ TEST(Agreement, EstimateEqualsTheSweepsRowOnRandomPointsOfRandomSpecs) {
             {"time_pp_p2p_s", e.time.pp_p2p_s},
             {"time_pp_bubble_s", e.time.pp_bubble_s},
             {"time_dp_exposed_s", e.time.dp_exposed_s},
+            {"time_ep_a2a_s", e.time.ep_a2a_s},
+            {"time_edp_exposed_s", e.time.edp_exposed_s},
             {"time_optimizer_s", e.time.optimizer_s},
             {"time_offload_s", e.time.offload_s},
             {"time_overhead_s", e.time.overhead_s}};
@@ -205,6 +210,7 @@ TEST(Agreement, EstimateEqualsTheSweepsRowOnRandomPointsOfRandomSpecs) {
   EXPECT_GT(compared, 10000u);
   EXPECT_GT(evaluated, 1000u);
   EXPECT_GT(removed, 1000u);
+  EXPECT_GT(expert_parallel, 50u);
 }
 
 // The same through the real binary: `run` writes the store, `estimate --json` answers with the

@@ -63,6 +63,30 @@ TEST_F(RunTest, ReportsTheRunAndTheBestDesigns) {
   EXPECT_FALSE(std::filesystem::exists(dir_ / "r.h5.partial"));
 }
 
+TEST_F(RunTest, MixtureOfExpertsSweepNamesTheBestExpertParallelPlanOfEachCluster) {
+  // The shipped DeepSeek-V3 study: H800, H100 and GB200 NVL72 at two sizes, every ep.
+  const std::string s = CLUSTERSWEEP_SOURCE_DIR "/examples/deepseek-v3-ep.toml";
+  std::string out;
+  ASSERT_EQ(run(command(2, {"run", s, "-o", dir_ / "ds.h5"}), &out), 0) << out;
+  const auto table = out.find("best designs by time_to_train (the best plan of each):");
+  ASSERT_NE(table, std::string::npos) << out;
+  int designs = 0;
+  for (const char* gpu : {"H800-SXM5-80GB", "H100-SXM5-80GB", "GB200-186GB"}) {
+    for (const char* gpus : {"1024", "2048"}) {
+      const std::string design = fmt::format("gpu={} num_gpus={} | ", gpu, gpus);
+      const auto at = out.find(design, table);
+      if (at == std::string::npos) continue;  // no plan of this cluster fits in memory
+      ++designs;
+      const std::string line = out.substr(at, out.find('\n', at) - at);
+      EXPECT_NE(line.find(" ep="), std::string::npos) << line;
+      EXPECT_NE(line.find(" etp=1"), std::string::npos) << line;
+    }
+  }
+  EXPECT_GE(designs, 4) << out;
+  // Expert parallelism wins on every cluster: no best plan keeps all 256 experts on each GPU.
+  EXPECT_EQ(out.find(" ep=1 ", table), std::string::npos) << out;
+}
+
 TEST_F(RunTest, RefusesToOverwriteWithoutResumeOrForce) {
   const std::string s = spec("s.toml", small_spec("best-per-design"));
   const std::string store = dir_ / "r.h5";
@@ -346,7 +370,7 @@ divides = wide["num_gpus"] % mp == 0
 assert (wide["dp"][divides] * mp[divides] == wide["num_gpus"][divides]).all()
 assert (wide["dp"][~divides] == 0).all() and (~divides).any()
 assert f["step_time_s"].attrs["units"] in ("s", b"s")
-assert f.attrs["format"] == "clustersweep-store" and f.attrs["format_version"] == 2
+assert f.attrs["format"] == "clustersweep-store" and f.attrs["format_version"] == 3
 assert f.attrs["complete"] == 1 and f.attrs["mpi_size"] == 2
 assert "keep = \"all\"" in f.attrs["spec"]
 print("ok", n, int(ok.sum()))

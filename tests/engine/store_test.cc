@@ -95,7 +95,7 @@ TEST(Store, WritesAndReadsBackEveryType) {
   EXPECT_EQ(r.string_attribute("spec"), "spec text");
   EXPECT_EQ(r.number_attribute("pue"), 1.5);
   EXPECT_EQ(r.number_attribute("mpi_size"), 2);
-  EXPECT_EQ(r.number_attribute("format_version"), 2);
+  EXPECT_EQ(r.number_attribute("format_version"), 3);
   EXPECT_EQ(r.string_attribute("pue"), std::nullopt);
   EXPECT_EQ(r.number_attribute("missing"), std::nullopt);
   RowBlock all;
@@ -107,7 +107,7 @@ TEST(Store, WritesAndReadsBackEveryType) {
   EXPECT_EQ(p.rows, (std::vector<std::uint64_t>{10, 0, 0}));
 }
 
-// The natural-width types of format version 2: they round-trip through the file (types and
+// The natural-width types of format version 3: they round-trip through the file (types and
 // values), and StoreReader::read converts each to doubles.
 TEST(Store, WritesAndReadsBackNarrowTypes) {
   TempDir dir;
@@ -237,7 +237,7 @@ TEST(StoreReader, ClearErrorsForFilesThatAreNotStores) {
   }
   EXPECT_EQ(open_error(dir / "v9.h5"), "'" + (dir / "v9.h5") +
                                            "' has store format version 9; this clustersweep reads "
-                                           "version 2 (use the clustersweep that "
+                                           "version 3 (use the clustersweep that "
                                            "wrote it, or rerun the sweep)");
   test::write_file(dir / "run.h5.partial", "");
   EXPECT_EQ(open_error(dir / "run.h5"),

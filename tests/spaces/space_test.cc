@@ -72,7 +72,9 @@ TEST(Space, AxesInFixedOrderWithPlanAxesLast) {
                          "recompute",
                          "sequence_parallel",
                          "offload",
-                         "pipeline_split"};
+                         "pipeline_split",
+                         "ep",
+                         "etp"};
   for (int i = 0; i < kNumAxes; ++i) {
     EXPECT_EQ(s.axes()[i].name, names[i]);
     EXPECT_EQ(s.axes()[i].is_plan, i >= kTp) << names[i];
@@ -551,6 +553,53 @@ TEST(Pricing, CostIsElectricityPlusRentedOrAmortizedGpus) {
   p.capex_usd_per_gpu = 365.25 * 24;
   p.amortize_years = 1;
   EXPECT_DOUBLE_EQ(p.cost_usd(10, 3600, 0), 10);
+}
+
+}  // namespace
+}  // namespace clustersweep::spaces
+
+namespace clustersweep::spaces {
+namespace {
+
+TEST(Space, ExpertParallelAxesAndTheirRules) {
+  // A dense and a Mixture-of-Experts model (128 experts) in one space: "all" offers the ep
+  // degrees that divide the experts and a GPU count, the etp degrees that divide a GPU count and
+  // the NVLink domain; the rules then keep ep = etp = 1 for the dense model and ep*etp within the
+  // GPUs of a pipeline stage for the other.
+  const Space s = Space::parse(spec(R"(
+[workload]
+model = ["tiny", "qwen3-30b-a3b"]
+global_batch = 64
+[cluster]
+gpu = "H100-SXM5-80GB"
+gpus = [8, 16]
+[plan]
+tp = [1, 2]
+pp = [1, 2]
+ep = "all"
+etp = "all"
+)"),
+                               "moe.toml");
+  EXPECT_EQ(s.axes()[kEp].numbers, (std::vector<double>{1, 2, 4, 8, 16}));
+  EXPECT_EQ(s.axes()[kEtp].numbers, (std::vector<double>{1, 2, 4, 8}));
+  EXPECT_TRUE(s.axes()[kEp].is_plan);
+  Design d;
+  estimator::Plan p;
+  Violation why;
+  std::set<std::pair<int, int>> dense, moe;
+  for (std::uint64_t design = 0; design < s.designs(); ++design) {
+    ASSERT_TRUE(s.design(design, d, why));
+    for (std::uint64_t plan = 0; plan < s.plan_points(); ++plan) {
+      if (!s.plan(d, plan, p, why)) continue;
+      (d.workload.model.num_experts ? moe : dense).insert({p.ep, p.etp});
+      EXPECT_EQ(p.tp * p.cp * p.dp % (p.ep * p.etp), 0);
+    }
+  }
+  EXPECT_EQ(dense, (std::set<std::pair<int, int>>{{1, 1}}));
+  EXPECT_TRUE(moe.count({16, 1}));  // 16 GPUs, pp 1: ep 16 is one pipeline stage
+  EXPECT_TRUE(moe.count({4, 2}));
+  EXPECT_FALSE(moe.count({16, 2}));
+  expect_counts_match_brute_force(s);
 }
 
 }  // namespace
