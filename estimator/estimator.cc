@@ -427,12 +427,6 @@ Estimator::Estimator(const Workload& workload, const Cluster& cluster,
   // activation function (gelu: read + write f; SwiGLU: read 2 f, write f).
   elementwise_h_ = 11.0;
   elementwise_f_ = m.mlp == Mlp::swiglu ? 3.0 : 2.0;
-  if (is_low_precision(p)) {
-    // Casting the GEMM inputs to 8/4 bit: read 16-bit, write 8-bit (1.5 elements) for the QKV
-    // and fc1 inputs (h each) and the fc2 input (f).
-    elementwise_h_ += 3.0;
-    elementwise_f_ += 1.5;
-  }
   elementwise_h_ *= calibration_.memory_bound_scale;
   elementwise_f_ *= calibration_.memory_bound_scale;
   const int gpn = std::max(cluster_.gpus_per_node, 1);
@@ -553,6 +547,7 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   const int ep = plan.ep;
   double routed_rows = 0;  // rows of this GPU's expert GEMMs, busiest rank
   double moe_fwd = 0, moe_memory_fwd = 0, moe_comm_fwd = 0, a2a_fwd = 0;
+  double moe_operands = 0;  // GEMM inputs and output gradients of an MoE layer, per token
   if (moe > 0) {
     const double sf = m.shared_ffn_hidden, fm = m.moe_ffn_hidden;
     const double in_out = m.mlp == Mlp::swiglu ? 2.0 : 1.0;  // first GEMM: gate and up
@@ -572,6 +567,8 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
         (gemm_rows_s(expert_rows, h, in_out * fm / etp) + gemm_rows_s(expert_rows, fm / etp, h)) *
         local_experts / grouped;
     if (sf > 0) moe_fwd += gemm_s(h, in_out * sf / t) + gemm_s(sf / t, h);
+    moe_operands = routed_rows / tokens * (2.0 * h + (1.0 + in_out) * fm / etp) +
+                   (sf > 0 ? 2.0 * h + (1.0 + in_out) * sf / t : 0.0);
     if (m.num_experts > 1) moe_fwd += gemm_rows_s(tokens / t, h, m.num_experts);  // router
     // Routed activations, and the permutation of the routed tokens to and from expert order.
     moe_memory_fwd = act_bytes_ *
@@ -620,6 +617,21 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
         4.0 * act_bytes_ * plan.micro_batch * (m.heads / t) * s_local * seq * c.memory_bound_scale;
   const double memory_fwd =
       (elementwise_bytes + attention_elementwise_bytes) / hbm_bytes_per_s_ + moe * moe_memory_fwd;
+  // Low-precision GEMMs quantize their activation operands forward and their output gradients
+  // backward: read in 16 bits, written in 8 (3 bytes an element), plus a transposed 8-bit copy
+  // (1 byte) where the tensor cores take only the TN layout (Transformer Engine's cast-transpose).
+  // Weights are quantized once per step and cached across micro-batches.
+  double quantize_s = 0;
+  if (is_low_precision(workload_.precision)) {
+    double attention_operands = h + attn_out_in_ / t + h + qkv_out_ / t;
+    if (is_mla(m))
+      attention_operands +=
+          m.kv_lora_rank + m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim + m.q_lora_rank;
+    const double dense_operands = 2.0 * h + (f + mlp_in_out_) / t;
+    const double operands = attention_operands + (1.0 - moe) * dense_operands + moe * moe_operands;
+    quantize_s = (cluster_.gpu.fp8_tn_only ? 4.0 : 3.0) * tokens * operands *
+                 calibration_.memory_bound_scale / hbm_bytes_per_s_;
+  }
   // One attention all-reduce and the dense MLP's, or the MoE layer's collectives.
   const double tp_fwd = tp_one + (1.0 - moe) * tp_one + moe * moe_comm_fwd;
 
@@ -638,7 +650,7 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
 
   Parts layer;
   layer.compute = 3.0 * gemm_fwd + (1.0 + attention_bwd_factor_) * attention_fwd;
-  layer.memory = 3.0 * memory_fwd;
+  layer.memory = 3.0 * memory_fwd + quantize_s;
   layer.tp = 2.0 * tp_fwd;
   layer.cp = cp_fwd + cp_bwd;
   layer.ep = 2.0 * moe * a2a_fwd;

@@ -73,6 +73,9 @@ struct Accelerator {
   double nvlink_bytes_per_s = 0;  // per GPU, one direction
   double tdp_w = 0;
   double idle_w = 0;
+  // Its 8-bit tensor cores take only the TN operand layout (Hopper, Ada): a low-precision GEMM's
+  // backward needs a transposed 8-bit copy of each operand, written by the quantization kernel.
+  bool fp8_tn_only = false;
 };
 
 struct Cluster {

@@ -71,6 +71,14 @@ class TableReader {
     const toml::node* node = table_.get(key);
     return node ? checked_number(*node, key, allow_zero) : fallback;
   }
+  bool optional_bool(const char* key, bool fallback) {
+    seen_.emplace_back(key);
+    const toml::node* node = table_.get(key);
+    if (!node) return fallback;
+    const auto value = node->value_exact<bool>();
+    if (!value) fail(*node, key, fmt::format("must be true or false, got {}", text_of(*node)));
+    return *value;
+  }
   int integer(const char* key) {
     const toml::node& node = require(key);
     const auto value = node.value_exact<std::int64_t>();
@@ -197,6 +205,7 @@ AcceleratorEntry parse_accelerator(const toml::table& table, std::string_view fi
   entry.accelerator.nvlink_bytes_per_s = r.number("nvlink_gbytes_per_s") * 1e9;
   entry.accelerator.tdp_w = r.number("tdp_w");
   entry.accelerator.idle_w = r.number("idle_w", true);
+  entry.accelerator.fp8_tn_only = r.optional_bool("fp8_tn_only", false);
   entry.default_node_overhead_w = r.optional_number("node_overhead_w", 0);
   entry.default_gpus_per_node = r.integer("gpus_per_node");
   entry.default_nvlink_domain = r.integer("nvlink_domain");
