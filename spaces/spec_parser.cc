@@ -706,14 +706,10 @@ class Parser {
     for (const auto& m : im_.models)
       if (m.model.num_experts > 0) experts.push_back(m.model.num_experts);
     int_axis(
-        kEp, "ep", Kind::positive_int,
-        [&](double d) { return d == 1 || divides_some(d, gpu_counts); },
+        kEp, "ep", Kind::positive_int, [&](double d) { return divides_some(d, gpu_counts); },
         experts.empty() ? std::vector<double>{1} : divisors_of(experts), im_.ep);
     int_axis(
-        kEtp, "etp", Kind::positive_int,
-        [&](double d) {
-          return d == 1 || (divides_some(d, gpu_counts) && divides_some(d, domains));
-        },
+        kEtp, "etp", Kind::positive_int, [&](double d) { return divides_some(d, gpu_counts); },
         experts.empty() ? std::vector<double>{1} : divisors_of(domains), im_.etp);
   }
 
