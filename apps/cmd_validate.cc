@@ -73,10 +73,13 @@ est::Calibration fit_and_write(const po::variables_map& vm, const std::string& r
 
 // "predicted N of M rows; ..." after the table.
 void print_summary(std::size_t predicted, std::size_t rows, std::size_t unpredicted,
-                   std::size_t out_of_memory) {
+                   std::size_t out_of_memory, std::size_t repaired = 0) {
   std::cout << fmt::format("predicted {} of {} rows", predicted, rows);
   if (unpredicted)
     std::cout << fmt::format("; {} could not be predicted (see the reason column)", unpredicted);
+  if (repaired)
+    std::cout << fmt::format("; {} with a misreported plan repaired (see the reason column)",
+                             repaired);
   if (out_of_memory)
     std::cout << fmt::format("; the memory model puts {} measured runs over HBM capacity",
                              out_of_memory);
@@ -225,7 +228,7 @@ int validate(const Args& args) {
   std::string csv = "id,source,measured_step_time_s,predicted_step_time_s,rel_error,reason\n";
   std::map<std::string, std::vector<double>> errors_by_source;
   std::vector<double> all_errors;
-  std::size_t unpredicted = 0, out_of_memory = 0;
+  std::size_t unpredicted = 0, out_of_memory = 0, repaired = 0;
   for (const auto& r : rows) {
     if (!r.reason.empty()) {
       ++unpredicted;
@@ -240,14 +243,15 @@ int validate(const Args& args) {
     const double error = est::relative_error(e.time.total_s, r.measured_s);
     all_errors.push_back(std::fabs(error));
     errors_by_source[r.source].push_back(std::fabs(error));
-    csv += fmt::format("{},{},{:g},{:.6g},{:.6f},\n", csv_quote(r.id), csv_quote(r.source),
-                       r.measured_s, e.time.total_s, error);
+    csv += fmt::format("{},{},{:g},{:.6g},{:.6f},{}\n", csv_quote(r.id), csv_quote(r.source),
+                       r.measured_s, e.time.total_s, error, csv_quote(r.repair));
+    repaired += !r.repair.empty();
   }
   if (vm->count("output")) write_file_atomically((*vm)["output"].as<std::string>(), csv, "-o");
 
   print_errors(errors_by_source, all_errors);
   const spaces::ErrorStats overall = spaces::error_stats(all_errors);
-  print_summary(all_errors.size(), rows.size(), unpredicted, out_of_memory);
+  print_summary(all_errors.size(), rows.size(), unpredicted, out_of_memory, repaired);
   std::cout << fmt::format("step-time MAPE: {:.2f}%  median: {:.2f}%  geomean: {:.2f}%\n",
                            100 * overall.mape, 100 * overall.median, 100 * overall.geomean);
   return kExitOk;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <numeric>
 
 #include "base/csv.h"
 #include "base/error.h"
@@ -181,8 +182,16 @@ std::vector<MeasuredRun> read_runs(const std::string& path,
       runs.push_back(std::move(run));
       return;
     }
-    const Point pt = resolve(settings, calibration);
+    Point pt = resolve(settings, calibration);
     run.gpu = pt.gpu_name;
+    // Megatron-Core builds expert-parallel groups inside a pipeline stage, so a published ep that
+    // does not divide the stage's GPUs cannot be what ran: the largest ep dividing both is.
+    if (const Violation v = check(pt); v.rule == Rule::ep_group) {
+      const int stage = pt.plan.tp * pt.plan.cp * pt.plan.dp / std::max(pt.plan.etp, 1);
+      const int ep = std::gcd(pt.plan.ep, stage);
+      run.repair = fmt::format("predicted with ep = {}: {}", ep, message(v));
+      pt.plan.ep = ep;
+    }
     if (const Violation v = check(pt))
       run.reason = fmt::format("cannot be estimated: {}: {}", to_string(v.rule), message(v));
     run.sample = {pt.workload, pt.cluster, pt.plan, run.measured_s};

@@ -52,6 +52,40 @@ TEST(Validate, PredictsEveryPublishedRunWithinTheRequiredError) {
     EXPECT_NE(out.find(source), std::string::npos) << source;
 }
 
+TEST(Validate, PredictsEveryMixtureOfExpertsRunRepairingOnlyAnImpossibleExpertGroup) {
+  TempDir dir;
+  const std::string predictions = (dir.path() / "predictions.csv").string();
+  const Result r = run({"validate", kMoeRuns, "-o", predictions});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = lines(read_file(predictions));
+  ASSERT_EQ(rows.size(), 92u);
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].find(",,"), std::string::npos) << "row without a prediction: " << rows[i];
+    // Only MB126 (ep 64 in a 32-GPU pipeline stage) is repaired; every other row is as published.
+    if (!rows[i].starts_with("MB126,")) {
+      EXPECT_EQ(rows[i].back(), ',') << rows[i];
+    }
+  }
+  const auto mb126 = std::find_if(rows.begin(), rows.end(),
+                                  [](const std::string& row) { return row.starts_with("MB126,"); });
+  ASSERT_NE(mb126, rows.end());
+  EXPECT_TRUE(
+      mb126->ends_with(",predicted with ep = 32: ep*etp = 64*1 = 64 does not divide tp*cp*dp = 32"))
+      << *mb126;
+  EXPECT_NE(r.out.find("predicted 91 of 91 rows; 1 with a misreported plan repaired"),
+            std::string::npos)
+      << r.out;
+  // Not the issue's target (MAPE <= 15%, median <= 10%; docs/calibration.md says why): a guard
+  // that the figures documented there do not get worse.
+  std::smatch m;
+  const std::string out = r.out;
+  ASSERT_TRUE(
+      std::regex_search(out, m, std::regex(R"(step-time MAPE: ([0-9.]+)%  median: ([0-9.]+)%)")))
+      << out;
+  EXPECT_LE(std::stod(m[1]), 18.0);
+  EXPECT_LE(std::stod(m[2]), 12.5);
+}
+
 TEST(Validate, ShippedCalibrationIsReproducible) {
   TempDir dir;
   const std::string fitted = (dir.path() / "calibration.toml").string();
