@@ -8,6 +8,7 @@
 
 #include "engine/chunks.h"
 #include "engine/schema.h"
+#include "spaces/search.h"
 #include "spaces/space.h"
 
 namespace clustersweep::engine {
@@ -39,15 +40,7 @@ class ChunkEvaluator {
   std::unique_ptr<FamilyEvaluator> family_;
 };
 
-// The value of a point the keep modes best-per-design minimize: its step, its time or energy to
-// train over `steps` steps, or the cost of that time and energy under `pricing`.
-double objective_value(spaces::Objective objective, const spaces::Pricing& pricing, double step_s,
-                       double energy_per_step_j, double steps, double num_gpus) noexcept;
-
-// The Pareto-optimal candidates (minimizing step time and energy per step) of one design, as
-// indices into `time`/`energy`, ascending. A point is dropped only when another is no worse in both
-// and better in one; exact ties are all kept.
-std::vector<std::size_t> pareto_front(const std::vector<double>& time,
-                                      const std::vector<double>& energy);
+using spaces::objective_value;
+using spaces::pareto_front;
 
 }  // namespace clustersweep::engine

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <iterator>
+#include <limits>
 
 namespace clustersweep::estimator {
 namespace {
@@ -434,6 +435,53 @@ Estimator::Estimator(const Workload& workload, const Cluster& cluster,
   model_flops_per_step_ = training_flops_per_step(workload_, Recompute::none);
 }
 
+// Token dispatch and combine forward, exposed: each an all-to-all of `token_bytes` (this rank's
+// routed tokens) over the ep group (stride etp), which spans `domains` NVLink domains. Peers
+// inside this GPU's domain are reached over NVLink, the others over its NIC, concurrently; one
+// latency per exchange. A token bound for k experts crosses the network k (D-1)/D times, or, when
+// the dispatcher sends it once per remote domain and forwards it there over NVLink (DeepEP,
+// HybridEP), once per distinct remote domain among its k: (D-1)(1 - (1-1/D)^k). moe_a2a_dedup
+// blends.
+double Estimator::a2a_fwd_s(double token_bytes, int ep, int etp) const noexcept {
+  if (ep <= 1) return 0;
+  const Calibration& c = calibration_;
+  const int domain = std::max(cluster_.nvlink_domain, 1);
+  const double k = workload_.model.top_k;
+  const double in_domain =
+      std::clamp(static_cast<double>(domain / etp), 1.0, static_cast<double>(ep));
+  const double domains = std::ceil(ep / in_domain);
+  const double plain = k * (domains - 1.0) / domains;
+  const double deduplicated = (domains - 1.0) * (1.0 - std::pow(1.0 - 1.0 / domains, k));
+  const double remote_copies = plain + c.moe_a2a_dedup * (deduplicated - plain);
+  const double local_copies = k * (in_domain - 1.0) / ep;
+  const bool crosses = domains > 1;
+  const double one =
+      std::max(
+          token_bytes * local_copies / (nvlink_bytes_per_s_ * c.moe_a2a_eff),
+          crosses ? token_bytes * remote_copies / (inter_node_bytes_per_s_ * c.moe_a2a_eff) : 0.0) +
+      (crosses ? inter_node_latency_s_ : nvlink_latency_s_);
+  return 2.0 * (1.0 - c.moe_a2a_overlap) * one;
+}
+
+// A group of n ranks at stride `stride` (Megatron's rank order: tp fastest, then cp, dp, pp)
+// stays inside one NVLink domain iff stride * n <= domain. A group that leaves it is bound by
+// scale-out, but its k members inside one domain drive k NICs at once: NCCL's rings and trees
+// cross each domain boundary once per channel, one channel per NIC, so the group's bandwidth per
+// rank is min(NVLink, k x scale-out per GPU).
+void Estimator::link(int stride, int n, double& bytes_per_s, double& alpha) const noexcept {
+  const int domain = std::max(cluster_.nvlink_domain, 1);
+  if (static_cast<std::int64_t>(stride) * n <= domain) {
+    bytes_per_s = nvlink_bytes_per_s_;
+    alpha = nvlink_latency_s_;
+  } else {
+    const double per_domain =
+        std::clamp(static_cast<double>(domain / std::max(stride, 1)), 1.0, static_cast<double>(n));
+    const double nics = 1.0 + calibration_.nic_aggregation * (per_domain - 1.0);
+    bytes_per_s = std::min(nvlink_bytes_per_s_, nics * inter_node_bytes_per_s_);
+    alpha = inter_node_latency_s_;
+  }
+}
+
 Estimate Estimator::estimate(const Plan& plan) const noexcept {
   Estimate e;
   const Model& m = workload_.model;
@@ -487,26 +535,8 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   const double s_local = seq / plan.cp;
   const double tokens = plan.micro_batch * s_local;
   const double micro_batches = static_cast<double>(workload_.global_batch / replica_batch);
-  const int domain = std::max(cluster_.nvlink_domain, 1);
 
-  // A group of n ranks at stride `stride` (Megatron's rank order: tp fastest, then cp, dp, pp)
-  // stays inside one NVLink domain iff stride * n <= domain. A group that leaves it is bound by
-  // scale-out, but its k members inside one domain drive k NICs at once: NCCL's rings and trees
-  // cross each domain boundary once per channel, one channel per NIC, so the group's bandwidth per
-  // rank is min(NVLink, k x scale-out per GPU).
   const Calibration& c = calibration_;
-  auto link = [&](int stride, int n, double& bytes_per_s, double& alpha) {
-    if (static_cast<std::int64_t>(stride) * n <= domain) {
-      bytes_per_s = nvlink_bytes_per_s_;
-      alpha = nvlink_latency_s_;
-    } else {
-      const double per_domain = std::clamp(static_cast<double>(domain / std::max(stride, 1)), 1.0,
-                                           static_cast<double>(n));
-      const double nics = 1.0 + c.nic_aggregation * (per_domain - 1.0);
-      bytes_per_s = std::min(nvlink_bytes_per_s_, nics * inter_node_bytes_per_s_);
-      alpha = inter_node_latency_s_;
-    }
-  };
 
   // GEMM time: efficiency grows with the smallest GEMM dimension (wave quantisation and
   // memory-bound small tiles).
@@ -582,30 +612,8 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
     const double routed_bytes = tokens * m.top_k * h * act_bytes_;
     moe_comm_fwd = (1.0 - c.tp_overlap) * all_reduce_s(routed_bytes, etp, etp_bw, etp_alpha);
     if (sf > 0) moe_comm_fwd += tp_one;
-    // Token dispatch and combine: each an all-to-all of this rank's routed tokens over the ep
-    // group (stride etp), which spans `domains` NVLink domains. Peers inside this GPU's domain are
-    // reached over NVLink, the others over its NIC, concurrently; one latency per exchange. A
-    // token bound for k experts crosses the network k (D-1)/D times, or, when the dispatcher
-    // sends it once per remote domain and forwards it there over NVLink (DeepEP, HybridEP),
-    // once per distinct remote domain among its k: (D-1)(1 - (1-1/D)^k). moe_a2a_dedup blends.
-    if (ep > 1) {
-      const double token_bytes = tokens / t * h * act_bytes_ * imbalance;
-      const double k = m.top_k;
-      const double in_domain =
-          std::clamp(static_cast<double>(domain / etp), 1.0, static_cast<double>(ep));
-      const double domains = std::ceil(ep / in_domain);
-      const double plain = k * (domains - 1.0) / domains;
-      const double deduplicated = (domains - 1.0) * (1.0 - std::pow(1.0 - 1.0 / domains, k));
-      const double remote_copies = plain + c.moe_a2a_dedup * (deduplicated - plain);
-      const double local_copies = k * (in_domain - 1.0) / ep;
-      const bool crosses = domains > 1;
-      const double one =
-          std::max(token_bytes * local_copies / (nvlink_bytes_per_s_ * c.moe_a2a_eff),
-                   crosses ? token_bytes * remote_copies / (inter_node_bytes_per_s_ * c.moe_a2a_eff)
-                           : 0.0) +
-          (crosses ? inter_node_latency_s_ : nvlink_latency_s_);
-      a2a_fwd = 2.0 * (1.0 - c.moe_a2a_overlap) * one;
-    }
+    // Token dispatch and combine of this rank's routed tokens.
+    a2a_fwd = a2a_fwd_s(tokens / t * h * act_bytes_ * imbalance, ep, etp);
   }
   const double gemm_fwd = attention_gemm_fwd + (1.0 - moe) * dense_mlp_fwd + moe * moe_fwd;
   const double dense_f = (1.0 - moe) * f;
@@ -896,12 +904,8 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   e.tokens_per_s = tokens_per_step / st.total_s;
   e.mfu = e.model_flops_per_step / (st.total_s * cluster_.num_gpus * peak_flops_);
 
-  // Energy: busy kernels at busy_power_fraction * TDP, the rest of the step at idle power.
-  const double busy_s = std::min(st.total_s, st.compute_s + st.memory_bound_s + st.optimizer_s);
-  const double gpu_j = busy_s * cluster_.gpu.tdp_w * c.busy_power_fraction +
-                       (st.total_s - busy_s) * cluster_.gpu.idle_w;
   e.energy_per_step_j =
-      cluster_.num_gpus * gpu_j + num_nodes_ * cluster_.node_overhead_w * st.total_s;
+      step_energy_j(st.total_s, st.compute_s + st.memory_bound_s + st.optimizer_s);
 
   // A group that must leave its NVLink domain over a zero-bandwidth network (or any other zero
   // bandwidth the step needs) cannot run.
@@ -914,6 +918,173 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   e.feasible = fits;
   e.reason = fits ? Infeasible::none : Infeasible::out_of_memory;
   return e;
+}
+
+// Energy: busy kernels at busy_power_fraction * TDP, the rest of the step at idle power.
+double Estimator::step_energy_j(double total_s, double busy_s) const noexcept {
+  busy_s = std::min(total_s, busy_s);
+  const double gpu_j = busy_s * cluster_.gpu.tdp_w * calibration_.busy_power_fraction +
+                       (total_s - busy_s) * cluster_.gpu.idle_w;
+  return cluster_.num_gpus * gpu_j + num_nodes_ * cluster_.node_overhead_w * total_s;
+}
+
+double Estimator::energy_bound_j(double time_s, double busy_s) const noexcept {
+  // Increasing in the step time; in the busy time too unless busy power is below idle power, when
+  // the least energy has every second busy.
+  const bool busy_costs_more =
+      cluster_.gpu.tdp_w * calibration_.busy_power_fraction >= cluster_.gpu.idle_w;
+  return step_energy_j(time_s, busy_costs_more ? busy_s : time_s);
+}
+
+// Each term below is at most the matching term of estimate() for every plan of the box the rules
+// accept (gb divisible by dp * micro_batch, so micro-batches * tokens = gb * s/cp / dp exactly);
+// docs/search.md states why. Parts estimate() adds that are hard to bound (context-parallel
+// exchanges, data-parallel exposure, tier traffic, logits) are bounded by 0.
+StepBound Estimator::bound(const PlanBox& box) const noexcept {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const Model& m = workload_.model;
+  const Calibration& c = calibration_;
+  const Plan& p = box.plan;
+  if (peak_flops_ <= 0 || p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.ep < 1 || p.etp < 1)
+    return {kInf, kInf, kInf};
+  const double t = p.tp, pp = p.pp, L = m.layers, h = m.hidden;
+  const double moe = moe_fraction_;
+  const double s_local = static_cast<double>(workload_.seq_len) / p.cp;
+  const double gb = static_cast<double>(workload_.global_batch);
+  // Tokens of all micro-batches of one step on one pipeline rank; the fewest micro-batches.
+  const double step_tokens = gb * s_local / p.dp;
+  const double mb_min = box.micro_batch_min, mb_max = box.micro_batch_max;
+  const double micro_batches_min = std::max(1.0, std::floor(gb / (p.dp * mb_max)));
+  // Every pipeline split gives the critical stage at least layers/pp layers of each part.
+  const double stage_layers = L / pp;
+  const bool sp_possible = box.sequence_parallel[1] && p.tp > 1;
+  const double sp_div = sp_possible ? t : 1.0;
+
+  // Per layer and micro-batch, as a * tokens + b: GEMMs at their peak efficiency (the size
+  // factor d/(d + gemm_half_dim), the grouped-GEMM factor and the router only add time), the
+  // attention matmuls, elementwise traffic, tensor-parallel and expert all-to-all bandwidth terms
+  // (a), and their latencies (b).
+  double imbalance = p.ep > 1 ? c.moe_imbalance : 1.0;
+  if (p.capacity_factor > 0) imbalance = std::min(imbalance, p.capacity_factor);
+  const double in_out = m.mlp == Mlp::swiglu ? 2.0 : 1.0;
+  double attention_gemm = 2.0 * attn_out_in_ * h / t;
+  if (is_mla(m)) {
+    const double nope = qk_dim_ - m.qk_rope_head_dim;
+    attention_gemm +=
+        2.0 * (h * (m.kv_lora_rank + m.qk_rope_head_dim) +
+               m.kv_lora_rank * m.heads * (nope + v_dim_) / t +
+               (m.q_lora_rank > 0 ? h * m.q_lora_rank + m.q_lora_rank * m.heads * qk_dim_ / t
+                                  : h * m.heads * qk_dim_ / t));
+  } else {
+    attention_gemm += 2.0 * h * qkv_out_ / t;
+  }
+  const double dense_mlp = 2.0 * (h * mlp_in_out_ + m.ffn_hidden * h) / t;
+  double moe_gemm = 0;
+  if (moe > 0)
+    moe_gemm = 2.0 * m.top_k * imbalance * h * m.moe_ffn_hidden * (1.0 + in_out) / t +
+               2.0 * h * m.shared_ffn_hidden * (1.0 + in_out) / t;
+  const double gemm_flops = attention_gemm + (1.0 - moe) * dense_mlp + moe * moe_gemm;
+  const double attention_per_token = 2.0 * attention_keys_ * m.heads * (qk_dim_ + v_dim_) / t /
+                                     (attention_peak_ * c.attention_eff);
+  const double compute_a = 3.0 * gemm_flops / (peak_flops_ * gemm_eff_scale_) +
+                           (1.0 + attention_bwd_factor_) * attention_per_token;
+  const double memory_a =
+      3.0 * act_bytes_ *
+      (elementwise_h_ * h / sp_div + elementwise_f_ * (1.0 - moe) * m.ffn_hidden / t) /
+      hbm_bytes_per_s_;
+  double tp_bw = 0, tp_alpha = 0;
+  link(1, p.tp, tp_bw, tp_alpha);
+  // all_reduce_s >= its bandwidth term plus the smaller of its two latency terms.
+  double tp_a = 0, tp_b = 0;
+  if (p.tp > 1) {
+    const double n = p.tp;
+    tp_a = 2.0 * (2.0 - moe) * (1.0 - c.tp_overlap) * 2.0 * (n - 1) / n * h * act_bytes_ / tp_bw;
+    tp_b = 2.0 * (2.0 - moe) * (1.0 - c.tp_overlap) *
+           std::min(2.0 * (n - 1), 2.0 * tree_depth(p.tp)) * tp_alpha;
+  }
+  double ep_a = 0, ep_b = 0;
+  if (moe > 0 && p.ep > 1) {
+    // a2a_fwd_s is an affine function of its bytes: its value at 0 is the latency.
+    ep_b = 2.0 * moe * a2a_fwd_s(0.0, p.ep, p.etp);
+    ep_a =
+        2.0 * moe * (a2a_fwd_s(h * act_bytes_ * imbalance / t, p.ep, p.etp) - ep_b / (2.0 * moe));
+  }
+  const double busy_a = compute_a + memory_a;
+  const double layer_a = busy_a + tp_a + ep_a;
+  const double layer_b = tp_b + ep_b;
+  const double overhead = c.per_layer_overhead_s + moe * c.moe_layer_overhead_s;
+
+  StepBound b;
+  // Micro-batches of the step.
+  const double steady =
+      stage_layers * (layer_a * step_tokens + (layer_b + overhead) * micro_batches_min);
+  // Pipeline sends: 2 vp per micro-batch of tokens * h / sp_div.
+  double p2p = 0;
+  if (p.pp > 1) {
+    double pp_bw = 0, pp_alpha = 0;
+    link(p.tp * p.cp * p.dp, p.pp, pp_bw, pp_alpha);
+    p2p = 2.0 * box.vp_min *
+          (step_tokens * h * act_bytes_ / sp_div / pp_bw + micro_batches_min * pp_alpha);
+  }
+  // The bubble: (pp - 1)/vp micro-batches of the critical stage.
+  double bubble = 0;
+  if (p.pp > 1)
+    bubble =
+        (pp - 1.0) / box.vp_max * stage_layers * (layer_a * mb_min * s_local + layer_b + overhead);
+  // The optimizer over this rank's parameters, sharded by ZeRO-1 and above.
+  const int dp_group = p.dp * p.cp;
+  const double edp_group = static_cast<double>(p.tp) * p.cp * p.dp / (p.etp * p.ep);
+  const double stage_params = stage_layers * dense_params_per_layer_ / t;
+  const double stage_expert_params = stage_layers * expert_params_per_layer_ / (p.etp * p.ep);
+  const double local_params = stage_params / (box.zero_max >= 1 ? dp_group : 1) +
+                              stage_expert_params / (box.zero_max >= 1 ? edp_group : 1);
+  const double optimizer =
+      local_params * (2.0 * optimizer_bytes_ + grad_bytes_ + weight_bytes_) / hbm_bytes_per_s_;
+  b.time_s = steady + p2p + bubble + optimizer + c.per_step_overhead_s;
+  b.busy_s = stage_layers * busy_a * step_tokens + optimizer;
+
+  // ---- HBM: the least over the box's offload, ZeRO, recompute and sequence-parallel choices --
+  const double weights = stage_params * weight_bytes_ / (box.zero_max >= 3 ? dp_group : 1) +
+                         stage_expert_params * weight_bytes_ / (box.zero_max >= 3 ? edp_group : 1);
+  const double grads = stage_params * grad_bytes_ / (box.zero_max >= 2 ? dp_group : 1) +
+                       stage_expert_params * grad_bytes_ / (box.zero_max >= 2 ? edp_group : 1);
+  const double optimizer_state =
+      stage_params * optimizer_bytes_ / (box.zero_max >= 1 ? dp_group : 1) +
+      stage_expert_params * optimizer_bytes_ / (box.zero_max >= 1 ? edp_group : 1);
+  // Activations: chunk layers x chunks in flight >= first-stage layers x min(pp, micro-batches).
+  double first_stage_layers = L;
+  if (p.pp > 1) {
+    first_stage_layers = kInf;
+    if (box.pipeline_split[static_cast<int>(PipelineSplit::even)] ||
+        box.pipeline_split[static_cast<int>(PipelineSplit::uneven)])
+      first_stage_layers = L / pp;
+    if (box.pipeline_split[static_cast<int>(PipelineSplit::embedding_loss)])
+      first_stage_layers = std::min(first_stage_layers, (L + 2.0) / pp - 1.0);
+    first_stage_layers = std::max(0.0, first_stage_layers);
+  }
+  const double in_flight = first_stage_layers * (p.pp > 1 ? std::min(pp, micro_batches_min) : 1.0);
+  double act_layer = kInf;
+  for (int r = 0; r < 3; ++r)
+    for (int sp = 0; sp < 2; ++sp)
+      if (box.recompute[r] && box.sequence_parallel[sp])
+        act_layer = std::min(
+            act_layer, act_bytes_ / 2.0 *
+                           activation_bytes_per_layer(m, s_local, mb_min, p.tp, sp == 1 && p.tp > 1,
+                                                      static_cast<Recompute>(r),
+                                                      c.flash_attention > 0, c.dropout_masks > 0,
+                                                      is_low_precision(workload_.precision)));
+  const double activations = act_layer == kInf ? 0.0 : act_layer * in_flight;
+  const double workspace = c.workspace_bytes + 2.0 * act_bytes_ * mb_min * s_local * m.vocab / t;
+  b.hbm_bytes = kInf;
+  if (box.offload[static_cast<int>(Offload::none)])
+    b.hbm_bytes = weights + grads + optimizer_state + activations + workspace;
+  if (box.offload[static_cast<int>(Offload::optimizer)])
+    b.hbm_bytes = std::min(b.hbm_bytes, weights + grads + activations + workspace);
+  if (box.offload[static_cast<int>(Offload::optimizer_activations)])
+    b.hbm_bytes = std::min(b.hbm_bytes, weights + grads + workspace);
+  if (box.offload[static_cast<int>(Offload::all)])
+    b.hbm_bytes = std::min(b.hbm_bytes, grads + workspace);
+  return b;
 }
 
 Estimate estimate(const Workload& workload, const Cluster& cluster, const Plan& plan,

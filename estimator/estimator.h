@@ -289,17 +289,53 @@ double activation_bytes_per_layer(const Model& model, double seq_len, double mic
                                   bool sequence_parallel, Recompute recompute, bool flash_attention,
                                   bool dropout_masks = true, bool fp8_gemm_inputs = false) noexcept;
 
+// A set of plans of one workload on one cluster for the plan search (docs/search.md): the degrees
+// tp, pp, dp, cp, ep, etp and the capacity factor of `plan` are fixed; each other setting ranges
+// over the values marked (a range for vp and the micro-batch).
+struct PlanBox {
+  Plan plan;
+  int vp_min = 1, vp_max = 1;
+  int micro_batch_min = 1, micro_batch_max = 1;
+  int zero_max = 0;
+  bool recompute[3] = {true, true, true};                        // by Recompute
+  bool sequence_parallel[2] = {true, true};                      // off, on
+  bool offload[4] = {true, true, true, true};                    // by Offload
+  bool pipeline_split[kNumPipelineSplits] = {true, true, true};  // by PipelineSplit
+};
+
+// Lower bounds over every plan of a PlanBox that the rules accept (spaces/rules.h): no such plan
+// has a smaller step time, a smaller busy time (the part of the step energy counts at busy power:
+// compute, memory-bound kernels, optimizer) or needs less HBM.
+struct StepBound {
+  double time_s = 0;
+  double busy_s = 0;
+  double hbm_bytes = 0;
+};
+
 // Everything that depends only on the workload and the cluster, computed once; estimate() is then
 // cheap, allocation-free and thread-safe.
 class Estimator {
  public:
   Estimator(const Workload& workload, const Cluster& cluster, const Calibration& calibration);
   Estimate estimate(const Plan& plan) const noexcept;
+  // Allocation-free; each term is the matching term of estimate() with the settings the box
+  // leaves open at their most favourable values (docs/search.md).
+  StepBound bound(const PlanBox& box) const noexcept;
+  // The lower bound of the step energy of a plan whose step and busy times are at least these.
+  double energy_bound_j(double time_s, double busy_s) const noexcept;
 
   const Workload& workload() const noexcept { return workload_; }
   const Cluster& cluster() const noexcept { return cluster_; }
 
  private:
+  // Achieved bandwidth and latency of a group of n ranks at stride `stride` in Megatron's rank
+  // order.
+  void link(int stride, int n, double& bytes_per_s, double& alpha) const noexcept;
+  // The exposed forward dispatch + combine all-to-all of `token_bytes` over an ep group.
+  double a2a_fwd_s(double token_bytes, int ep, int etp) const noexcept;
+  // GPUs, idle and busy, and node overhead over a step of total_s with busy_s of busy kernels.
+  double step_energy_j(double total_s, double busy_s) const noexcept;
+
   Workload workload_;
   Cluster cluster_;
   Calibration calibration_;

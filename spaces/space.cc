@@ -149,8 +149,8 @@ void Space::Impl::resolve_values(Design& d) const noexcept {
   if (v[kHbmGb] == 0) v[kHbmGb] = c.hbm_bytes / 1e9;
 }
 
-bool Space::Impl::check_plan(const Design& d, const std::uint32_t* digit, estimator::Plan& p,
-                             Violation& why) const noexcept {
+void Space::Impl::plan_values(const Design& d, const std::uint32_t* digit,
+                              estimator::Plan& p) const noexcept {
   p.tp = tp[digit[kTp - kTp]];
   p.pp = pp[digit[kPp - kTp]];
   p.cp = cp[digit[kCp - kTp]];
@@ -169,6 +169,11 @@ bool Space::Impl::check_plan(const Design& d, const std::uint32_t* digit, estima
   p.dp = model_parallel <= d.cluster.num_gpus
              ? static_cast<int>(d.cluster.num_gpus / static_cast<std::int64_t>(model_parallel))
              : 1;
+}
+
+bool Space::Impl::check_plan(const Design& d, const std::uint32_t* digit, estimator::Plan& p,
+                             Violation& why) const noexcept {
+  plan_values(d, digit, p);
   why = spaces::check_plan(d.workload, d.cluster, p, rules);
   if (why) return false;
   if (!plan_constraints.empty()) {
@@ -312,6 +317,11 @@ bool Space::plan(const Design& design, std::uint64_t plan, estimator::Plan& out,
   const bool ok = this->plan(design, plan, out, v);
   why = to_infeasible(v.rule);
   return ok;
+}
+
+void Space::plan_values(const Design& design, const std::uint32_t* plan_digits,
+                        estimator::Plan& out) const noexcept {
+  impl_->plan_values(design, plan_digits, out);
 }
 
 bool Space::plan_from_digits(const Design& design, const std::uint32_t* plan_digits,

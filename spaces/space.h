@@ -214,6 +214,10 @@ class Space {
   bool plan_from_digits(const Design& design, const std::uint32_t* plan_digits,
                         estimator::Plan& out, estimator::Infeasible& why) const noexcept;
 
+  // The plan of those digits with dp derived, whether or not the rules accept it.
+  void plan_values(const Design& design, const std::uint32_t* plan_digits,
+                   estimator::Plan& out) const noexcept;
+
   // A recommendation-model space's design (family() == dlrm), resolved as resolve_dlrm() does;
   // false with `why` when a design rule or a constraint of the spec removes it.
   bool dlrm_design(std::uint64_t design, DlrmDesign& out, Violation& why) const noexcept;

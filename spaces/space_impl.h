@@ -83,6 +83,8 @@ struct Space::Impl {
   // The spec's design constraints on a design's axis values (and the other cluster size).
   bool design_constraints_hold(const double* axis_values, int num_axes,
                                const estimator::Cluster& cluster) const noexcept;
+  // The plan of the digits, dp derived, without any rule check.
+  void plan_values(const Design& d, const std::uint32_t* digit, estimator::Plan& p) const noexcept;
   bool check_plan(const Design& design, const std::uint32_t* digit, estimator::Plan& out,
                   Violation& why) const noexcept;
   void resolve_values(Design& design) const noexcept;

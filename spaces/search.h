@@ -1,0 +1,62 @@
+#pragma once
+// The exact plan search of one design (docs/search.md): the plans exhaustive enumeration of the
+// design's plan axes would keep, found while evaluating far fewer of them. Subtrees of the plan
+// space (the parallel degrees first, then vp and micro-batch, then recompute) are ruled out by
+// lower bounds (estimator::Estimator::bound) on their HBM need and on the objective, best-first.
+#include <cstdint>
+#include <vector>
+
+#include "estimator/estimator.h"
+#include "spaces/space.h"
+
+namespace clustersweep::spaces {
+
+// The value of a point the keep modes best-per-design minimize: its step, its time or energy to
+// train over `steps` steps, or the cost of that time and energy under `pricing`. Non-decreasing in
+// the step time and in the energy, which the search's bounds rely on.
+double objective_value(Objective objective, const Pricing& pricing, double step_s,
+                       double energy_per_step_j, double steps, double num_gpus) noexcept;
+
+// The Pareto-optimal candidates (minimizing step time and energy per step) of one design, as
+// indices into `time`/`energy`, ascending. A point is dropped only when another is no worse in both
+// and better in one; exact ties are all kept.
+std::vector<std::size_t> pareto_front(const std::vector<double>& time,
+                                      const std::vector<double>& energy);
+
+// One evaluated, feasible plan of a design.
+struct PlanResult {
+  std::uint64_t plan_index = 0;  // within the design: point id = design * plan_points() + this
+  estimator::Plan plan;
+  estimator::Estimate estimate;
+  double objective = 0;
+};
+
+struct SearchStats {
+  std::uint64_t evaluated = 0;  // plans the estimator evaluated
+  std::uint64_t invalid = 0;    // plans visited and removed by a rule or constraint
+  std::uint64_t pruned = 0;     // plans never visited: a bound (or the degrees rule) ruled out
+                                // their subtree; evaluated + invalid + pruned = plan_points()
+};
+
+struct SearchOptions {
+  Objective objective = Objective::step_time;
+  double steps = 1;         // optimizer steps to train, for the time/energy/cost objectives
+  bool exhaustive = false;  // evaluate every plan (the reference the search must equal)
+};
+
+// The k best feasible plans of `design` (accepted by Space::design) by the objective, best first;
+// ties in the objective go to the lower plan index, as a sweep's best-per-design keeps them.
+std::vector<PlanResult> best_plans(const Space& space, const Design& design,
+                                   const estimator::Estimator& estimator,
+                                   const SearchOptions& options, std::size_t k,
+                                   SearchStats* stats = nullptr);
+
+// Every feasible plan of `design` that can be on its (step time, energy per step) Pareto front,
+// by ascending plan index: a superset of the front that contains every plan pareto_front() keeps
+// from all of the design's plans, so pareto_front() of these gives the same rows.
+std::vector<PlanResult> pareto_candidates(const Space& space, const Design& design,
+                                          const estimator::Estimator& estimator,
+                                          const SearchOptions& options,
+                                          SearchStats* stats = nullptr);
+
+}  // namespace clustersweep::spaces

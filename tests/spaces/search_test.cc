@@ -1,0 +1,178 @@
+// The exact plan search equals exhaustive enumeration (best plans for every objective, top-k, and
+// Pareto fronts) on random designs of random specs, and its bounds are lower bounds.
+#include "spaces/search.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <random>
+
+#include "spaces/catalog.h"
+
+namespace clustersweep::spaces {
+namespace {
+
+std::string pick(std::mt19937_64& rng, const std::vector<std::string>& values, std::size_t most) {
+  std::vector<std::string> chosen = values;
+  std::shuffle(chosen.begin(), chosen.end(), rng);
+  chosen.resize(1 + rng() % std::min(most, values.size()));
+  std::string out = "[";
+  for (std::size_t i = 0; i < chosen.size(); ++i) out += (i ? ", " : "") + chosen[i];
+  return out + "]";
+}
+
+// A random space over every plan axis: dense and MoE models, several accelerators, cluster sizes
+// and bandwidths, with and without an expansion tier.
+std::string random_spec(std::mt19937_64& rng) {
+  const auto& catalog = Catalog::builtin();
+  std::vector<std::string> models, gpus;
+  for (const auto& m : catalog.models())
+    if (m.model.layers <= 96) models.push_back("\"" + m.key + "\"");
+  for (const auto& g : catalog.accelerators()) gpus.push_back("\"" + g.key + "\"");
+  auto coin = [&](int percent) { return static_cast<int>(rng() % 100) < percent; };
+  std::string t = "[workload]\nmodel = " + pick(rng, models, 1) + "\n";
+  t += "seq_len = " + pick(rng, {"2048", "4096"}, 1) + "\n";
+  t += "global_batch = " + pick(rng, {"256", "512", "1536"}, 1) + "\n";
+  t += "precision = " + pick(rng, {"\"bf16\"", "\"fp8\""}, 1) + "\n";
+  t += "training_tokens = 1e11\n[cluster]\ngpu = " + pick(rng, gpus, 2) + "\n";
+  t += "nodes = " + pick(rng, {"1", "2", "4", "8", "16", "32"}, 2) + "\n";
+  if (coin(30)) t += "nvlink_domain = " + pick(rng, {"8", "72"}, 1) + "\n";
+  t += "inter_node_gbps_per_gpu = " + pick(rng, {"100", "400", "800"}, 2) + "\n";
+  const bool expansion = coin(30);
+  if (expansion) t += "expansion_gb = [0, 256]\nexpansion_gbytes_per_s = 64\n";
+  t += "[plan]\ntp = \"all\"\npp = \"all\"\ncp = " + pick(rng, {"1", "2"}, 2) + "\n";
+  t += coin(50) ? "vp = \"all\"\n" : "vp = [1, 2]\n";
+  t += "micro_batch = \"pow2:1..8\"\nzero = \"all\"\nrecompute = \"all\"\n";
+  t += "sequence_parallel = \"all\"\n";
+  if (expansion) t += "offload = \"all\"\n";
+  if (coin(50)) t += "pipeline_split = \"all\"\n";
+  t += "ep = \"all\"\n";
+  if (coin(30)) t += "etp = [1, 2]\n";
+  t += "[pricing]\ncapex_usd_per_gpu = 30000\n";
+  return t;
+}
+
+double steps_of(const Space& space, const Design& d) {
+  return space.training_tokens() /
+         (static_cast<double>(d.workload.global_batch) * d.workload.seq_len);
+}
+
+TEST(Search, EqualsExhaustiveEnumerationOnRandomDesigns) {
+  std::mt19937_64 rng(20261125);
+  int designs = 0, with_plans = 0;
+  std::uint64_t evaluated = 0, exhaustive_evaluated = 0;
+  for (int spec = 0; spec < 20; ++spec) {
+    const std::string text = random_spec(rng);
+    const Space space = Space::parse(text, "random.toml");
+    for (std::uint64_t i = 0; i < space.designs(); ++i) {
+      Design d;
+      if (!space.design(i, d)) continue;
+      ++designs;
+      const estimator::Estimator estimator(d.workload, d.cluster, space.calibration());
+      for (Objective objective :
+           {Objective::step_time, Objective::time_to_train, Objective::energy, Objective::cost}) {
+        for (std::size_t k : {std::size_t{1}, std::size_t{5}}) {
+          SCOPED_TRACE(
+              fmt::format("{}design {} objective {} k {}", text, i, to_string(objective), k));
+          SearchOptions options{objective, steps_of(space, d), false};
+          SearchStats stats, all_stats;
+          const auto found = best_plans(space, d, estimator, options, k, &stats);
+          options.exhaustive = true;
+          const auto expected = best_plans(space, d, estimator, options, k, &all_stats);
+          ASSERT_EQ(found.size(), expected.size());
+          for (std::size_t j = 0; j < found.size(); ++j) {
+            EXPECT_EQ(found[j].plan_index, expected[j].plan_index);
+            EXPECT_EQ(found[j].objective, expected[j].objective);
+          }
+          EXPECT_EQ(stats.evaluated + stats.invalid + stats.pruned, space.plan_points());
+          EXPECT_EQ(all_stats.evaluated + all_stats.invalid, space.plan_points());
+          if (k == 1 && objective == Objective::step_time) {
+            evaluated += stats.evaluated;
+            exhaustive_evaluated += all_stats.evaluated;
+            with_plans += !expected.empty();
+          }
+        }
+      }
+      // Pareto: the front of the candidates equals the front of every plan.
+      SearchOptions options{Objective::step_time, 1, false};
+      auto front_of = [](const std::vector<PlanResult>& plans) {
+        std::vector<double> time, energy;
+        for (const auto& p : plans) {
+          time.push_back(p.estimate.time.total_s);
+          energy.push_back(p.estimate.energy_per_step_j);
+        }
+        std::vector<std::uint64_t> ids;
+        for (std::size_t j : pareto_front(time, energy)) ids.push_back(plans[j].plan_index);
+        return ids;
+      };
+      const auto candidates = pareto_candidates(space, d, estimator, options);
+      options.exhaustive = true;
+      EXPECT_EQ(front_of(candidates), front_of(pareto_candidates(space, d, estimator, options)))
+          << text << "design " << i;
+    }
+  }
+  std::printf("search: %d designs, %d with a feasible plan; plans evaluated %llu of %llu\n",
+              designs, with_plans, static_cast<unsigned long long>(evaluated),
+              static_cast<unsigned long long>(exhaustive_evaluated));
+  EXPECT_GT(designs, 60);
+  EXPECT_GT(with_plans, 40);
+  // The search is there to evaluate fewer plans.
+  EXPECT_LT(evaluated * 3, exhaustive_evaluated);
+}
+
+TEST(Search, BoundsAreBelowEveryPlanOfTheirBox) {
+  std::mt19937_64 rng(11);
+  int checked = 0;
+  for (int spec = 0; spec < 12; ++spec) {
+    const std::string text = random_spec(rng);
+    const Space space = Space::parse(text, "random.toml");
+    const auto& axes = space.axes();
+    for (std::uint64_t i = 0; i < space.designs(); ++i) {
+      Design d;
+      if (!space.design(i, d)) continue;
+      const estimator::Estimator estimator(d.workload, d.cluster, space.calibration());
+      // One box per degree tuple, every other setting free: each valid plan is above its bound.
+      std::map<std::array<int, 5>, estimator::StepBound> bounds;
+      std::uint32_t digits[kNumAxes];
+      for (std::uint64_t plan = 0; plan < space.plan_points(); ++plan) {
+        space.decode(i * space.plan_points() + plan, digits);
+        estimator::Plan p;
+        estimator::Infeasible why;
+        if (!space.plan_from_digits(d, digits + kTp, p, why)) continue;
+        const std::array<int, 5> key = {p.tp, p.pp, p.cp, p.ep, p.etp};
+        if (!bounds.count(key)) {
+          estimator::PlanBox box;
+          box.plan = p;
+          auto range = [&](int axis, int& lo, int& hi) {
+            lo = static_cast<int>(axes[axis].numbers.front());
+            hi = static_cast<int>(axes[axis].numbers.back());
+            for (double v : axes[axis].numbers) {
+              lo = std::min(lo, static_cast<int>(v));
+              hi = std::max(hi, static_cast<int>(v));
+            }
+          };
+          range(kVp, box.vp_min, box.vp_max);
+          range(kMicroBatch, box.micro_batch_min, box.micro_batch_max);
+          box.zero_max = 3;
+          bounds[key] = estimator.bound(box);
+        }
+        const estimator::StepBound& b = bounds[key];
+        const estimator::Estimate e = estimator.estimate(p);
+        if (e.reason == estimator::Infeasible::invalid_plan) continue;
+        ++checked;
+        const auto& t = e.time;
+        ASSERT_LE(b.time_s, t.total_s * (1 + 1e-12)) << text << space.describe_point(i);
+        ASSERT_LE(b.busy_s, (t.compute_s + t.memory_bound_s + t.optimizer_s) * (1 + 1e-12))
+            << text << space.describe_point(i * space.plan_points() + plan);
+        ASSERT_LE(b.hbm_bytes, e.memory.hbm_bytes * (1 + 1e-12))
+            << text << space.describe_point(i * space.plan_points() + plan);
+      }
+    }
+  }
+  EXPECT_GT(checked, 10000);
+}
+
+}  // namespace
+}  // namespace clustersweep::spaces
