@@ -26,7 +26,10 @@ int run(const Args& args) {
       "progress on stderr: auto (a bar on a terminal, lines otherwise), bar, lines, none")(
       "progress-interval", po::value<double>()->default_value(5.0),
       "seconds between progress lines")("no-summary", po::bool_switch(),
-                                        "do not print the best designs at the end");
+                                        "do not print the best designs at the end")(
+      "exhaustive", po::bool_switch(),
+      "keep = best-per-design or pareto-per-design: evaluate every plan of each design instead of "
+      "the exact plan search (the same rows, far slower; docs/search.md)");
   po::positional_options_description positional;
   positional.add("spec", 1);
   const auto vm = parse(
@@ -50,6 +53,7 @@ int run(const Args& args) {
   job.options.progress = jobs::parse_progress_mode((*vm)["progress"].as<std::string>());
   job.options.progress_interval_s = (*vm)["progress-interval"].as<double>();
   job.options.summary = !(*vm)["no-summary"].as<bool>();
+  job.options.exhaustive = (*vm)["exhaustive"].as<bool>();
   std::vector<std::string> command_line = {"clustersweep"};
   command_line.insert(command_line.end(), args.begin(), args.end());
   return engine::run(job, command_line, std::cout);

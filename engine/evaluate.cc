@@ -13,10 +13,10 @@
 
 namespace clustersweep::engine {
 
-ChunkEvaluator::ChunkEvaluator(const spaces::Space& space, const Schema& schema) {
+ChunkEvaluator::ChunkEvaluator(const spaces::Space& space, const Schema& schema, bool exhaustive) {
   switch (space.family()) {
     case estimator::Family::transformer:
-      family_ = std::make_unique<TransformerChunkEvaluator>(space, schema);
+      family_ = std::make_unique<TransformerChunkEvaluator>(space, schema, exhaustive);
       break;
     case estimator::Family::dlrm:
       family_ = std::make_unique<DlrmChunkEvaluator>(space, schema);

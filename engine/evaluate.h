@@ -27,7 +27,8 @@ class FamilyEvaluator {
 class ChunkEvaluator {
  public:
   // `schema` must be make_schema(space).
-  ChunkEvaluator(const spaces::Space& space, const Schema& schema);
+  // `exhaustive`: per-design keep modes evaluate every plan instead of the exact plan search.
+  ChunkEvaluator(const spaces::Space& space, const Schema& schema, bool exhaustive = false);
 
   void start(const Chunk& chunk) { family_->start(chunk); }
   // Evaluates up to `points` more points; true once the whole chunk is evaluated and reduced.

@@ -18,12 +18,14 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
 TransformerChunkEvaluator::TransformerChunkEvaluator(const spaces::Space& space,
-                                                     const Schema& schema)
+                                                     const Schema& schema, bool exhaustive)
     : space_(space),
       schema_(schema),
       keep_(space.keep()),
       objective_(space.objective()),
       plan_points_(space.plan_points()),
+      search_(!exhaustive &&
+              (keep_ == spaces::Keep::best_per_design || keep_ == spaces::Keep::pareto_per_design)),
       rows_(schema) {
   point_col_ = schema.index("point_id");
   design_col_ = schema.index("design_id");
@@ -60,6 +62,12 @@ bool TransformerChunkEvaluator::advance(std::uint64_t points) {
       if (design_loaded_) finish_design();
       load_design(design);
       set_plan_digits(next_ % plan_points_);
+      // Per-design chunks hold whole designs, so a design starts where the search takes it.
+      if (search_ && next_ % plan_points_ == 0) {
+        search_design();
+        next_ += plan_points_;
+        continue;
+      }
     }
     // Within one design: a tight loop over its plans.
     const std::uint64_t design_stop = std::min(stop, (design + 1) * plan_points_);
@@ -147,6 +155,22 @@ void TransformerChunkEvaluator::evaluate_point(std::uint64_t point_id) {
     case spaces::Keep::pareto_per_design:
       if (e.feasible) candidates_.push_back(Candidate{point_id, plan, e, 0});
       return;
+  }
+}
+
+void TransformerChunkEvaluator::search_design() {
+  if (!design_ok_) return;
+  const spaces::SearchOptions options{objective_, steps_, false};
+  const std::uint64_t first = design_ * plan_points_;
+  auto candidate = [&](spaces::PlanResult& r) {
+    return Candidate{first + r.plan_index, r.plan, r.estimate, r.objective};
+  };
+  if (keep_ == spaces::Keep::best_per_design) {
+    auto best = spaces::best_plans(space_, design_data_, *estimator_, options, 1);
+    if (!best.empty()) best_ = candidate(best.front());
+  } else {
+    for (auto& r : spaces::pareto_candidates(space_, design_data_, *estimator_, options))
+      candidates_.push_back(candidate(r));
   }
 }
 

@@ -15,7 +15,7 @@ namespace clustersweep::engine {
 
 class TransformerChunkEvaluator final : public FamilyEvaluator {
  public:
-  TransformerChunkEvaluator(const spaces::Space& space, const Schema& schema);
+  TransformerChunkEvaluator(const spaces::Space& space, const Schema& schema, bool exhaustive);
 
   void start(const Chunk& chunk) override;
   bool advance(std::uint64_t points) override;
@@ -36,6 +36,8 @@ class TransformerChunkEvaluator final : public FamilyEvaluator {
   void set_plan_digits(std::uint64_t plan_index);
   void next_plan_digits() noexcept;
   void evaluate_point(std::uint64_t point_id);
+  // The whole current design through the plan search.
+  void search_design();
   // Appends one row; `estimate` is null for points removed before evaluation.
   void append(std::uint64_t point_id, const estimator::Plan* plan, estimator::Infeasible reason,
               const estimator::Estimate* estimate);
@@ -53,6 +55,9 @@ class TransformerChunkEvaluator final : public FamilyEvaluator {
   spaces::Keep keep_;
   spaces::Objective objective_;
   std::uint64_t plan_points_;
+  // Per-design keep modes find each design's rows with the exact plan search (spaces/search.h);
+  // false: by evaluating every plan.
+  bool search_;
 
   // Column indices.
   std::size_t point_col_, design_col_, dp_col_, feasible_col_, reason_col_, num_gpus_col_;

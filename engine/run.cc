@@ -219,6 +219,9 @@ StoreHeader make_header(const spaces::Space& space, const jobs::Job& job, const 
   h.family = estimator::to_string(space.family());
   h.keep = spaces::to_string(space.keep());
   h.objective = spaces::to_string(space.objective());
+  if (space.keep() == spaces::Keep::best_per_design ||
+      space.keep() == spaces::Keep::pareto_per_design)
+    h.plan_search = job.options.exhaustive ? "exhaustive" : "exact-search";
   h.space_points = space.size();
   h.space_designs = space.designs();
   h.plan_points = space.plan_points();
@@ -251,8 +254,8 @@ void create_atomically(const std::string& path, const StoreHeader& header) {
 class StoreChunkWorker : public ChunkWorker {
  public:
   StoreChunkWorker(const spaces::Space& space, const Schema& schema, const ChunkLayout& layout,
-                   StoreWriter& writer)
-      : evaluator_(space, schema), layout_(layout), writer_(writer) {}
+                   StoreWriter& writer, bool exhaustive)
+      : evaluator_(space, schema, exhaustive), layout_(layout), writer_(writer) {}
 
   void start(std::uint64_t chunk) override {
     chunk_ = chunk;
@@ -494,7 +497,7 @@ class Run {
       points_evaluated_ += points;
       meter.add(points);
     };
-    StoreChunkWorker worker(*space_, schema, layout_, writer);
+    StoreChunkWorker worker(*space_, schema, layout_, writer, job_.options.exhaustive);
     const auto started = std::chrono::steady_clock::now();
     ScheduleResult result = schedule(comm_, todo, worker, options);
     evaluate_time_s_ = seconds_since(started);

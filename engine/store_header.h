@@ -29,6 +29,9 @@ struct StoreHeader {
   std::string family = "transformer";  // the workload family (estimator/family.h) of every row
   std::string keep;                    // "all", "feasible", "best-per-design", "pareto-per-design"
   std::string objective;               // "step_time", "time_to_train", "energy", "cost"
+  // How per-design keep modes found their plans: "exact-search" or "exhaustive" ("none" for
+  // keep = all or feasible), by the run that created the store.
+  std::string plan_search = "none";
   std::uint64_t space_points = 0;
   std::uint64_t space_designs = 0;
   std::uint64_t plan_points = 0;
@@ -60,6 +63,7 @@ struct StoreHeader {
     visit("family", h.family);
     visit("keep", h.keep);
     visit("objective", h.objective);
+    visit("plan_search", h.plan_search);
     visit("rows", h.rows);
     visit("space_points", h.space_points);
     visit("space_designs", h.space_designs);

@@ -80,6 +80,7 @@ std::vector<std::string> Job::run_arguments() const {
     args.push_back(fmt::format("{}", options.progress_interval_s));
   }
   if (!options.summary) args.push_back("--no-summary");
+  if (options.exhaustive) args.push_back("--exhaustive");
   return args;
 }
 

@@ -36,6 +36,8 @@ struct RunOptions {
   ProgressMode progress = ProgressMode::automatic;
   double progress_interval_s = 5;  // between plain progress lines
   bool summary = true;             // print the best designs at the end
+  // Per-design keep modes: evaluate every plan instead of the exact plan search (same rows).
+  bool exhaustive = false;
 };
 
 struct Job {

@@ -50,6 +50,22 @@ TEST_F(RunTest, SameRowsOnOneTwoAndThreeRanksAndAnyChunkSize) {
   }
 }
 
+TEST_F(RunTest, PlanSearchAndExhaustiveEnumerationWriteTheSameRows) {
+  for (const std::string keep : {"best-per-design", "pareto-per-design"}) {
+    const std::string s = spec("s.toml", small_spec(keep));
+    std::string out;
+    ASSERT_EQ(run(command(2, {"run", s, "-o", dir_ / "search.h5", "--no-summary"}), &out), 0)
+        << out;
+    ASSERT_EQ(
+        run(command(1, {"run", s, "-o", dir_ / "all.h5", "--no-summary", "--exhaustive"}), &out), 0)
+        << out;
+    EXPECT_EQ(compare_stores(dir_ / "search.h5", dir_ / "all.h5"), "") << keep;
+    EXPECT_EQ(engine::StoreReader(dir_ / "search.h5").header().plan_search, "exact-search");
+    EXPECT_EQ(engine::StoreReader(dir_ / "all.h5").header().plan_search, "exhaustive");
+    for (const char* f : {"search.h5", "all.h5"}) std::filesystem::remove(dir_ / f);
+  }
+}
+
 TEST_F(RunTest, ReportsTheRunAndTheBestDesigns) {
   const std::string s = spec("s.toml", small_spec("best-per-design"));
   std::string out;
