@@ -61,6 +61,11 @@ constexpr std::array<int, 5> kDegreeAxes = {kTp, kPp, kCp, kEp, kEtp};
 constexpr std::array<int, 2> kShapeAxes = {kVp, kMicroBatch};
 constexpr std::array<int, 1> kRecomputeAxes = {kRecompute};
 constexpr std::array<int, 4> kLeafAxes = {kZero, kSequenceParallel, kOffload, kPipelineSplit};
+constexpr std::array<int, kNumPlanAxes> kSearchOrder = {
+    kTp,      kPp,           kCp, kEp, kEtp, kVp, kMicroBatch, kRecompute, kZero, kSequenceParallel,
+    kOffload, kPipelineSplit};
+static_assert(kDegreeAxes.size() + kShapeAxes.size() + kRecomputeAxes.size() + kLeafAxes.size() ==
+              kSearchOrder.size());
 
 // What the incumbent set lets the search prune: a box whose bounds cannot beat it.
 class Incumbents {
@@ -198,15 +203,7 @@ class Search {
   // Plan points below a node that fixes the first `fixed` search axes.
   std::uint64_t subtree_points(std::size_t fixed) const {
     std::uint64_t n = 1;
-    auto free = [&](int a) { n *= axes_[a].size(); };
-    std::size_t level = 0;
-    for (int a : kDegreeAxes)
-      if (level++ >= fixed) free(a);
-    for (int a : kShapeAxes)
-      if (level++ >= fixed) free(a);
-    for (int a : kRecomputeAxes)
-      if (level++ >= fixed) free(a);
-    for (int a : kLeafAxes) free(a);
+    for (std::size_t i = fixed; i < kSearchOrder.size(); ++i) n *= axes_[kSearchOrder[i]].size();
     return n;
   }
 
@@ -233,28 +230,31 @@ class Search {
     std::fill(std::begin(box.sequence_parallel), std::end(box.sequence_parallel), false);
     std::fill(std::begin(box.offload), std::end(box.offload), false);
     std::fill(std::begin(box.pipeline_split), std::end(box.pipeline_split), false);
-    std::array<std::uint32_t, kNumAxes> d = node.digits;
-    estimator::Plan p;
-    for (std::uint32_t z = 0; z < axes_[kZero].size(); ++z) {
-      d[kZero] = z;
-      space_.plan_values(design_, d.data() + kTp, p);
-      box.zero_max = std::max(box.zero_max, p.zero);
-    }
-    for (std::uint32_t r = 0; r < axes_[kRecompute].size(); ++r) {
-      d[kRecompute] = recompute_fixed ? node.digits[kRecompute] : r;
-      space_.plan_values(design_, d.data() + kTp, p);
-      box.recompute[static_cast<int>(p.recompute)] = true;
-    }
-    for (int a : {int{kSequenceParallel}, int{kOffload}, int{kPipelineSplit}}) {
-      d = node.digits;
-      for (std::uint32_t v = 0; v < axes_[a].size(); ++v) {
-        d[a] = v;
+    auto each_value = [&](int axis, auto&& use) {
+      std::array<std::uint32_t, kNumAxes> d = node.digits;
+      estimator::Plan p;
+      for (std::uint32_t v = 0; v < axes_[axis].size(); ++v) {
+        d[axis] = v;
         space_.plan_values(design_, d.data() + kTp, p);
-        box.sequence_parallel[p.sequence_parallel ? 1 : 0] |= a == kSequenceParallel;
-        box.offload[static_cast<int>(p.offload)] |= a == kOffload;
-        box.pipeline_split[static_cast<int>(p.pipeline_split)] |= a == kPipelineSplit;
+        use(p);
       }
-    }
+    };
+    each_value(kZero,
+               [&](const estimator::Plan& p) { box.zero_max = std::max(box.zero_max, p.zero); });
+    if (recompute_fixed)
+      box.recompute[static_cast<int>(box.plan.recompute)] = true;
+    else
+      each_value(kRecompute, [&](const estimator::Plan& p) {
+        box.recompute[static_cast<int>(p.recompute)] = true;
+      });
+    each_value(kSequenceParallel, [&](const estimator::Plan& p) {
+      box.sequence_parallel[p.sequence_parallel ? 1 : 0] = true;
+    });
+    each_value(kOffload,
+               [&](const estimator::Plan& p) { box.offload[static_cast<int>(p.offload)] = true; });
+    each_value(kPipelineSplit, [&](const estimator::Plan& p) {
+      box.pipeline_split[static_cast<int>(p.pipeline_split)] = true;
+    });
     const estimator::StepBound b = estimator_.bound(box);
     node.time_s = b.time_s;
     node.energy_j = estimator_.energy_bound_j(b.time_s, b.busy_s);
