@@ -7,6 +7,8 @@
 #include <cmath>
 #include <random>
 
+#include "h100_like_cluster.h"
+
 namespace clustersweep::estimator {
 namespace {
 
@@ -22,27 +24,7 @@ Model gpt(int layers, int hidden, int heads, int vocab) {
   return m;
 }
 
-// 1024 GPUs in 128 nodes of 8: an H100-like part (numbers only need to be plausible here).
-Cluster cluster(int num_gpus = 1024) {
-  Cluster c;
-  c.gpu.peak_flops[static_cast<int>(Precision::fp32)] = 67e12;
-  c.gpu.peak_flops[static_cast<int>(Precision::bf16)] = 989e12;
-  c.gpu.peak_flops[static_cast<int>(Precision::fp16)] = 989e12;
-  c.gpu.peak_flops[static_cast<int>(Precision::fp8)] = 1979e12;
-  c.gpu.hbm_bytes = 80e9;
-  c.gpu.hbm_bytes_per_s = 3.35e12;
-  c.gpu.nvlink_bytes_per_s = 450e9;
-  c.gpu.tdp_w = 700;
-  c.gpu.idle_w = 90;
-  c.num_gpus = num_gpus;
-  c.gpus_per_node = 8;
-  c.nvlink_domain = 8;
-  c.nvlink_bytes_per_s = 450e9;
-  c.inter_node_bytes_per_s = 50e9;
-  c.hbm_bytes = 80e9;
-  c.node_overhead_w = 4600;
-  return c;
-}
+using test::cluster;
 
 Workload gpt3_175b() { return {gpt(96, 12288, 96, 51200), 2048, 1536, Precision::bf16}; }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "estimator/estimator.h"
+#include "h100_like_cluster.h"
 
 namespace clustersweep::estimator {
 namespace {
@@ -68,24 +69,7 @@ Model gpt_oss_120b() {
   return m;
 }
 
-// A cluster of H100-like GPUs in nodes of 8.
-Cluster cluster(int num_gpus, double inter_node_gbps = 400) {
-  Cluster c;
-  c.gpu.peak_flops[static_cast<int>(Precision::bf16)] = 989e12;
-  c.gpu.peak_flops[static_cast<int>(Precision::fp8)] = 1979e12;
-  c.gpu.hbm_bytes = 80e9;
-  c.gpu.hbm_bytes_per_s = 3.35e12;
-  c.gpu.nvlink_bytes_per_s = 450e9;
-  c.gpu.tdp_w = 700;
-  c.gpu.idle_w = 90;
-  c.num_gpus = num_gpus;
-  c.gpus_per_node = 8;
-  c.nvlink_domain = 8;
-  c.nvlink_bytes_per_s = 450e9;
-  c.inter_node_bytes_per_s = inter_node_gbps * 1e9 / 8;
-  c.hbm_bytes = 80e9;
-  return c;
-}
+using test::cluster;
 
 // --- FLOPs: Megatron-LM's num_floating_point_operations -----------------------------------------
 // The reference values are what Megatron-LM's formula gives for these architectures at seq 4096,
