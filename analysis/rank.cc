@@ -101,37 +101,24 @@ void print_rows(std::ostream& out, const Dataset& data, const std::vector<RowRef
   table.print(out);
 }
 
-Pricing resolve_pricing(const ColumnSource& source, const PricingOverrides& o,
-                        std::vector<std::string>* origin) {
-  Pricing p = stored_pricing(source);
-  struct Field {
-    const char* attribute;
-    const char* flag;
-    const std::optional<double>& value;
-    double& field;
-  };
-  const Field fields[] = {
-      {"pue", "--pue", o.pue, p.pue},
-      {"usd_per_kwh", "--price-per-kwh", o.usd_per_kwh, p.usd_per_kwh},
-      {"carbon_g_per_kwh", "--carbon-g-per-kwh", o.carbon_g_per_kwh, p.carbon_g_per_kwh},
-      {"gpu_hour_usd", "--gpu-hour-usd", o.gpu_hour_usd, p.gpu_hour_usd},
-      {"capex_usd_per_gpu", "--capex-usd-per-gpu", o.capex_usd_per_gpu, p.capex_usd_per_gpu},
-      {"amortize_years", "--amortize-years", o.amortize_years, p.amortize_years},
-  };
+Pricing override_pricing(Pricing p, const PricingOverrides& o) {
   if (o.gpu_hour_usd && o.capex_usd_per_gpu)
     throw InputError("--gpu-hour-usd and --capex-usd-per-gpu are alternatives: give one of them");
-  if (origin) origin->clear();
-  for (const Field& f : fields) {
-    if (f.value) {
-      if (!std::isfinite(*f.value) || *f.value < 0)
-        throw InputError(
-            fmt::format("{}: must be a non-negative number, got {}", f.flag, *f.value));
-      f.field = *f.value;
-    }
-    if (origin)
-      origin->push_back(f.value                                ? f.flag
-                        : source.number_attribute(f.attribute) ? "store"
-                                                               : "default");
+  const std::pair<const std::optional<double>&, double&> fields[] = {
+      {o.pue, p.pue},
+      {o.usd_per_kwh, p.usd_per_kwh},
+      {o.carbon_g_per_kwh, p.carbon_g_per_kwh},
+      {o.gpu_hour_usd, p.gpu_hour_usd},
+      {o.capex_usd_per_gpu, p.capex_usd_per_gpu},
+      {o.amortize_years, p.amortize_years},
+  };
+  for (std::size_t i = 0; i < std::size(fields); ++i) {
+    const auto& [value, field] = fields[i];
+    if (!value) continue;
+    if (!std::isfinite(*value) || *value < 0)
+      throw InputError(
+          fmt::format("{}: must be a non-negative number, got {}", kPricingFlags[i], *value));
+    field = *value;
   }
   if (o.capex_usd_per_gpu) p.gpu_hour_usd = 0;  // the capex model replaces a stored hourly price
   if (o.gpu_hour_usd) p.capex_usd_per_gpu = 0;
@@ -140,6 +127,25 @@ Pricing resolve_pricing(const ColumnSource& source, const PricingOverrides& o,
         fmt::format("--pue: must be at least 1 (facility / IT energy), got {}", p.pue));
   if (p.capex_usd_per_gpu > 0 && !(p.amortize_years > 0))
     throw InputError(fmt::format("--amortize-years: must be positive, got {}", p.amortize_years));
+  return p;
+}
+
+Pricing resolve_pricing(const ColumnSource& source, const PricingOverrides& o,
+                        std::vector<std::string>* origin) {
+  const Pricing p = override_pricing(stored_pricing(source), o);
+  if (origin) {
+    origin->clear();
+    const std::optional<double>* given[] = {
+        &o.pue,          &o.usd_per_kwh,       &o.carbon_g_per_kwh,
+        &o.gpu_hour_usd, &o.capex_usd_per_gpu, &o.amortize_years};
+    std::size_t i = 0;
+    Pricing::for_each(p, [&](const char* attribute, double) {
+      origin->push_back(*given[i]                            ? kPricingFlags[i]
+                        : source.number_attribute(attribute) ? "store"
+                                                             : "default");
+      ++i;
+    });
+  }
   return p;
 }
 

@@ -38,6 +38,13 @@ struct PricingOverrides {
       amortize_years;
 };
 
+// The flags of the PricingOverrides fields, in declaration order (= Pricing::for_each order).
+inline constexpr const char* kPricingFlags[] = {
+    "--pue",          "--price-per-kwh",     "--carbon-g-per-kwh",
+    "--gpu-hour-usd", "--capex-usd-per-gpu", "--amortize-years"};
+
+// `pricing` with the overrides applied; InputError naming the flag for a bad value (as below).
+Pricing override_pricing(Pricing pricing, const PricingOverrides& overrides);
 // The store's pricing with the overrides applied; InputError naming the flag for a bad value
 // (PUE < 1, a negative price, amortize_years <= 0, --gpu-hour-usd with --capex-usd-per-gpu).
 // `origin` (optional) receives, per field in declaration order, "--flag", "store" or "default".

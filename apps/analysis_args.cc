@@ -13,30 +13,39 @@ void add_store_options(po::options_description& options,
       "where", po::value(&args.where),
       "keep only rows where this holds, e.g. \"gpu == 'H100-SXM5-80GB' and num_gpus <= 1024\"")(
       "chunk-rows", po::value(&args.chunk_rows)->default_value(analysis::kDefaultChunkRows),
-      "rows read per chunk: memory is bounded by this, not by the store size")(
-      "pue", po::value<double>(), "power usage effectiveness (default: the spec's, else 1.2)")(
+      "rows read per chunk: memory is bounded by this, not by the store size");
+  add_pricing_options(options, "the spec's, else ");
+  positional.add("store", 1);
+}
+
+void add_pricing_options(po::options_description& options, const std::string& defaults) {
+  options.add_options()(
+      "pue", po::value<double>(),
+      fmt::format("power usage effectiveness (default: {}1.2)", defaults).c_str())(
       "price-per-kwh", po::value<double>(),
-      "electricity price, USD/kWh (default: the spec's, else 0.10)")(
+      fmt::format("electricity price, USD/kWh (default: {}0.10)", defaults).c_str())(
       "carbon-g-per-kwh", po::value<double>(),
-      "grid carbon intensity, g CO2e/kWh (default: the spec's, else 400)")(
+      fmt::format("grid carbon intensity, g CO2e/kWh (default: {}400)", defaults).c_str())(
       "gpu-hour-usd", po::value<double>(), "rented accelerator price, USD per GPU-hour")(
       "capex-usd-per-gpu", po::value<double>(),
       "accelerator purchase price, USD per GPU (with --amortize-years)")(
       "amortize-years", po::value<double>(),
-      "years over which capex is amortized (default: the spec's, else 4)");
-  positional.add("store", 1);
+      fmt::format("years over which capex is amortized (default: {}4)", defaults).c_str());
+}
+
+analysis::PricingOverrides read_pricing_overrides(const po::variables_map& vm) {
+  analysis::PricingOverrides o;
+  std::optional<double>* fields[] = {&o.pue,          &o.usd_per_kwh,       &o.carbon_g_per_kwh,
+                                     &o.gpu_hour_usd, &o.capex_usd_per_gpu, &o.amortize_years};
+  for (std::size_t i = 0; i < std::size(fields); ++i) {
+    const char* flag = analysis::kPricingFlags[i] + 2;  // without "--"
+    if (vm.count(flag)) *fields[i] = vm[flag].as<double>();
+  }
+  return o;
 }
 
 void read_pricing_flags(const po::variables_map& vm, StoreArgs& args) {
-  const auto take = [&](const char* flag, std::optional<double>& field) {
-    if (vm.count(flag)) field = vm[flag].as<double>();
-  };
-  take("pue", args.pricing.pue);
-  take("price-per-kwh", args.pricing.usd_per_kwh);
-  take("carbon-g-per-kwh", args.pricing.carbon_g_per_kwh);
-  take("gpu-hour-usd", args.pricing.gpu_hour_usd);
-  take("capex-usd-per-gpu", args.pricing.capex_usd_per_gpu);
-  take("amortize-years", args.pricing.amortize_years);
+  args.pricing = read_pricing_overrides(vm);
   if (args.store.empty())
     throw InputError("missing the results store: give its path, e.g. results.h5");
   if (args.chunk_rows == 0) throw InputError("--chunk-rows: must be positive, got 0");

@@ -23,6 +23,10 @@ struct StoreArgs {
 // Adds the positional store argument, --where, --chunk-rows and the pricing flags.
 void add_store_options(po::options_description& options,
                        po::positional_options_description& positional, StoreArgs& args);
+// The pricing flags (--pue, --price-per-kwh, --gpu-hour-usd...); `defaults` opens the help's
+// default ("the spec's, else ").
+void add_pricing_options(po::options_description& options, const std::string& defaults);
+analysis::PricingOverrides read_pricing_overrides(const po::variables_map& vm);
 // Copies the pricing flags that were given into args.pricing (Boost cannot bind std::optional).
 void read_pricing_flags(const po::variables_map& vm, StoreArgs& args);
 

@@ -2,15 +2,14 @@
 // (docs/estimator.md). Flags override the file. The settings resolve through spaces::resolve()
 // and the rules of spaces/rules.h: the same path as every point of a sweep.
 #include <fmt/format.h>
-#include <toml++/toml.h>
 
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "apps/commands.h"
+#include "apps/estimate_output.h"
+#include "apps/setting_flags.h"
 #include "base/error.h"
 #include "base/format.h"
 #include "base/names.h"
@@ -25,51 +24,6 @@ namespace {
 namespace est = estimator;
 using spaces::Point;
 
-// A TOML file of settings: the flags' names with '_' or '-'.
-void read_file(const std::string& path, spaces::Settings& settings) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot open '{}'", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  toml::table root;
-  try {
-    root = toml::parse(text.str(), path);
-  } catch (const toml::parse_error& e) {
-    throw InputError(fmt::format("{}:{}:{}: {}", path, e.source().begin.line,
-                                 e.source().begin.column, e.description()));
-  }
-  std::vector<std::string> names;
-  for (const auto& info : spaces::setting_infos()) names.emplace_back(info.name);
-  for (const auto& [key, node] : root) {
-    std::string name(key.str());
-    for (char& ch : name)
-      if (ch == '-') ch = '_';
-    const std::string where = fmt::format("{}:{}:{}: {}", path, key.source().begin.line,
-                                          key.source().begin.column, key.str());
-    if (std::find(names.begin(), names.end(), name) == names.end()) {
-      const auto close = closest_names(name, names, 1);
-      throw InputError(
-          fmt::format("{}: unknown key{}", where,
-                      close.empty() ? "" : fmt::format("; did you mean '{}'?", close[0])));
-    }
-    std::string value;
-    if (auto s = node.value_exact<std::string>())
-      value = *s;
-    else if (auto b = node.value_exact<bool>())
-      value = *b ? "true" : "false";
-    else if (auto i = node.value_exact<std::int64_t>())
-      value = std::to_string(*i);
-    else if (auto d = node.value_exact<double>())
-      value = fmt::format("{}", *d);
-    else
-      throw InputError(fmt::format("{}: must be a string, number or boolean", where));
-    settings.set(name, value, where);
-  }
-}
-
-// Non-finite numbers (a zero-bandwidth link) are null, as JSON has no infinity.
-nlohmann::json number(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
-
 // Prints `out` with where each value that was not given came from (catalog, calibration, rule or
 // fallback), in the shortest round-trip form: a reader gets the very doubles the estimator
 // computed.
@@ -82,90 +36,21 @@ void print_json_with_defaults(nlohmann::ordered_json& out,
 }
 
 void print_json(const Point& pt, const est::Estimate& e) {
-  const auto& t = e.time;
-  const auto& m = e.memory;
-  const auto& p = pt.plan;
   nlohmann::ordered_json out;
   out["model"] = pt.model_name;
   out["gpu"] = pt.gpu_name;
   out["num_gpus"] = pt.cluster.num_gpus;
   out["nodes"] = pt.nodes;
-  out["plan"] = {{"tp", p.tp},
-                 {"pp", p.pp},
-                 {"dp", p.dp},
-                 {"cp", p.cp},
-                 {"vp", p.vp},
-                 {"pipeline_split", est::to_string(p.pipeline_split)},
-                 {"sequence_parallel", p.sequence_parallel},
-                 {"zero", p.zero},
-                 {"recompute", est::to_string(p.recompute)},
-                 {"micro_batch", p.micro_batch},
-                 {"offload", est::to_string(p.offload)},
-                 {"ep", p.ep},
-                 {"etp", p.etp},
-                 {"capacity_factor", p.capacity_factor}};
+  out["plan"] = plan_json(pt.plan);
   out["feasible"] = e.feasible;
   out["reason"] = est::to_string(e.reason);
-  out["step_time_s"] = {{"total", number(t.total_s)},
-                        {"compute", number(t.compute_s)},
-                        {"memory_bound", number(t.memory_bound_s)},
-                        {"tp_comm", number(t.tp_comm_s)},
-                        {"cp_comm", number(t.cp_comm_s)},
-                        {"pp_p2p", number(t.pp_p2p_s)},
-                        {"pp_bubble", number(t.pp_bubble_s)},
-                        {"ep_a2a", number(t.ep_a2a_s)},
-                        {"dp_exposed", number(t.dp_exposed_s)},
-                        {"edp_exposed", number(t.edp_exposed_s)},
-                        {"optimizer", number(t.optimizer_s)},
-                        {"offload", number(t.offload_s)},
-                        {"overhead", number(t.overhead_s)}};
-  out["memory_bytes"] = {{"weights", number(m.weights_bytes)},
-                         {"gradients", number(m.gradients_bytes)},
-                         {"optimizer", number(m.optimizer_bytes)},
-                         {"activations", number(m.activations_bytes)},
-                         {"workspace", number(m.workspace_bytes)},
-                         {"expert_weights", number(m.expert_weights_bytes)},
-                         {"expert_gradients", number(m.expert_gradients_bytes)},
-                         {"expert_optimizer", number(m.expert_optimizer_bytes)},
-                         {"expert_activations", number(m.expert_activations_bytes)},
-                         {"hbm", number(m.hbm_bytes)},
-                         {"expansion", number(m.expansion_bytes)},
-                         {"hbm_capacity", number(pt.cluster.hbm_bytes)},
-                         {"expansion_capacity", number(pt.cluster.expansion_bytes)}};
-  out["model_flops_per_step"] = number(e.model_flops_per_step);
-  out["tokens_per_s"] = number(e.tokens_per_s);
-  out["mfu"] = number(e.mfu);
-  out["energy_per_step_j"] = number(e.energy_per_step_j);
+  out["step_time_s"] = step_time_json(e.time);
+  out["memory_bytes"] = memory_json(e.memory, pt.cluster);
+  out["model_flops_per_step"] = json_number(e.model_flops_per_step);
+  out["tokens_per_s"] = json_number(e.tokens_per_s);
+  out["mfu"] = json_number(e.mfu);
+  out["energy_per_step_j"] = json_number(e.energy_per_step_j);
   print_json_with_defaults(out, pt.origin);
-}
-
-// The step time and its parts, each with its share.
-void print_step_time(double total_s, const std::vector<std::pair<const char*, double>>& parts) {
-  std::cout << fmt::format("{:<28}{:>12}{:>9}\n", "step time", fmt::format("{:.4g} s", total_s),
-                           "share");
-  for (const auto& [name, value] : parts)
-    std::cout << fmt::format("  {:<26}{:>12}{:>8.1f}%\n", name, fmt::format("{:.4g} s", value),
-                             total_s > 0 ? 100 * value / total_s : 0.0);
-  std::cout << '\n';
-}
-
-// The memory of one GPU by kind, then where it lives against the capacities, then feasibility.
-void print_memory(const char* title, double hbm_bytes, double expansion_bytes,
-                  const std::vector<std::pair<const char*, double>>& kinds, const est::Cluster& c,
-                  bool feasible, est::Infeasible reason) {
-  std::cout << fmt::format("{:<28}{:>12}\n", title,
-                           fmt::format("{:.2f} GB", (hbm_bytes + expansion_bytes) / 1e9));
-  for (const auto& [name, value] : kinds)
-    std::cout << fmt::format("  {:<26}{:>12}\n", name, fmt::format("{:.2f} GB", value / 1e9));
-  std::cout << fmt::format("  {:<26}{:>12}  of {:.0f} GB\n", "in HBM",
-                           fmt::format("{:.2f} GB", hbm_bytes / 1e9), c.hbm_bytes / 1e9);
-  if (expansion_bytes > 0 || c.expansion_bytes > 0)
-    std::cout << fmt::format("  {:<26}{:>12}  of {:.0f} GB\n", "in expansion tier",
-                             fmt::format("{:.2f} GB", expansion_bytes / 1e9),
-                             c.expansion_bytes / 1e9);
-  std::cout << '\n';
-  std::cout << fmt::format("{:<28}{}\n", "feasible",
-                           feasible ? "yes" : fmt::format("no ({})", est::to_string(reason)));
 }
 
 void print_text(const Point& pt, const est::Estimate& e) {
@@ -211,36 +96,10 @@ void print_text(const Point& pt, const est::Estimate& e) {
         p.capacity_factor > 0 ? fmt::format("capacity factor {:g}", p.capacity_factor)
                               : std::string("dropless"));
 
-  const auto& t = e.time;
-  // The expert rows only for a Mixture-of-Experts model: a dense model has none.
   const bool moe = est::is_moe(m);
-  std::vector<std::pair<const char*, double>> times = {{"compute (GEMM, attention)", t.compute_s},
-                                                       {"memory-bound ops", t.memory_bound_s},
-                                                       {"tensor/sequence parallel", t.tp_comm_s},
-                                                       {"context parallel", t.cp_comm_s},
-                                                       {"pipeline p2p", t.pp_p2p_s},
-                                                       {"pipeline bubble", t.pp_bubble_s}};
-  if (moe) times.push_back({"expert all-to-all (exposed)", t.ep_a2a_s});
-  times.push_back({"data parallel (exposed)", t.dp_exposed_s});
-  if (moe) times.push_back({"expert data parallel (exp.)", t.edp_exposed_s});
-  times.insert(times.end(), {{"optimizer", t.optimizer_s},
-                             {"offload (exposed)", t.offload_s},
-                             {"framework overhead", t.overhead_s}});
-  print_step_time(t.total_s, times);
-  const auto& mem = e.memory;
-  std::vector<std::pair<const char*, double>> parts = {
-      {"weights", mem.weights_bytes},
-      {"gradients", mem.gradients_bytes},
-      {"optimizer state", mem.optimizer_bytes},
-      {"activations (in flight)", mem.activations_bytes},
-      {"workspace", mem.workspace_bytes}};
-  if (moe)
-    parts.insert(parts.end(), {{"expert weights", mem.expert_weights_bytes},
-                               {"expert gradients", mem.expert_gradients_bytes},
-                               {"expert optimizer state", mem.expert_optimizer_bytes},
-                               {"routed activations", mem.expert_activations_bytes}});
-  print_memory("memory per GPU", mem.hbm_bytes, mem.expansion_bytes, parts, c, e.feasible,
-               e.reason);
+  print_step_time(e.time.total_s, step_time_rows(e.time, moe));
+  print_memory("memory per GPU", e.memory.hbm_bytes, e.memory.expansion_bytes,
+               memory_rows(e.memory, moe), c, e.feasible, e.reason);
   std::cout << fmt::format("{:<28}{:.4g}\n", "tokens/s", e.tokens_per_s);
   std::cout << fmt::format("{:<28}{:.4g}\n", "tokens/s per GPU", e.tokens_per_s / c.num_gpus);
   std::cout << fmt::format("{:<28}{:.1f}%\n", "MFU", 100 * e.mfu);
@@ -275,28 +134,28 @@ void print_dlrm_json(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
   out["tables"] = tables;
   out["feasible"] = e.feasible;
   out["reason"] = est::to_string(e.reason);
-  out["step_time_s"] = {{"total", number(t.total_s)},
-                        {"embedding_fwd", number(t.embedding_fwd_s)},
-                        {"embedding_bwd", number(t.embedding_bwd_s)},
-                        {"all_to_all", number(t.all_to_all_s)},
-                        {"mlp_compute", number(t.mlp_compute_s)},
-                        {"memory_bound", number(t.memory_bound_s)},
-                        {"dense_allreduce", number(t.dense_allreduce_s)},
-                        {"optimizer", number(t.optimizer_s)},
-                        {"overhead", number(t.overhead_s)}};
-  out["memory_bytes"] = {{"tables", number(mem.tables_bytes)},
-                         {"table_optimizer", number(mem.table_optimizer_bytes)},
-                         {"dense", number(mem.dense_bytes)},
-                         {"activations", number(mem.activations_bytes)},
-                         {"workspace", number(mem.workspace_bytes)},
-                         {"hbm", number(mem.hbm_bytes)},
-                         {"expansion", number(mem.expansion_bytes)},
-                         {"hbm_capacity", number(pt.cluster.hbm_bytes)},
-                         {"expansion_capacity", number(pt.cluster.expansion_bytes)}};
-  out["model_flops_per_step"] = number(e.model_flops_per_step);
-  out["samples_per_s"] = number(e.samples_per_s);
-  out["mfu"] = number(e.mfu);
-  out["energy_per_step_j"] = number(e.energy_per_step_j);
+  out["step_time_s"] = {{"total", json_number(t.total_s)},
+                        {"embedding_fwd", json_number(t.embedding_fwd_s)},
+                        {"embedding_bwd", json_number(t.embedding_bwd_s)},
+                        {"all_to_all", json_number(t.all_to_all_s)},
+                        {"mlp_compute", json_number(t.mlp_compute_s)},
+                        {"memory_bound", json_number(t.memory_bound_s)},
+                        {"dense_allreduce", json_number(t.dense_allreduce_s)},
+                        {"optimizer", json_number(t.optimizer_s)},
+                        {"overhead", json_number(t.overhead_s)}};
+  out["memory_bytes"] = {{"tables", json_number(mem.tables_bytes)},
+                         {"table_optimizer", json_number(mem.table_optimizer_bytes)},
+                         {"dense", json_number(mem.dense_bytes)},
+                         {"activations", json_number(mem.activations_bytes)},
+                         {"workspace", json_number(mem.workspace_bytes)},
+                         {"hbm", json_number(mem.hbm_bytes)},
+                         {"expansion", json_number(mem.expansion_bytes)},
+                         {"hbm_capacity", json_number(pt.cluster.hbm_bytes)},
+                         {"expansion_capacity", json_number(pt.cluster.expansion_bytes)}};
+  out["model_flops_per_step"] = json_number(e.model_flops_per_step);
+  out["samples_per_s"] = json_number(e.samples_per_s);
+  out["mfu"] = json_number(e.mfu);
+  out["energy_per_step_j"] = json_number(e.energy_per_step_j);
   print_json_with_defaults(out, pt.origin);
 }
 
@@ -370,20 +229,9 @@ void print_dlrm_text(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
 
 int estimate(const Args& args) {
   po::options_description options("Options");
-  options.add_options()(
-      "file", po::value<std::string>(),
-      "TOML file with the same settings (keys with '_' or '-'); flags override it");
-  for (const auto& info : spaces::setting_infos()) {
-    const std::string flag = spaces::flag_name(info.name);
-    if (flag == "sequence-parallel" || flag == "allow-tp-across-nodes")
-      options.add_options()(flag.c_str(), po::value<std::string>()->implicit_value("true"),
-                            info.help);
-    else
-      options.add_options()(flag.c_str(), po::value<std::string>(), info.help);
-  }
-  options.add_options()("json", "print JSON instead of tables");
   po::positional_options_description positional;
-  positional.add("file", 1);
+  add_setting_options(options, positional);
+  options.add_options()("json", "print JSON instead of tables");
   const auto vm =
       parse(args, options, positional, "estimate [FILE.toml] [options]",
             "Estimates one training step (time with its breakdown, memory per GPU, tokens/s,\n"
@@ -391,12 +239,7 @@ int estimate(const Args& args) {
             "the same structural rules as a sweep's (docs/spec-format.md).");
   if (!vm) return kExitOk;
 
-  spaces::Settings settings;
-  if (vm->count("file")) read_file((*vm)["file"].as<std::string>(), settings);
-  for (const auto& info : spaces::setting_infos()) {
-    const std::string flag = spaces::flag_name(info.name);
-    if (vm->count(flag)) settings.set(info.name, (*vm)[flag].as<std::string>(), "--" + flag);
-  }
+  const spaces::Settings settings = read_settings(*vm);
 
   // A recommendation model of the catalog, or one described by its tables, is the DLRM family's.
   if ((settings.has("model") && spaces::is_dlrm_model(settings.at("model").text)) ||

@@ -4,6 +4,7 @@
 
 namespace clustersweep::cli {
 int estimate(const Args& args);
+int best(const Args& args);
 int validate(const Args& args);
 int bench(const Args& args);
 int plan(const Args& args);

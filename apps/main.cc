@@ -22,6 +22,8 @@ constexpr std::array kCommands = {
             clustersweep::cli::run},
     Command{"estimate", "estimate one training step (time, memory, energy) of one plan",
             clustersweep::cli::estimate},
+    Command{"best", "the best parallel plans of one model on one cluster, by an exact search",
+            clustersweep::cli::best},
     Command{"validate", "predict published training runs (CSV) and report the error",
             clustersweep::cli::validate},
     Command{"bench", "time the estimator on GPT-3 175B plans; prints evaluations_per_second",

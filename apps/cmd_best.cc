@@ -1,0 +1,260 @@
+// clustersweep best: the best parallel plans of one model on one cluster (docs/search.md). The
+// settings are estimate's; they become a one-design spec (spaces/design_spec.h) whose plan axes
+// the settings do not fix are "all", and the exact plan search of that design answers, so `best`
+// keeps the plan a best-per-design sweep of the same spec keeps.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "analysis/rank.h"
+#include "apps/analysis_args.h"
+#include "apps/commands.h"
+#include "apps/estimate_output.h"
+#include "apps/setting_flags.h"
+#include "base/error.h"
+#include "base/format.h"
+#include "spaces/design_spec.h"
+#include "spaces/search.h"
+
+namespace clustersweep::cli {
+namespace {
+
+namespace est = estimator;
+
+// The objective's value as a user reads it, and its unit in JSON.
+std::string format_objective(spaces::Objective objective, double value) {
+  switch (objective) {
+    case spaces::Objective::step_time:
+      return fmt::format("{:.4g} s", value);
+    case spaces::Objective::time_to_train:
+      return format_duration(value);
+    case spaces::Objective::energy:
+      return fmt::format("{:.4g} MWh", value / 3.6e9);
+    case spaces::Objective::cost:
+      return fmt::format("${}", with_commas(static_cast<std::uint64_t>(std::llround(value))));
+  }
+  return format_number(value);
+}
+
+const char* objective_unit(spaces::Objective objective) {
+  switch (objective) {
+    case spaces::Objective::step_time:
+    case spaces::Objective::time_to_train:
+      return "s";
+    case spaces::Objective::energy:
+      return "J";
+    case spaces::Objective::cost:
+      return "USD";
+  }
+  return "";
+}
+
+struct Searched {
+  spaces::Space space;
+  spaces::Design design;
+  std::vector<spaces::PlanResult> plans;
+  spaces::SearchStats stats;
+  double seconds = 0;
+};
+
+void print_json(const spaces::Point& pt, const Searched& s, spaces::Objective objective) {
+  nlohmann::ordered_json out;
+  out["model"] = pt.model_name;
+  out["gpu"] = pt.gpu_name;
+  out["num_gpus"] = s.design.cluster.num_gpus;
+  out["nodes"] = pt.nodes;
+  out["objective"] = spaces::to_string(objective);
+  out["objective_unit"] = objective_unit(objective);
+  nlohmann::ordered_json plans = nlohmann::ordered_json::array();
+  for (const auto& r : s.plans) {
+    nlohmann::ordered_json plan = plan_json(r.plan);
+    plan.erase("capacity_factor");  // sweeps are dropless: not one of the plan's settings here
+    plan["objective"] = json_number(r.objective);
+    plan["step_time_s"] = step_time_json(r.estimate.time);
+    plan["memory_bytes"] = memory_json(r.estimate.memory, s.design.cluster);
+    plan["tokens_per_s"] = json_number(r.estimate.tokens_per_s);
+    plan["mfu"] = json_number(r.estimate.mfu);
+    plan["energy_per_step_j"] = json_number(r.estimate.energy_per_step_j);
+    plans.push_back(std::move(plan));
+  }
+  out["plans"] = std::move(plans);
+  out["stats"] = {{"plans", s.space.plan_points()},
+                  {"plans_evaluated", s.stats.evaluated},
+                  {"plans_pruned", s.stats.pruned},
+                  {"plans_invalid", s.stats.invalid},
+                  {"seconds", s.seconds}};
+  std::cout << out.dump(2) << '\n';
+}
+
+void print_text(const spaces::Point& pt, const Searched& s, spaces::Objective objective,
+                bool stats) {
+  const est::Cluster& c = s.design.cluster;
+  const bool moe = est::is_moe(s.design.workload.model);
+  std::cout << fmt::format("best plans of {} on {} x {} ({} nodes), by {}\n", pt.model_name,
+                           c.num_gpus, pt.gpu_name, pt.nodes, spaces::to_string(objective));
+  if (stats)
+    std::cout << fmt::format(
+        "searched {} plans in {:.3g} s: {} evaluated, {} pruned by bounds, {} removed by rules\n",
+        with_commas(s.space.plan_points()), s.seconds, with_commas(s.stats.evaluated),
+        with_commas(s.stats.pruned), with_commas(s.stats.invalid));
+  std::cout << '\n';
+  if (s.plans.empty()) {
+    std::cout << "no plan fits: every valid plan needs more memory per GPU than the cluster has\n";
+    return;
+  }
+  std::cout << fmt::format("{:>3} {:>4}{:>4}{:>6}{:>4}{:>4}", "#", "tp", "pp", "dp", "cp", "vp");
+  if (moe) std::cout << fmt::format("{:>5}{:>5}", "ep", "etp");
+  std::cout << fmt::format(" {:>4} {:>4} {:<9} {:<3} {:<7} {:<14} {:>10} {:>12} {:>9} {:>6}\n",
+                           "mb", "zero", "recompute", "sp", "offload", "split", "step", "objective",
+                           "HBM", "MFU");
+  for (std::size_t i = 0; i < s.plans.size(); ++i) {
+    const est::Plan& p = s.plans[i].plan;
+    const est::Estimate& e = s.plans[i].estimate;
+    std::cout << fmt::format("{:>3} {:>4}{:>4}{:>6}{:>4}{:>4}", i + 1, p.tp, p.pp, p.dp, p.cp,
+                             p.vp);
+    if (moe) std::cout << fmt::format("{:>5}{:>5}", p.ep, p.etp);
+    std::cout << fmt::format(
+        " {:>4} {:>4} {:<9} {:<3} {:<7} {:<14} {:>10} {:>12} {:>9} {:>5.1f}%\n", p.micro_batch,
+        p.zero, est::to_string(p.recompute), p.sequence_parallel ? "on" : "off",
+        est::to_string(p.offload), est::to_string(p.pipeline_split),
+        fmt::format("{:.4g} s", e.time.total_s), format_objective(objective, s.plans[i].objective),
+        fmt::format("{:.1f} GB", e.memory.hbm_bytes / 1e9), 100 * e.mfu);
+  }
+  // The parts of the first plans side by side: where the best plans spend their step.
+  const std::size_t shown = std::min<std::size_t>(s.plans.size(), 5);
+  auto header = [&](const char* title) {
+    std::cout << fmt::format("\n{:<30}", title);
+    for (std::size_t i = 0; i < shown; ++i)
+      std::cout << fmt::format("{:>11}", fmt::format("#{}", i + 1));
+    std::cout << '\n';
+  };
+  auto rows = [&](auto rows_of, auto format) {
+    const Rows first = rows_of(s.plans[0].estimate);
+    for (std::size_t row = 0; row < first.size(); ++row) {
+      std::cout << fmt::format("  {:<28}", first[row].first);
+      for (std::size_t i = 0; i < shown; ++i)
+        std::cout << fmt::format("{:>11}", format(rows_of(s.plans[i].estimate)[row].second));
+      std::cout << '\n';
+    }
+  };
+  header("step time (s)");
+  rows([&](const est::Estimate& e) { return step_time_rows(e.time, moe); },
+       [](double v) { return fmt::format("{:.4g}", v); });
+  std::cout << fmt::format("  {:<28}", "total");
+  for (std::size_t i = 0; i < shown; ++i)
+    std::cout << fmt::format("{:>11.4g}", s.plans[i].estimate.time.total_s);
+  std::cout << '\n';
+  header("memory per GPU (GB)");
+  rows([&](const est::Estimate& e) { return memory_rows(e.memory, moe); },
+       [](double v) { return fmt::format("{:.2f}", v / 1e9); });
+  std::cout << fmt::format("  {:<28}", fmt::format("in HBM (of {:.0f})", c.hbm_bytes / 1e9));
+  for (std::size_t i = 0; i < shown; ++i)
+    std::cout << fmt::format("{:>11.2f}", s.plans[i].estimate.memory.hbm_bytes / 1e9);
+  std::cout << '\n';
+  if (c.expansion_bytes > 0) {
+    std::cout << fmt::format("  {:<28}",
+                             fmt::format("in expansion (of {:.0f})", c.expansion_bytes / 1e9));
+    for (std::size_t i = 0; i < shown; ++i)
+      std::cout << fmt::format("{:>11.2f}", s.plans[i].estimate.memory.expansion_bytes / 1e9);
+    std::cout << '\n';
+  }
+}
+
+}  // namespace
+
+int best(const Args& args) {
+  po::options_description options("Options");
+  po::positional_options_description positional;
+  add_setting_options(options, positional);
+  std::string objective_name = "step_time";
+  std::size_t top = 5;
+  options.add_options()(
+      "objective", po::value(&objective_name)->default_value(objective_name),
+      "what the best plan minimizes: step_time, time_to_train, energy or cost (of training "
+      "--training-tokens)")("top", po::value(&top)->default_value(top),
+                            "how many plans to print, best first")(
+      "training-tokens", po::value<double>(),
+      "tokens to train, for time_to_train, energy and cost (default 300e9)")(
+      "stats", "print the plans searched, evaluated and pruned, and the time taken")(
+      "exhaustive", "evaluate every plan instead of searching (the same answer, slower)")(
+      "print-spec", "print the one-design sweep spec that is searched, and exit")(
+      "json", "print JSON instead of tables");
+  add_pricing_options(options, "");
+  const auto vm =
+      parse(args, options, positional, "best [FILE.toml] [options]",
+            "The best parallel plans of one model on one cluster: every plan a sweep can hold\n"
+            "(tp, pp, cp, vp, micro-batch, ZeRO, recompute, sequence parallel, offload, pipeline\n"
+            "split; ep and etp for Mixture-of-Experts models) is considered, by an exact search\n"
+            "that prunes plans bounds prove cannot win (docs/search.md). A plan flag (--tp 8)\n"
+            "fixes that setting; the workload and cluster flags are estimate's.");
+  if (!vm) return kExitOk;
+
+  spaces::Objective objective{};
+  {
+    bool found = false;
+    for (int i = 0; i < 4 && !found; ++i) {
+      objective = static_cast<spaces::Objective>(i);
+      found = objective_name == spaces::to_string(objective);
+    }
+    if (!found)
+      throw InputError(
+          fmt::format("--objective: must be step_time, time_to_train, energy or cost, got '{}'",
+                      objective_name));
+  }
+  if (top == 0) throw InputError("--top: must be a positive integer, got 0");
+  spaces::DesignSpecOptions spec_options;
+  spec_options.objective = objective;
+  if (vm->count("training-tokens")) {
+    spec_options.training_tokens = (*vm)["training-tokens"].as<double>();
+    if (!std::isfinite(spec_options.training_tokens) || spec_options.training_tokens <= 0)
+      throw InputError(fmt::format("--training-tokens: must be a positive number, got {}",
+                                   spec_options.training_tokens));
+  }
+  spec_options.pricing = analysis::override_pricing({}, read_pricing_overrides(*vm));
+
+  const spaces::Settings settings = read_settings(*vm);
+  if ((settings.has("model") && spaces::is_dlrm_model(settings.at("model").text)) ||
+      settings.has("num_tables"))
+    throw InputError(fmt::format(
+        "{}: best searches transformer plans; a recommendation model's best sharding is "
+        "estimate's default (--sharding best)",
+        settings.has("model") ? settings.where("model") : settings.where("num_tables")));
+  const spaces::Point pt = spaces::resolve(settings);
+  if (const spaces::Violation v = spaces::check_design(pt.workload, pt.cluster))
+    throw InputError(spaces::explain(v, settings));
+  const std::string spec = spaces::design_spec(settings, pt, spec_options);
+  if (vm->count("print-spec")) {
+    std::cout << spec;
+    return kExitOk;
+  }
+
+  Searched s{spaces::Space::parse(spec, "(best's one-design spec)"), {}, {}, {}, 0};
+  spaces::Violation why;
+  if (!s.space.design(0, s.design, why)) throw InputError(spaces::explain(why, settings));
+  const auto start = std::chrono::steady_clock::now();
+  const est::Estimator estimator(s.design.workload, s.design.cluster, s.space.calibration());
+  spaces::SearchOptions search;
+  search.objective = objective;
+  search.steps = s.space.training_tokens() / (static_cast<double>(s.design.workload.seq_len) *
+                                              static_cast<double>(s.design.workload.global_batch));
+  search.exhaustive = vm->count("exhaustive") > 0;
+  s.plans = spaces::best_plans(s.space, s.design, estimator, search, top, &s.stats);
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // No plan passes the rules: name the rule the given plan settings break, where one does.
+  if (s.plans.empty() && s.space.valid_plans(0) == 0) {
+    if (const spaces::Violation v = spaces::check(pt))
+      throw InputError(spaces::explain(v, settings));
+    throw InputError("no plan passes the structural rules with the plan settings given");
+  }
+
+  if (vm->count("json"))
+    print_json(pt, s, objective);
+  else
+    print_text(pt, s, objective, vm->count("stats") > 0);
+  return kExitOk;
+}
+
+}  // namespace clustersweep::cli

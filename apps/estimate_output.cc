@@ -1,0 +1,121 @@
+#include "apps/estimate_output.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iostream>
+
+namespace clustersweep::cli {
+
+namespace est = estimator;
+
+Rows step_time_rows(const est::StepTime& t, bool moe) {
+  Rows rows = {{"compute (GEMM, attention)", t.compute_s},
+               {"memory-bound ops", t.memory_bound_s},
+               {"tensor/sequence parallel", t.tp_comm_s},
+               {"context parallel", t.cp_comm_s},
+               {"pipeline p2p", t.pp_p2p_s},
+               {"pipeline bubble", t.pp_bubble_s}};
+  if (moe) rows.push_back({"expert all-to-all (exposed)", t.ep_a2a_s});
+  rows.push_back({"data parallel (exposed)", t.dp_exposed_s});
+  if (moe) rows.push_back({"expert data parallel (exp.)", t.edp_exposed_s});
+  rows.insert(rows.end(), {{"optimizer", t.optimizer_s},
+                           {"offload (exposed)", t.offload_s},
+                           {"framework overhead", t.overhead_s}});
+  return rows;
+}
+
+Rows memory_rows(const est::Memory& m, bool moe) {
+  Rows rows = {{"weights", m.weights_bytes},
+               {"gradients", m.gradients_bytes},
+               {"optimizer state", m.optimizer_bytes},
+               {"activations (in flight)", m.activations_bytes},
+               {"workspace", m.workspace_bytes}};
+  if (moe)
+    rows.insert(rows.end(), {{"expert weights", m.expert_weights_bytes},
+                             {"expert gradients", m.expert_gradients_bytes},
+                             {"expert optimizer state", m.expert_optimizer_bytes},
+                             {"routed activations", m.expert_activations_bytes}});
+  return rows;
+}
+
+void print_step_time(double total_s, const Rows& parts) {
+  std::cout << fmt::format("{:<28}{:>12}{:>9}\n", "step time", fmt::format("{:.4g} s", total_s),
+                           "share");
+  for (const auto& [name, value] : parts)
+    std::cout << fmt::format("  {:<26}{:>12}{:>8.1f}%\n", name, fmt::format("{:.4g} s", value),
+                             total_s > 0 ? 100 * value / total_s : 0.0);
+  std::cout << '\n';
+}
+
+void print_memory(const char* title, double hbm_bytes, double expansion_bytes, const Rows& kinds,
+                  const est::Cluster& c, bool feasible, est::Infeasible reason) {
+  std::cout << fmt::format("{:<28}{:>12}\n", title,
+                           fmt::format("{:.2f} GB", (hbm_bytes + expansion_bytes) / 1e9));
+  for (const auto& [name, value] : kinds)
+    std::cout << fmt::format("  {:<26}{:>12}\n", name, fmt::format("{:.2f} GB", value / 1e9));
+  std::cout << fmt::format("  {:<26}{:>12}  of {:.0f} GB\n", "in HBM",
+                           fmt::format("{:.2f} GB", hbm_bytes / 1e9), c.hbm_bytes / 1e9);
+  if (expansion_bytes > 0 || c.expansion_bytes > 0)
+    std::cout << fmt::format("  {:<26}{:>12}  of {:.0f} GB\n", "in expansion tier",
+                             fmt::format("{:.2f} GB", expansion_bytes / 1e9),
+                             c.expansion_bytes / 1e9);
+  std::cout << '\n';
+  std::cout << fmt::format("{:<28}{}\n", "feasible",
+                           feasible ? "yes" : fmt::format("no ({})", est::to_string(reason)));
+}
+
+nlohmann::json json_number(double x) {
+  return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json();
+}
+
+nlohmann::ordered_json plan_json(const est::Plan& p) {
+  return {{"tp", p.tp},
+          {"pp", p.pp},
+          {"dp", p.dp},
+          {"cp", p.cp},
+          {"vp", p.vp},
+          {"pipeline_split", est::to_string(p.pipeline_split)},
+          {"sequence_parallel", p.sequence_parallel},
+          {"zero", p.zero},
+          {"recompute", est::to_string(p.recompute)},
+          {"micro_batch", p.micro_batch},
+          {"offload", est::to_string(p.offload)},
+          {"ep", p.ep},
+          {"etp", p.etp},
+          {"capacity_factor", p.capacity_factor}};
+}
+
+nlohmann::ordered_json step_time_json(const est::StepTime& t) {
+  return {{"total", json_number(t.total_s)},
+          {"compute", json_number(t.compute_s)},
+          {"memory_bound", json_number(t.memory_bound_s)},
+          {"tp_comm", json_number(t.tp_comm_s)},
+          {"cp_comm", json_number(t.cp_comm_s)},
+          {"pp_p2p", json_number(t.pp_p2p_s)},
+          {"pp_bubble", json_number(t.pp_bubble_s)},
+          {"ep_a2a", json_number(t.ep_a2a_s)},
+          {"dp_exposed", json_number(t.dp_exposed_s)},
+          {"edp_exposed", json_number(t.edp_exposed_s)},
+          {"optimizer", json_number(t.optimizer_s)},
+          {"offload", json_number(t.offload_s)},
+          {"overhead", json_number(t.overhead_s)}};
+}
+
+nlohmann::ordered_json memory_json(const est::Memory& m, const est::Cluster& c) {
+  return {{"weights", json_number(m.weights_bytes)},
+          {"gradients", json_number(m.gradients_bytes)},
+          {"optimizer", json_number(m.optimizer_bytes)},
+          {"activations", json_number(m.activations_bytes)},
+          {"workspace", json_number(m.workspace_bytes)},
+          {"expert_weights", json_number(m.expert_weights_bytes)},
+          {"expert_gradients", json_number(m.expert_gradients_bytes)},
+          {"expert_optimizer", json_number(m.expert_optimizer_bytes)},
+          {"expert_activations", json_number(m.expert_activations_bytes)},
+          {"hbm", json_number(m.hbm_bytes)},
+          {"expansion", json_number(m.expansion_bytes)},
+          {"hbm_capacity", json_number(c.hbm_bytes)},
+          {"expansion_capacity", json_number(c.expansion_bytes)}};
+}
+
+}  // namespace clustersweep::cli

@@ -1,0 +1,33 @@
+#pragma once
+// How a transformer estimate is shown, shared by `estimate` (one plan) and `best` (its top
+// plans): the parts of the step time and of the memory per GPU in one order with one label each,
+// as text rows and as JSON.
+#include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
+
+#include "estimator/estimator.h"
+
+namespace clustersweep::cli {
+
+using Rows = std::vector<std::pair<const char*, double>>;
+
+// The step time's parts (the expert rows only for a Mixture-of-Experts model: a dense one has
+// none), and the memory per GPU by kind.
+Rows step_time_rows(const estimator::StepTime& time, bool moe);
+Rows memory_rows(const estimator::Memory& memory, bool moe);
+
+// The step time and its parts, each with its share.
+void print_step_time(double total_s, const Rows& parts);
+// The memory of one GPU by kind, then where it lives against the capacities, then feasibility.
+void print_memory(const char* title, double hbm_bytes, double expansion_bytes, const Rows& kinds,
+                  const estimator::Cluster& cluster, bool feasible, estimator::Infeasible reason);
+
+// Non-finite numbers (a zero-bandwidth link) are null, as JSON has no infinity.
+nlohmann::json json_number(double x);
+nlohmann::ordered_json plan_json(const estimator::Plan& plan);
+nlohmann::ordered_json step_time_json(const estimator::StepTime& time);
+nlohmann::ordered_json memory_json(const estimator::Memory& memory,
+                                   const estimator::Cluster& cluster);
+
+}  // namespace clustersweep::cli

@@ -1,0 +1,115 @@
+#include "spaces/design_spec.h"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "base/error.h"
+#include "spaces/architecture.h"
+#include "spaces/space_impl.h"
+
+namespace clustersweep::spaces {
+namespace {
+
+namespace est = estimator;
+
+// The settings a spec's [cluster] and [plan] take as they are, by the TOML type they need.
+constexpr const char* kClusterIntegers[] = {"nodes", "gpus", "gpus_per_node", "nvlink_domain"};
+constexpr const char* kClusterNumbers[] = {
+    "nvlink_gbytes_per_s",   "inter_node_gbps_per_gpu", "hbm_gb",
+    "expansion_gb",          "expansion_gbytes_per_s",  "nvlink_latency_us",
+    "inter_node_latency_us", "node_overhead_w"};
+constexpr const char* kPlanIntegers[] = {"tp",          "pp",   "cp", "vp",
+                                         "micro_batch", "zero", "ep", "etp"};
+constexpr const char* kPlanLabels[] = {"recompute", "offload", "pipeline_split"};
+
+bool changes_architecture(const Settings& s) {
+  for (const char* name : {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "mlp", "vocab"})
+    if (s.has(name)) return true;
+  for (const ArchitectureField& f : architecture_fields())
+    if (s.has(f.name)) return true;
+  return false;
+}
+
+toml::table inline_model(const est::Model& m) {
+  toml::table t;
+  t.insert("layers", m.layers);
+  t.insert("hidden", m.hidden);
+  t.insert("heads", m.heads);
+  t.insert("kv_heads", m.kv_heads);
+  if (m.ffn_hidden > 0) t.insert("ffn_hidden", m.ffn_hidden);
+  t.insert("mlp", est::to_string(m.mlp));
+  t.insert("vocab", m.vocab);
+  for (const ArchitectureField& f : architecture_fields())
+    if (m.*(f.member) != 0) t.insert(f.name, m.*(f.member));
+  return t;
+}
+
+}  // namespace
+
+std::string design_spec(const Settings& s, const Point& pt, const DesignSpecOptions& options) {
+  if (s.has("capacity_factor"))
+    throw InputError(fmt::format(
+        "{}: not a plan axis of a sweep (sweeps route dropless); estimate takes it for one plan",
+        s.where("capacity_factor")));
+  toml::table root;
+  if (s.has("calibration"))
+    root.insert("calibration", std::filesystem::absolute(s.at("calibration").text).string());
+  if (s.has("dp")) root.insert("constraints", toml::array{fmt::format("dp == {}", pt.plan.dp)});
+
+  toml::table workload;
+  const bool custom = !s.has("model") || changes_architecture(s);
+  workload.insert("model", custom ? "custom" : pt.model_name);
+  workload.insert("seq_len", pt.workload.seq_len);
+  workload.insert("global_batch", pt.workload.global_batch);
+  workload.insert("precision", est::to_string(pt.workload.precision));
+  if (options.training_tokens > 0) workload.insert("training_tokens", options.training_tokens);
+  root.insert("workload", std::move(workload));
+  if (custom) root.insert("models", toml::table{{"custom", inline_model(pt.workload.model)}});
+
+  toml::table cluster;
+  cluster.insert("gpu", pt.gpu_name);
+  for (const char* name : kClusterIntegers)
+    if (s.has(name)) cluster.insert(name, static_cast<std::int64_t>(s.integer(name, 0)));
+  // GPUs derived from a given dp: the cluster the point resolved to.
+  if (!s.has("nodes") && !s.has("gpus")) cluster.insert("gpus", pt.cluster.num_gpus);
+  for (const char* name : kClusterNumbers)
+    if (s.has(name)) cluster.insert(name, s.number(name, 0, true));
+  root.insert("cluster", std::move(cluster));
+
+  toml::table plan;
+  for (const char* name : kPlanIntegers) {
+    if (s.has(name))
+      plan.insert(name, static_cast<std::int64_t>(s.integer(name, 0, 0)));
+    else
+      plan.insert(name, "all");
+  }
+  for (const char* name : kPlanLabels) plan.insert(name, s.has(name) ? s.at(name).text : "all");
+  if (s.has("sequence_parallel"))
+    plan.insert("sequence_parallel", s.boolean("sequence_parallel"));
+  else
+    plan.insert("sequence_parallel", "all");
+  if (s.has("allow_tp_across_nodes"))
+    plan.insert("allow_tp_across_nodes", s.boolean("allow_tp_across_nodes"));
+  root.insert("plan", std::move(plan));
+
+  // Only the prices that differ from "not given": the spec takes one way to price GPUs.
+  toml::table pricing;
+  Pricing::for_each(options.pricing, [&](const char* name, double value) {
+    if (std::string_view(name) == "gpu_hour_usd" || std::string_view(name) == "capex_usd_per_gpu") {
+      if (value > 0) pricing.insert(name, value);
+    } else {
+      pricing.insert(name, value);
+    }
+  });
+  root.insert("pricing", std::move(pricing));
+  root.insert("output", toml::table{{"keep", "best-per-design"},
+                                    {"objective", to_string(options.objective)}});
+  std::ostringstream text;
+  text << root << '\n';
+  return text.str();
+}
+
+}  // namespace clustersweep::spaces

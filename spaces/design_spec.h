@@ -1,0 +1,26 @@
+#pragma once
+// The sweep spec of one design: the workload and cluster of a point's settings (as `estimate`
+// takes them) with every plan axis the settings do not fix at "all". `best` searches the plans of
+// that spec's single design, so its answer is the one a sweep of the same spec would keep, and a
+// user can grow the printed spec into a sweep.
+#include <string>
+
+#include "spaces/resolve.h"
+#include "spaces/space.h"
+
+namespace clustersweep::spaces {
+
+struct DesignSpecOptions {
+  Objective objective = Objective::step_time;
+  double training_tokens = 0;  // 0: the spec's default
+  Pricing pricing;
+};
+
+// The TOML text of the one-design spec of `settings`, which resolve() accepts as `point`. A
+// catalog model is named by its key; a model given or changed by architecture settings is written
+// out as [models.custom]. dp becomes the constraint "dp == N"; capacity_factor is not a plan axis
+// of a sweep and is an InputError naming where it was given.
+std::string design_spec(const Settings& settings, const Point& point,
+                        const DesignSpecOptions& options);
+
+}  // namespace clustersweep::spaces

@@ -1,0 +1,160 @@
+// clustersweep best end to end: the search's answer equals exhaustive enumeration, each plan it
+// prints is the one estimate computes, the spec it searches is a sweep spec, and its input errors.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/apps/run.h"
+
+namespace clustersweep::apps_test {
+namespace {
+
+const std::vector<std::string> kBase = {"best",           "--model", "gpt3-175b", "--gpu",
+                                        "H100-SXM5-80GB", "--nodes", "64"};
+
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+nlohmann::json run_json(const std::vector<std::string>& args) {
+  const Result r = run(with(args, {"--json"}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+void expect_error(const std::vector<std::string>& args, const std::string& message) {
+  const Result r = run(args);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, fmt::format("clustersweep best: error: {}\n", message));
+  EXPECT_EQ(r.out, "");
+}
+
+// The flags of estimate that set a printed plan's settings.
+std::vector<std::string> plan_flags(const nlohmann::json& plan) {
+  std::vector<std::string> flags;
+  for (const char* name : {"tp", "pp", "dp", "cp", "vp", "zero", "micro_batch", "ep", "etp"})
+    flags.insert(flags.end(),
+                 {"--" + std::string(name == std::string("micro_batch") ? "micro-batch" : name),
+                  std::to_string(plan[name].get<int>())});
+  flags.insert(flags.end(), {"--recompute", plan["recompute"], "--offload", plan["offload"],
+                             "--pipeline-split", plan["pipeline_split"], "--sequence-parallel",
+                             plan["sequence_parallel"].get<bool>() ? "true" : "false"});
+  return flags;
+}
+
+TEST(Best, SearchEqualsExhaustiveForEveryObjective) {
+  for (const char* objective : {"step_time", "time_to_train", "energy", "cost"}) {
+    for (const auto& cluster : std::vector<std::vector<std::string>>{
+             {"--nodes", "64"},
+             {"--nodes", "16", "--hbm-gb", "40"},
+             {"--nodes", "32", "--inter-node-gbps-per-gpu", "100"}}) {
+      auto args = with({"best", "--model", "gpt3-175b", "--gpu", "H100-SXM5-80GB", "--top", "4",
+                        "--objective", objective, "--gpu-hour-usd", "2.5"},
+                       cluster);
+      const auto searched = run_json(args);
+      const auto exhaustive = run_json(with(args, {"--exhaustive"}));
+      SCOPED_TRACE(fmt::format("{} {}", objective, fmt::join(cluster, " ")));
+      EXPECT_EQ(searched["plans"], exhaustive["plans"]);
+      EXPECT_EQ(searched["stats"]["plans"], exhaustive["stats"]["plans"]);
+      EXPECT_LT(searched["stats"]["plans_evaluated"], exhaustive["stats"]["plans_evaluated"]);
+      EXPECT_EQ(exhaustive["stats"]["plans_pruned"], 0);
+    }
+  }
+}
+
+TEST(Best, EachPlanIsTheOneEstimateComputes) {
+  const auto json = run_json(with(kBase, {"--top", "3"}));
+  ASSERT_EQ(json["plans"].size(), 3u);
+  double previous = 0;
+  for (const auto& plan : json["plans"]) {
+    EXPECT_GE(plan["objective"].get<double>(), previous);  // best first
+    previous = plan["objective"].get<double>();
+    EXPECT_EQ(plan["objective"], plan["step_time_s"]["total"]);
+    auto flags = plan_flags(plan);
+    flags.insert(flags.begin(), kBase.begin() + 1, kBase.end());
+    flags.insert(flags.begin(), "estimate");
+    const auto one = run_json(flags);
+    EXPECT_EQ(one["step_time_s"], plan["step_time_s"]);
+    EXPECT_EQ(one["memory_bytes"], plan["memory_bytes"]);
+    EXPECT_EQ(one["energy_per_step_j"], plan["energy_per_step_j"]);
+  }
+}
+
+TEST(Best, APlanFlagFixesThatSetting) {
+  const auto json = run_json(with(kBase, {"--tp", "4", "--recompute", "full", "--top", "5"}));
+  ASSERT_FALSE(json["plans"].empty());
+  for (const auto& plan : json["plans"]) {
+    EXPECT_EQ(plan["tp"], 4);
+    EXPECT_EQ(plan["recompute"], "full");
+  }
+  const auto dp = run_json(with(kBase, {"--dp", "16"}));
+  for (const auto& plan : dp["plans"]) EXPECT_EQ(plan["dp"], 16);
+}
+
+TEST(Best, TheSearchedSpecIsASweepSpec) {
+  TempDir dir;
+  const Result spec = run(
+      with(kBase, {"--print-spec", "--objective", "time_to_train", "--training-tokens", "1e12"}));
+  ASSERT_EQ(spec.exit_code, 0) << spec.err;
+  EXPECT_NE(spec.out.find("keep = 'best-per-design'"), std::string::npos) << spec.out;
+  EXPECT_NE(spec.out.find("tp = 'all'"), std::string::npos) << spec.out;
+  EXPECT_NE(spec.out.find("training_tokens = 1"), std::string::npos) << spec.out;
+  const Result plan = run({"plan", dir.file("best.toml", spec.out)});
+  EXPECT_EQ(plan.exit_code, 0) << plan.err;
+}
+
+TEST(Best, InlineArchitectureIsSearchedAsEstimateResolvesIt) {
+  const std::vector<std::string> model = {
+      "--layers",       "32",     "--hidden",   "4096",
+      "--heads",        "32",     "--kv-heads", "8",
+      "--ffn-hidden",   "14336",  "--mlp",      "swiglu",
+      "--vocab",        "128256", "--seq-len",  "8192",
+      "--global-batch", "128",    "--gpu",      "H100-SXM5-80GB",
+      "--nodes",        "4"};
+  const auto json = run_json(with(with({"best"}, model), {"--top", "1"}));
+  ASSERT_EQ(json["plans"].size(), 1u);
+  EXPECT_EQ(json["model"], "custom");
+  auto flags = with(with({"estimate"}, model), plan_flags(json["plans"][0]));
+  EXPECT_EQ(run_json(flags)["step_time_s"], json["plans"][0]["step_time_s"]);
+}
+
+TEST(Best, PrintsTheRankedPlansAndTheirBreakdown) {
+  const Result r = run(with(kBase, {"--top", "2", "--stats"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* line :
+       {"best plans of gpt3-175b on 512 x H100-SXM5-80GB (64 nodes), by step_time\nsearched ",
+        " evaluated, ", " pruned by bounds, ", "step time (s)", "pipeline bubble",
+        "memory per GPU (GB)", "in HBM (of 80)"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+}
+
+TEST(BestErrors, NameTheFlag) {
+  expect_error(with(kBase, {"--objective", "speed"}),
+               "--objective: must be step_time, time_to_train, energy or cost, got 'speed'");
+  expect_error(with(kBase, {"--top", "0"}), "--top: must be a positive integer, got 0");
+  expect_error(with(kBase, {"--training-tokens", "-1"}),
+               "--training-tokens: must be a positive number, got -1");
+  expect_error(with(kBase, {"--capacity-factor", "1.25"}),
+               "--capacity-factor: not a plan axis of a sweep (sweeps route dropless); estimate "
+               "takes it for one plan");
+  expect_error(with(kBase, {"--tp", "5"}), "--tp: 5 does not divide the 96 attention heads");
+  expect_error(with(kBase, {"--pue", "0.5"}),
+               "--pue: must be at least 1 (facility / IT energy), got 0.5");
+  expect_error({"best", "--model", "dlrmv2-dcnv2", "--gpu", "H100-SXM5-80GB", "--nodes", "8"},
+               "--model: best searches transformer plans; a recommendation model's best sharding "
+               "is estimate's default (--sharding best)");
+  expect_error({"best", "--model", "gpt3-175b", "--nodes", "8"},
+               "--gpu: required (an accelerator of the catalog, e.g. H100-SXM5-80GB)");
+}
+
+TEST(Best, HelpExitsZero) {
+  const Result r = run({"best", "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Usage: clustersweep best"), std::string::npos);
+  EXPECT_NE(r.out.find("--objective"), std::string::npos);
+  EXPECT_NE(r.out.find("--exhaustive"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace clustersweep::apps_test
