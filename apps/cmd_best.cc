@@ -52,15 +52,8 @@ const char* objective_unit(spaces::Objective objective) {
   return "";
 }
 
-struct Searched {
-  spaces::Space space;
-  spaces::Design design;
-  std::vector<spaces::PlanResult> plans;
-  spaces::SearchStats stats;
-  double seconds = 0;
-};
-
-void print_json(const spaces::Point& pt, const Searched& s, spaces::Objective objective) {
+void print_json(const spaces::Point& pt, const spaces::DesignSearch& s, double seconds,
+                spaces::Objective objective) {
   nlohmann::ordered_json out;
   out["model"] = pt.model_name;
   out["gpu"] = pt.gpu_name;
@@ -85,12 +78,12 @@ void print_json(const spaces::Point& pt, const Searched& s, spaces::Objective ob
                   {"plans_evaluated", s.stats.evaluated},
                   {"plans_pruned", s.stats.pruned},
                   {"plans_invalid", s.stats.invalid},
-                  {"seconds", s.seconds}};
+                  {"seconds", seconds}};
   std::cout << out.dump(2) << '\n';
 }
 
-void print_text(const spaces::Point& pt, const Searched& s, spaces::Objective objective,
-                bool stats) {
+void print_text(const spaces::Point& pt, const spaces::DesignSearch& s, double seconds,
+                spaces::Objective objective, bool stats) {
   const est::Cluster& c = s.design.cluster;
   const bool moe = est::is_moe(s.design.workload.model);
   std::cout << fmt::format("best plans of {} on {} x {} ({} nodes), by {}\n", pt.model_name,
@@ -98,7 +91,7 @@ void print_text(const spaces::Point& pt, const Searched& s, spaces::Objective ob
   if (stats)
     std::cout << fmt::format(
         "searched {} plans in {:.3g} s: {} evaluated, {} pruned by bounds, {} removed by rules\n",
-        with_commas(s.space.plan_points()), s.seconds, with_commas(s.stats.evaluated),
+        with_commas(s.space.plan_points()), seconds, with_commas(s.stats.evaluated),
         with_commas(s.stats.pruned), with_commas(s.stats.invalid));
   std::cout << '\n';
   if (s.plans.empty()) {
@@ -223,37 +216,19 @@ int best(const Args& args) {
         "estimate's default (--sharding best)",
         settings.has("model") ? settings.where("model") : settings.where("num_tables")));
   const spaces::Point pt = spaces::resolve(settings);
-  if (const spaces::Violation v = spaces::check_design(pt.workload, pt.cluster))
-    throw InputError(spaces::explain(v, settings));
-  const std::string spec = spaces::design_spec(settings, pt, spec_options);
   if (vm->count("print-spec")) {
-    std::cout << spec;
+    std::cout << spaces::design_spec(settings, pt, spec_options);
     return kExitOk;
   }
-
-  Searched s{spaces::Space::parse(spec, "(best's one-design spec)"), {}, {}, {}, 0};
-  spaces::Violation why;
-  if (!s.space.design(0, s.design, why)) throw InputError(spaces::explain(why, settings));
   const auto start = std::chrono::steady_clock::now();
-  const est::Estimator estimator(s.design.workload, s.design.cluster, s.space.calibration());
-  spaces::SearchOptions search;
-  search.objective = objective;
-  search.steps = s.space.training_tokens() / (static_cast<double>(s.design.workload.seq_len) *
-                                              static_cast<double>(s.design.workload.global_batch));
-  search.exhaustive = vm->count("exhaustive") > 0;
-  s.plans = spaces::best_plans(s.space, s.design, estimator, search, top, &s.stats);
-  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  // No plan passes the rules: name the rule the given plan settings break, where one does.
-  if (s.plans.empty() && s.space.valid_plans(0) == 0) {
-    if (const spaces::Violation v = spaces::check(pt))
-      throw InputError(spaces::explain(v, settings));
-    throw InputError("no plan passes the structural rules with the plan settings given");
-  }
-
+  const spaces::DesignSearch s =
+      spaces::search_design(settings, pt, spec_options, top, vm->count("exhaustive") > 0);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (vm->count("json"))
-    print_json(pt, s, objective);
+    print_json(pt, s, seconds, objective);
   else
-    print_text(pt, s, objective, vm->count("stats") > 0);
+    print_text(pt, s, seconds, objective, vm->count("stats") > 0);
   return kExitOk;
 }
 

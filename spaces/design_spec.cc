@@ -112,4 +112,42 @@ std::string design_spec(const Settings& s, const Point& pt, const DesignSpecOpti
   return text.str();
 }
 
+const std::vector<std::string>& plan_setting_names() {
+  static const std::vector<std::string> kNames = {"tp",          "pp",
+                                                  "dp",          "cp",
+                                                  "vp",          "pipeline_split",
+                                                  "micro_batch", "zero",
+                                                  "recompute",   "sequence_parallel",
+                                                  "offload",     "ep",
+                                                  "etp",         "capacity_factor"};
+  return kNames;
+}
+
+DesignSearch search_design(const Settings& settings, const Point& point,
+                           const DesignSpecOptions& options, std::size_t k, bool exhaustive) {
+  if (const Violation v = check_design(point.workload, point.cluster))
+    throw InputError(explain(v, settings));
+  DesignSearch out{
+      Space::parse(design_spec(settings, point, options), "(one-design spec)"), {}, {}, {}};
+  Violation why;
+  if (!out.space.design(0, out.design, why)) throw InputError(explain(why, settings));
+  // The point as resolved, with its calibration (a fitted one need not be in a file): the spec's
+  // single design holds the same workload and cluster.
+  out.design.workload = point.workload;
+  out.design.cluster = point.cluster;
+  const estimator::Estimator estimator(point.workload, point.cluster, point.calibration);
+  SearchOptions search;
+  search.objective = options.objective;
+  search.steps = out.space.training_tokens() / (static_cast<double>(point.workload.seq_len) *
+                                                static_cast<double>(point.workload.global_batch));
+  search.exhaustive = exhaustive;
+  out.plans = best_plans(out.space, out.design, estimator, search, k, &out.stats);
+  // No plan passes the rules: name the rule the given plan settings break, where one does.
+  if (out.plans.empty() && out.space.valid_plans(0) == 0) {
+    if (const Violation v = check(point)) throw InputError(explain(v, settings));
+    throw InputError("no plan passes the structural rules with the plan settings given");
+  }
+  return out;
+}
+
 }  // namespace clustersweep::spaces

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "spaces/resolve.h"
+#include "spaces/search.h"
 #include "spaces/space.h"
 
 namespace clustersweep::spaces {
@@ -22,5 +23,22 @@ struct DesignSpecOptions {
 // of a sweep and is an InputError naming where it was given.
 std::string design_spec(const Settings& settings, const Point& point,
                         const DesignSpecOptions& options);
+
+// The settings of a point's plan (tp, pp, dp, ..., capacity_factor): what design_spec() turns into
+// fixed plan axes, and what a search of the point's design leaves out.
+const std::vector<std::string>& plan_setting_names();
+
+// The `k` best plans of the design of `settings` (resolved to `point`) by the options' objective,
+// found by the exact search (or every plan evaluated, if `exhaustive`), with the point's own
+// calibration. InputError naming the setting to blame when the design breaks a rule or when the
+// plan settings given leave no valid plan.
+struct DesignSearch {
+  Space space;
+  Design design;
+  std::vector<PlanResult> plans;  // best first; empty when no valid plan fits in memory
+  SearchStats stats;
+};
+DesignSearch search_design(const Settings& settings, const Point& point,
+                           const DesignSpecOptions& options, std::size_t k, bool exhaustive);
 
 }  // namespace clustersweep::spaces

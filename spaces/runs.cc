@@ -195,6 +195,7 @@ std::vector<MeasuredRun> read_runs(const std::string& path,
     if (const Violation v = check(pt))
       run.reason = fmt::format("cannot be estimated: {}: {}", to_string(v.rule), message(v));
     run.sample = {pt.workload, pt.cluster, pt.plan, run.measured_s};
+    run.settings = std::move(settings);
     runs.push_back(std::move(run));
   });
   return runs;

@@ -24,6 +24,7 @@ struct MeasuredRun {
   // reason column (empty when the row is taken as published).
   std::string repair;
   estimator::Sample sample;
+  Settings settings;  // the row's settings, as resolved into `sample`
 };
 
 // Reads a runs file. Malformed values are InputErrors naming "FILE:LINE: column 'C'"; rows the
