@@ -286,6 +286,35 @@ TEST(Validate, EmptyInterNodeBandwidthUsesTheCalibrationDefault) {
   EXPECT_NE(lines(read_file(a))[1], lines(read_file(c))[1]);
 }
 
+TEST(Validate, BestPlanIsNeverSlowerThanTheRunsOwnPlan) {
+  // NVIDIA-tuned dense runs: the search over every plan of a run's design includes the run's own
+  // plan, so its best predicted step is at most the own plan's.
+  TempDir dir;
+  const auto all = lines(read_file(kRuns));
+  std::string subset = all[0] + "\n";
+  for (std::size_t i = 1; i < all.size(); ++i)
+    if (all[i].find(",DGXC_BENCH,") != std::string::npos && subset.size() < 4000)
+      subset += all[i] + "\n";
+  const std::string runs = dir.file("tuned.csv", subset);
+  const std::string predictions = (dir.path() / "predictions.csv").string();
+  const Result r = run({"validate", runs, "--best", "-o", predictions});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("best plan's predicted step / measured step"), std::string::npos) << r.out;
+  const auto rows = lines(read_file(predictions));
+  ASSERT_GT(rows.size(), 10u);
+  EXPECT_EQ(rows[0],
+            "id,source,measured_step_time_s,predicted_step_time_s,rel_error,reason,"
+            "best_step_time_s,best_plan");
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    std::vector<std::string> cells;
+    std::istringstream in(rows[i]);
+    for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
+    ASSERT_EQ(cells.size(), 8u) << rows[i];
+    EXPECT_LE(std::stod(cells[6]), std::stod(cells[3])) << rows[i];
+    EXPECT_EQ(cells[7].rfind("tp ", 0), 0u) << rows[i];
+  }
+}
+
 TEST(Bench, PrintsEvaluationsPerSecondLast) {
   const Result r = run({"bench", "--seconds", "0.2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
