@@ -8,7 +8,6 @@
 
 #include "base/error.h"
 #include "spaces/architecture.h"
-#include "spaces/space_impl.h"
 
 namespace clustersweep::spaces {
 namespace {

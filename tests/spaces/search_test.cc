@@ -122,6 +122,35 @@ TEST(Search, EqualsExhaustiveEnumerationOnRandomDesigns) {
   EXPECT_LT(evaluated * 3, exhaustive_evaluated);
 }
 
+// The same property on thousands of designs, one random objective and k each: a wider sample of
+// models, accelerators, cluster sizes and bandwidths than the test above checks in depth.
+TEST(Search, EqualsExhaustiveEnumerationOnThousandsOfRandomDesigns) {
+  std::mt19937_64 rng(7);
+  int designs = 0;
+  while (designs < 2000) {
+    const std::string text = random_spec(rng);
+    const Space space = Space::parse(text, "random.toml");
+    for (std::uint64_t i = 0; i < space.designs() && designs < 2000; ++i) {
+      Design d;
+      if (!space.design(i, d)) continue;
+      ++designs;
+      const estimator::Estimator estimator(d.workload, d.cluster, space.calibration());
+      const auto objective = static_cast<Objective>(rng() % 4);
+      const std::size_t k = 1 + rng() % 3;
+      SearchOptions options{objective, steps_of(space, d), false};
+      const auto found = best_plans(space, d, estimator, options, k);
+      options.exhaustive = true;
+      const auto expected = best_plans(space, d, estimator, options, k);
+      ASSERT_EQ(found.size(), expected.size()) << text << "design " << i;
+      for (std::size_t j = 0; j < found.size(); ++j) {
+        ASSERT_EQ(found[j].plan_index, expected[j].plan_index)
+            << text << "design " << i << " objective " << to_string(objective) << " k " << k;
+        ASSERT_EQ(found[j].objective, expected[j].objective);
+      }
+    }
+  }
+}
+
 TEST(Search, BoundsAreBelowEveryPlanOfTheirBox) {
   std::mt19937_64 rng(11);
   int checked = 0;
