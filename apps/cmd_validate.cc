@@ -124,10 +124,8 @@ void print_best_ratios(const std::map<std::string, std::vector<double>>& ratios_
     std::sort(r.begin(), r.end());
     const auto in =
         std::count_if(r.begin(), r.end(), [](double x) { return x >= 0.85 && x <= 1.10; });
-    const double median =
-        r.size() % 2 ? r[r.size() / 2] : (r[r.size() / 2 - 1] + r[r.size() / 2]) / 2;
     std::cout << fmt::format("{:<{}} {:>5} {:>7.3f} {:>7.3f} {:>7.3f} {:>13}\n", name, width,
-                             r.size(), median, r.front(), r.back(),
+                             r.size(), spaces::sorted_median(r), r.front(), r.back(),
                              fmt::format("{} of {}", in, r.size()));
   };
   for (const auto& [source, ratios] : ratios_by_source) {

@@ -257,6 +257,12 @@ std::vector<MeasuredDlrmRun> read_dlrm_runs(const std::string& path,
   return runs;
 }
 
+double sorted_median(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 ErrorStats error_stats(std::vector<double> abs_errors) {
   ErrorStats s;
   s.n = abs_errors.size();
@@ -268,7 +274,7 @@ ErrorStats error_stats(std::vector<double> abs_errors) {
     log_sum += std::log(std::max(e, 1e-6));
   }
   s.mape = sum / s.n;
-  s.median = s.n % 2 ? abs_errors[s.n / 2] : 0.5 * (abs_errors[s.n / 2 - 1] + abs_errors[s.n / 2]);
+  s.median = sorted_median(abs_errors);
   s.geomean = std::exp(log_sum / s.n);
   s.max = abs_errors.back();
   return s;

@@ -53,5 +53,7 @@ struct ErrorStats {
 };
 // Of absolute relative errors.
 ErrorStats error_stats(std::vector<double> abs_errors);
+// The median of values sorted ascending (the mean of the middle two for an even count); 0 for none.
+double sorted_median(const std::vector<double>& sorted);
 
 }  // namespace clustersweep::spaces

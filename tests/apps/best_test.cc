@@ -12,22 +12,10 @@ namespace {
 const std::vector<std::string> kBase = {"best",           "--model", "gpt3-175b", "--gpu",
                                         "H100-SXM5-80GB", "--nodes", "64"};
 
-std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
-  args.insert(args.end(), more.begin(), more.end());
-  return args;
-}
-
 nlohmann::json run_json(const std::vector<std::string>& args) {
   const Result r = run(with(args, {"--json"}));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return nlohmann::json::parse(r.out);
-}
-
-void expect_error(const std::vector<std::string>& args, const std::string& message) {
-  const Result r = run(args);
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(r.err, fmt::format("clustersweep best: error: {}\n", message));
-  EXPECT_EQ(r.out, "");
 }
 
 // The flags of estimate that set a printed plan's settings.

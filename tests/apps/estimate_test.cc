@@ -12,18 +12,6 @@ namespace {
 const std::vector<std::string> kBase = {"estimate",       "--model", "gpt3-175b", "--gpu",
                                         "H100-SXM5-80GB", "--nodes", "8"};
 
-std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
-  args.insert(args.end(), more.begin(), more.end());
-  return args;
-}
-
-void expect_error(const std::vector<std::string>& args, const std::string& message) {
-  const Result r = run(args);
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(r.err, fmt::format("clustersweep estimate: error: {}\n", message));
-  EXPECT_EQ(r.out, "");
-}
-
 TEST(Estimate, PrintsTheBreakdown) {
   const Result r = run(
       with(kBase, {"--tp", "8", "--pp", "8", "--recompute", "selective", "--sequence-parallel"}));

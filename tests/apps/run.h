@@ -1,6 +1,7 @@
 #pragma once
 // Runs the built clustersweep binary with arguments and captures stdout, stderr and the exit code.
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -71,6 +72,21 @@ inline Result run(const std::vector<std::string>& args) {
   r.out = read_file(out);
   r.err = read_file(err);
   return r;
+}
+
+// `args` followed by `more`.
+inline std::vector<std::string> with(std::vector<std::string> args,
+                                     const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+// The command args.front() exits 2 with the one error line `message` and prints nothing else.
+inline void expect_error(const std::vector<std::string>& args, const std::string& message) {
+  const Result r = run(args);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, fmt::format("clustersweep {}: error: {}\n", args.front(), message));
+  EXPECT_EQ(r.out, "");
 }
 
 inline std::string source_path(const std::string& relative) {
