@@ -4,6 +4,7 @@
 #      (clustersweep bench), and store MB/s vs dd to the same disk.
 #   2. huge-100m (>= 100M points, keep = best-per-design) on 2 ranks: wall time.
 #   3. a compute-bound sweep (stress-10m as best-per-design) on 1 vs 2 ranks: speedup.
+#   4. `best` for GPT-3 175B on 4,096 H100: the plan search vs --exhaustive, wall time and plans.
 # Each run is repeated REPEAT times (default 3) and the best is reported: on a shared machine the
 # best run is the one least disturbed by other work.
 # Usage: scripts/bench-engine.sh [path/to/clustersweep] [scratch dir]
@@ -74,3 +75,17 @@ best $ranks "$scratch/compute.toml" "$scratch/c2.h5"
 t2=$best_s
 echo "speedup -n $ranks vs -n 1: $(echo "scale=2; $t1 / $t2" | bc)x (target >= 1.8x)"
 rm -f "$scratch"/c1.h5* "$scratch"/c2.h5* "$scratch/compute.toml"
+
+echo "== 4. best: GPT-3 175B on 4,096 H100 over every plan, search vs --exhaustive (whole process)"
+best_args=(best --model gpt3-175b --gpu H100-SXM5-80GB --nodes 512 --top 1 --json)
+for mode in search exhaustive; do
+  extra=(); [ "$mode" = exhaustive ] && extra=(--exhaustive)
+  walls=()
+  for _ in $(seq "$repeat"); do
+    start=$(date +%s.%N)
+    json=$("$bin" "${best_args[@]}" "${extra[@]}")
+    walls+=("$(echo "$(date +%s.%N) - $start" | bc)")
+  done
+  evaluated=$(echo "$json" | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['stats']['plans_evaluated'])")
+  echo "$mode: wall ${walls[*]} s; $evaluated plans evaluated"
+done
