@@ -74,11 +74,9 @@ void print_json(const spaces::Point& pt, const spaces::DesignSearch& s, double s
     plans.push_back(std::move(plan));
   }
   out["plans"] = std::move(plans);
-  out["stats"] = {{"plans", s.space.plan_points()},
-                  {"plans_evaluated", s.stats.evaluated},
-                  {"plans_pruned", s.stats.pruned},
-                  {"plans_invalid", s.stats.invalid},
-                  {"seconds", seconds}};
+  out["stats"] = {{"plans", s.space.plan_points()}, {"plans_evaluated", s.stats.evaluated},
+                  {"plans_pruned", s.stats.pruned}, {"plans_invalid", s.stats.invalid},
+                  {"boxes_bounded", s.stats.boxes}, {"seconds", seconds}};
   std::cout << out.dump(2) << '\n';
 }
 
@@ -90,9 +88,10 @@ void print_text(const spaces::Point& pt, const spaces::DesignSearch& s, double s
                            c.num_gpus, pt.gpu_name, pt.nodes, spaces::to_string(objective));
   if (stats)
     std::cout << fmt::format(
-        "searched {} plans in {:.3g} s: {} evaluated, {} pruned by bounds, {} removed by rules\n",
+        "searched {} plans in {:.3g} s: {} evaluated, {} pruned by bounds ({} boxes bounded), {} "
+        "removed by rules\n",
         with_commas(s.space.plan_points()), seconds, with_commas(s.stats.evaluated),
-        with_commas(s.stats.pruned), with_commas(s.stats.invalid));
+        with_commas(s.stats.pruned), with_commas(s.stats.boxes), with_commas(s.stats.invalid));
   std::cout << '\n';
   if (s.plans.empty()) {
     std::cout << "no plan fits: every valid plan needs more memory per GPU than the cluster has\n";

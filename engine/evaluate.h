@@ -21,6 +21,9 @@ class FamilyEvaluator {
   virtual bool advance(std::uint64_t points) = 0;
   virtual const RowBlock& rows() const noexcept = 0;
   virtual std::uint64_t points_evaluated() const noexcept = 0;
+  // Plans the estimator evaluated since construction, over every chunk: one per valid point,
+  // or what the plan search evaluated.
+  virtual std::uint64_t estimates() const noexcept = 0;
 };
 
 // What the scheduler drives, whatever the space's family: the family's own evaluator behind it.
@@ -36,6 +39,7 @@ class ChunkEvaluator {
   // The chunk's kept rows, in point-id order (complete once advance() returned true).
   const RowBlock& rows() const noexcept { return family_->rows(); }
   std::uint64_t points_evaluated() const noexcept { return family_->points_evaluated(); }
+  std::uint64_t estimates() const noexcept { return family_->estimates(); }
 
  private:
   std::unique_ptr<FamilyEvaluator> family_;

@@ -96,6 +96,7 @@ void DlrmChunkEvaluator::evaluate_point(std::uint64_t point_id) {
                                        ? estimator::plan_best_sharding(*estimator_)
                                        : estimator::plan_sharding(*estimator_, choice.sharding);
   const estimator::DlrmEstimate e = estimator_->estimate(plan);
+  ++estimates_;
   switch (keep_) {
     case spaces::Keep::all:
       append(point_id, e.feasible ? estimator::Infeasible::none : e.reason, &e);

@@ -138,6 +138,7 @@ void TransformerChunkEvaluator::evaluate_point(std::uint64_t point_id) {
     return;
   }
   const estimator::Estimate e = estimator_->estimate(plan);
+  ++estimates_;
   switch (keep_) {
     case spaces::Keep::all:
       append(point_id, &plan, e.feasible ? estimator::Infeasible::none : e.reason, &e);
@@ -165,13 +166,15 @@ void TransformerChunkEvaluator::search_design() {
   auto candidate = [&](spaces::PlanResult& r) {
     return Candidate{first + r.plan_index, r.plan, r.estimate, r.objective};
   };
+  spaces::SearchStats stats;
   if (keep_ == spaces::Keep::best_per_design) {
-    auto best = spaces::best_plans(space_, design_data_, *estimator_, options, 1);
+    auto best = spaces::best_plans(space_, design_data_, *estimator_, options, 1, &stats);
     if (!best.empty()) best_ = candidate(best.front());
   } else {
-    for (auto& r : spaces::pareto_candidates(space_, design_data_, *estimator_, options))
+    for (auto& r : spaces::pareto_candidates(space_, design_data_, *estimator_, options, &stats))
       candidates_.push_back(candidate(r));
   }
+  estimates_ += stats.evaluated;
 }
 
 void TransformerChunkEvaluator::finish_design() {

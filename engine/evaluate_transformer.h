@@ -21,6 +21,7 @@ class TransformerChunkEvaluator final : public FamilyEvaluator {
   bool advance(std::uint64_t points) override;
   const RowBlock& rows() const noexcept override { return rows_; }
   std::uint64_t points_evaluated() const noexcept override { return evaluated_; }
+  std::uint64_t estimates() const noexcept override { return estimates_; }
 
  private:
   // One evaluated point, kept until its design is reduced (best / pareto modes).
@@ -80,6 +81,7 @@ class TransformerChunkEvaluator final : public FamilyEvaluator {
   Chunk chunk_;
   std::uint64_t next_ = 0;
   std::uint64_t evaluated_ = 0;
+  std::uint64_t estimates_ = 0;
 
   // The current design.
   std::uint64_t design_ = 0;

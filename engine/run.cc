@@ -17,6 +17,7 @@
 #include <ostream>
 
 #include "base/error.h"
+#include "base/format.h"
 #include "clustersweep/version.h"
 #include "engine/chunks.h"
 #include "engine/evaluate.h"
@@ -262,6 +263,7 @@ class StoreChunkWorker : public ChunkWorker {
     evaluator_.start(layout_.chunk(chunk));
   }
   bool advance(std::uint64_t points) override { return evaluator_.advance(points); }
+  std::uint64_t estimates() const noexcept { return evaluator_.estimates(); }
   std::uint64_t commit() override {
     const RowBlock& rows = evaluator_.rows();
     if (rows.rows() > layout_.slot_capacity(chunk_))
@@ -501,6 +503,7 @@ class Run {
     const auto started = std::chrono::steady_clock::now();
     ScheduleResult result = schedule(comm_, todo, worker, options);
     evaluate_time_s_ = seconds_since(started);
+    estimates_ = comm_.sum(worker.estimates());
     busy_ = comm_.gather(result.wall_s > 0 ? 1 - result.idle_s / result.wall_s : 1);
     if (comm_.rank() == 0) meter.finish();
     together(comm_, [&] { writer.close(); });
@@ -616,6 +619,16 @@ class Run {
           points_evaluated_, evaluate_time_s_, comm_.size(), comm_.size() == 1 ? "" : "s",
           evaluate_time_s_ > 0 ? static_cast<double>(points_evaluated_) / evaluate_time_s_ : 0,
           resumed_ ? " (resumed)" : "");
+      const spaces::Keep keep = space_->keep();
+      if ((keep == spaces::Keep::best_per_design || keep == spaces::Keep::pareto_per_design) &&
+          points_evaluated_ > 0) {
+        const double designs = static_cast<double>(points_evaluated_) / space_->plan_points();
+        out_ << fmt::format("plans estimated ({}): {} of {}, {:.0f} per design of {}\n",
+                            job_.options.exhaustive ? "exhaustive" : "exact search",
+                            with_commas(estimates_), with_commas(points_evaluated_),
+                            static_cast<double>(estimates_) / designs,
+                            with_commas(space_->plan_points()));
+      }
       if (comm_.size() > 1 && points_evaluated_ > 0) {
         std::string busy;
         for (double b : busy_) busy += fmt::format(" {:.1f}%", 100 * b);
@@ -639,6 +652,7 @@ class Run {
   bool resumed_ = false;
   std::chrono::steady_clock::time_point start_;
   std::uint64_t points_evaluated_ = 0;
+  std::uint64_t estimates_ = 0;  // the estimator's evaluations, all ranks
   double evaluate_time_s_ = 0;
   double compact_time_s_ = 0;
   std::vector<double> busy_;         // rank 0: each rank's busy fraction of the evaluation

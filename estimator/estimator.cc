@@ -482,6 +482,58 @@ void Estimator::link(int stride, int n, double& bytes_per_s, double& alpha) cons
   }
 }
 
+double Estimator::attention_fwd_s(double tokens, int tp) const noexcept {
+  return 2.0 * tokens * attention_keys_ * workload_.model.heads * (qk_dim_ + v_dim_) / tp /
+         (attention_peak_ * calibration_.attention_eff);
+}
+
+// Ring attention: cp-1 exchanges of this rank's K and V chunk forward; K, V and their gradients
+// backward, each overlapped with the attention of the previous chunk.
+Estimator::CpExchange Estimator::cp_exchange_s(double tokens, int tp, int cp) const noexcept {
+  if (cp <= 1) return {};
+  const Model& m = workload_.model;
+  double bw = 0, alpha = 0;
+  link(tp, cp, bw, alpha);
+  const double kv_heads = is_mla(m) ? m.heads : m.kv_heads;
+  const double kv_bytes = tokens * kv_heads * (qk_dim_ + v_dim_) / tp * act_bytes_;
+  const double step = (cp - 1.0) * (kv_bytes / bw + alpha);
+  const double attention = attention_fwd_s(tokens, tp);
+  return {std::max(0.0, step - attention),
+          std::max(0.0, 2.0 * step - attention_bwd_factor_ * attention)};
+}
+
+Estimator::DpCost Estimator::dp_cost_s(int zero, double grads, double params, int group, int stride,
+                                       double window, double micro_batches) const noexcept {
+  DpCost cost;
+  if (group <= 1) return cost;
+  double bw = 0, alpha = 0;
+  link(stride, group, bw, alpha);
+  switch (zero) {
+    case 0:  // one all-reduce after the last micro-batch's backward
+    case 1:  // reduce-scatter + all-gather (Rajbhandari et al. 2020): same volume
+      cost.per_window = all_reduce_s(grads, group, bw, alpha);
+      cost.exposed = std::max(0.0, cost.per_window - window);
+      break;
+    case 2: {  // gradients sharded: reduce-scatter every micro-batch, gather params once;
+               // the gather shares the last micro-batch's window with its reduce-scatter
+      const double rs = all_gather_s(grads, group, bw, alpha);
+      const double ag = all_gather_s(params, group, bw, alpha);
+      cost.per_window = rs;
+      cost.exposed =
+          (micro_batches - 1.0) * std::max(0.0, rs - window) + std::max(0.0, rs + ag - window);
+      break;
+    }
+    default: {  // parameters sharded: gather forward and backward, reduce-scatter, per
+                // micro-batch
+      cost.per_window =
+          2.0 * all_gather_s(params, group, bw, alpha) + all_gather_s(grads, group, bw, alpha);
+      cost.exposed = micro_batches * std::max(0.0, cost.per_window - window);
+      break;
+    }
+  }
+  return cost;
+}
+
 Estimate Estimator::estimate(const Plan& plan) const noexcept {
   Estimate e;
   const Model& m = workload_.model;
@@ -567,8 +619,7 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   } else {
     attention_gemm_fwd += gemm_s(h, qkv_out_ / t);
   }
-  const double attention_fwd = 2.0 * plan.micro_batch * s_local * attention_keys_ * m.heads *
-                               (qk_dim_ + v_dim_) / t / (attention_peak_ * c.attention_eff);
+  const double attention_fwd = attention_fwd_s(tokens, plan.tp);
   // The dense MLP (of the dense layers) and an MoE layer's parts: router, shared experts, and the
   // routed experts as grouped GEMMs over the E/ep local experts, each of `expert_rows` tokens.
   const double moe = moe_fraction_;
@@ -643,18 +694,8 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   // One attention all-reduce and the dense MLP's, or the MoE layer's collectives.
   const double tp_fwd = tp_one + (1.0 - moe) * tp_one + moe * moe_comm_fwd;
 
-  double cp_fwd = 0, cp_bwd = 0;
-  if (plan.cp > 1) {
-    double cp_bw = 0, cp_alpha = 0;
-    link(plan.tp, plan.cp, cp_bw, cp_alpha);
-    // Ring attention: cp-1 exchanges of this rank's K and V chunk forward; K,V and their
-    // gradients backward. Overlapped with the attention of the previous chunk.
-    const double kv_heads = is_mla(m) ? m.heads : m.kv_heads;
-    const double kv_bytes = tokens * kv_heads * (qk_dim_ + v_dim_) / t * act_bytes_;
-    const double step = (plan.cp - 1.0) * (kv_bytes / cp_bw + cp_alpha);
-    cp_fwd = std::max(0.0, step - attention_fwd);
-    cp_bwd = std::max(0.0, 2.0 * step - attention_bwd_factor_ * attention_fwd);
-  }
+  const CpExchange cp_exchange = cp_exchange_s(tokens, plan.tp, plan.cp);
+  const double cp_fwd = cp_exchange.forward_s, cp_bwd = cp_exchange.backward_s;
 
   Parts layer;
   layer.compute = 3.0 * gemm_fwd + (1.0 + attention_bwd_factor_) * attention_fwd;
@@ -831,41 +872,8 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   const double effective_mb_s = std::max(stage_mb_s, offload_mb_s);
 
   // ---- data-parallel / ZeRO communication --------------------------------------------------
-  // The collectives of one group: the part that runs inside a micro-batch's backward window
-  // (inside_window) and the exposed part given the window left to it.
-  struct DpCost {
-    double per_window = 0;  // communication each backward window has to hide
-    double exposed = 0;
-  };
   auto dp_cost = [&](double grads, double params, int group, int stride, double window) {
-    DpCost cost;
-    if (group <= 1) return cost;
-    double bw = 0, alpha = 0;
-    link(stride, group, bw, alpha);
-    switch (plan.zero) {
-      case 0:  // one all-reduce after the last micro-batch's backward
-      case 1:  // reduce-scatter + all-gather (Rajbhandari et al. 2020): same volume
-        cost.per_window = all_reduce_s(grads, group, bw, alpha);
-        cost.exposed = std::max(0.0, cost.per_window - window);
-        break;
-      case 2: {  // gradients sharded: reduce-scatter every micro-batch, gather params once;
-                 // the gather shares the last micro-batch's window with its reduce-scatter
-        const double rs = all_gather_s(grads, group, bw, alpha);
-        const double ag = all_gather_s(params, group, bw, alpha);
-        cost.per_window = rs;
-        cost.exposed =
-            (micro_batches - 1.0) * std::max(0.0, rs - window) + std::max(0.0, rs + ag - window);
-        break;
-      }
-      default: {  // parameters sharded: gather forward and backward, reduce-scatter, per
-                  // micro-batch
-        cost.per_window =
-            2.0 * all_gather_s(params, group, bw, alpha) + all_gather_s(grads, group, bw, alpha);
-        cost.exposed = micro_batches * std::max(0.0, cost.per_window - window);
-        break;
-      }
-    }
-    return cost;
+    return dp_cost_s(plan.zero, grads, params, group, stride, window, micro_batches);
   };
   const double window = c.dp_overlap * effective_mb_s;
   DpCost dense_dp, expert_dp;
@@ -1015,9 +1023,28 @@ StepBound Estimator::bound(const PlanBox& box) const noexcept {
   const double overhead = c.per_layer_overhead_s + moe * c.moe_layer_overhead_s;
 
   StepBound b;
-  // Micro-batches of the step.
+  // One layer over all micro-batches of the step. The exposed context-parallel exchange
+  // n max(0, a T/n + b) = max(0, a T + b n) of T tokens in n micro-batches grows with n.
+  const CpExchange cp = cp_exchange_s(step_tokens / micro_batches_min, p.tp, p.cp);
+  const bool full_only = !box.recompute[static_cast<int>(Recompute::none)] &&
+                         !box.recompute[static_cast<int>(Recompute::selective)];
+  const double layer_step =
+      layer_a * step_tokens + (layer_b + overhead) * micro_batches_min +
+      micro_batches_min * (cp.forward_s + cp.backward_s + (full_only ? cp.forward_s : 0.0));
+  // The critical stage is at least the last, which holds the logit layer and loss (and the MTP
+  // modules) besides at least layers/pp - spared layers: spared = 1 - 2/pp when the embedding and
+  // loss take a layer's slot each, else 0. So it is layers/pp layers plus max(0, logits - spared
+  // layers).
+  const double logit_a = 6.0 * h * m.vocab / t / (peak_flops_ * gemm_eff_scale_) +
+                         24.0 * m.vocab / t / hbm_bytes_per_s_;
+  const double logits_step =
+      (1.0 + m.mtp_layers) * logit_a * step_tokens + m.mtp_layers * layer_step;
+  const double spared =
+      p.pp > 1 && box.pipeline_split[static_cast<int>(PipelineSplit::embedding_loss)]
+          ? 1.0 - 2.0 / pp
+          : 0.0;
   const double steady =
-      stage_layers * (layer_a * step_tokens + (layer_b + overhead) * micro_batches_min);
+      stage_layers * layer_step + std::max(0.0, logits_step - spared * layer_step);
   // Pipeline sends: 2 vp per micro-batch of tokens * h / sp_div.
   double p2p = 0;
   if (p.pp > 1) {
@@ -1036,21 +1063,19 @@ StepBound Estimator::bound(const PlanBox& box) const noexcept {
   const double edp_group = static_cast<double>(p.tp) * p.cp * p.dp / (p.etp * p.ep);
   const double stage_params = stage_layers * dense_params_per_layer_ / t;
   const double stage_expert_params = stage_layers * expert_params_per_layer_ / (p.etp * p.ep);
-  const double local_params = stage_params / (box.zero_max >= 1 ? dp_group : 1) +
-                              stage_expert_params / (box.zero_max >= 1 ? edp_group : 1);
+  const int zero_max = box.zero[3] ? 3 : box.zero[2] ? 2 : box.zero[1] ? 1 : 0;
+  const double local_params = stage_params / (zero_max >= 1 ? dp_group : 1) +
+                              stage_expert_params / (zero_max >= 1 ? edp_group : 1);
   const double optimizer =
       local_params * (2.0 * optimizer_bytes_ + grad_bytes_ + weight_bytes_) / hbm_bytes_per_s_;
-  b.time_s = steady + p2p + bubble + optimizer + c.per_step_overhead_s;
-  b.busy_s = stage_layers * busy_a * step_tokens + optimizer;
-
   // ---- HBM: the least over the box's offload, ZeRO, recompute and sequence-parallel choices --
-  const double weights = stage_params * weight_bytes_ / (box.zero_max >= 3 ? dp_group : 1) +
-                         stage_expert_params * weight_bytes_ / (box.zero_max >= 3 ? edp_group : 1);
-  const double grads = stage_params * grad_bytes_ / (box.zero_max >= 2 ? dp_group : 1) +
-                       stage_expert_params * grad_bytes_ / (box.zero_max >= 2 ? edp_group : 1);
+  const double weights = stage_params * weight_bytes_ / (zero_max >= 3 ? dp_group : 1) +
+                         stage_expert_params * weight_bytes_ / (zero_max >= 3 ? edp_group : 1);
+  const double grads = stage_params * grad_bytes_ / (zero_max >= 2 ? dp_group : 1) +
+                       stage_expert_params * grad_bytes_ / (zero_max >= 2 ? edp_group : 1);
   const double optimizer_state =
-      stage_params * optimizer_bytes_ / (box.zero_max >= 1 ? dp_group : 1) +
-      stage_expert_params * optimizer_bytes_ / (box.zero_max >= 1 ? edp_group : 1);
+      stage_params * optimizer_bytes_ / (zero_max >= 1 ? dp_group : 1) +
+      stage_expert_params * optimizer_bytes_ / (zero_max >= 1 ? edp_group : 1);
   // Activations: chunk layers x chunks in flight >= first-stage layers x min(pp, micro-batches).
   double first_stage_layers = L;
   if (p.pp > 1) {
@@ -1084,6 +1109,49 @@ StepBound Estimator::bound(const PlanBox& box) const noexcept {
     b.hbm_bytes = std::min(b.hbm_bytes, weights + grads + workspace);
   if (box.offload[static_cast<int>(Offload::all)])
     b.hbm_bytes = std::min(b.hbm_bytes, grads + workspace);
+
+  // ---- the expansion tier, when every offload choice left uses it ---------------------------
+  // The optimizer state streams through the GPU at the tier's bandwidth instead of HBM's; with
+  // activations offloaded, a micro-batch takes at least its activations' two crossings.
+  double tier_step = 0, effective = steady;
+  if (!box.offload[static_cast<int>(Offload::none)]) {
+    if (expansion_bytes_per_s_ <= 0) return {kInf, kInf, kInf};  // no such plan runs
+    tier_step =
+        std::max(0.0, local_params * (2.0 * optimizer_bytes_ + grad_bytes_ + weight_bytes_) *
+                          (1.0 / expansion_bytes_per_s_ - 1.0 / hbm_bytes_per_s_));
+    if (!box.offload[static_cast<int>(Offload::optimizer)] && act_layer != kInf)
+      effective = std::max(effective, micro_batches_min * 2.0 * act_layer * first_stage_layers /
+                                          expansion_bytes_per_s_);
+  }
+
+  // The exposed data-parallel traffic given the least steady time: a step of n micro-batches of
+  // x seconds (the slower of compute and tier traffic) takes n x + exposed(x) with exposed(x)
+  // falling at most n x dp_overlap as x grows (dp_overlap <= 1), and exposed grows with n; so the
+  // fewest micro-batches, the least x and the least bytes bound it. The expert part of split groups
+  // is bounded by 0.
+  double dp_exposed = 0;
+  if (c.dp_overlap >= 0 && c.dp_overlap <= 1) {
+    const double window = c.dp_overlap * effective / micro_batches_min;
+    const bool merged = edp_group == dp_group && p.etp * p.ep == p.tp;
+    const double params = stage_params + (merged ? stage_expert_params : 0.0);
+    dp_exposed = kInf;
+    for (int zero = 0; zero < 4; ++zero)
+      if (box.zero[zero])
+        dp_exposed =
+            std::min(dp_exposed, dp_cost_s(zero, params * grad_bytes_, params * weight_bytes_,
+                                           dp_group, p.tp, window, micro_batches_min)
+                                     .exposed);
+    if (dp_exposed == kInf) dp_exposed = 0;
+  }
+  b.time_s = effective + tier_step + dp_exposed + p2p + bubble + optimizer + c.per_step_overhead_s;
+  b.busy_s = stage_layers * busy_a * step_tokens + optimizer;
+
+  // The terms are summed in another order than estimate() sums them, which may round a few ulps
+  // above it; a margin far above rounding and far below any real difference keeps them below.
+  constexpr double kMargin = 1.0 - 1e-9;
+  b.time_s *= kMargin;
+  b.busy_s *= kMargin;
+  b.hbm_bytes *= kMargin;
   return b;
 }
 

@@ -296,7 +296,7 @@ struct PlanBox {
   Plan plan;
   int vp_min = 1, vp_max = 1;
   int micro_batch_min = 1, micro_batch_max = 1;
-  int zero_max = 0;
+  bool zero[4] = {true, true, true, true};                       // by ZeRO stage
   bool recompute[3] = {true, true, true};                        // by Recompute
   bool sequence_parallel[2] = {true, true};                      // off, on
   bool offload[4] = {true, true, true, true};                    // by Offload
@@ -328,9 +328,24 @@ class Estimator {
   const Cluster& cluster() const noexcept { return cluster_; }
 
  private:
+  // The exposed context-parallel exchange of one layer and micro-batch of `tokens` local tokens.
+  struct CpExchange {
+    double forward_s = 0, backward_s = 0;
+  };
+  // The data-parallel collectives of one group under a ZeRO stage: what each backward window has
+  // to hide, and what a step of `micro_batches` leaves exposed when each window is `window` long.
+  struct DpCost {
+    double per_window = 0;
+    double exposed = 0;
+  };
   // Achieved bandwidth and latency of a group of n ranks at stride `stride` in Megatron's rank
   // order.
   void link(int stride, int n, double& bytes_per_s, double& alpha) const noexcept;
+  // The attention score and context matmuls of one layer's forward over `tokens` local tokens.
+  double attention_fwd_s(double tokens, int tp) const noexcept;
+  CpExchange cp_exchange_s(double tokens, int tp, int cp) const noexcept;
+  DpCost dp_cost_s(int zero, double grads, double params, int group, int stride, double window,
+                   double micro_batches) const noexcept;
   // The exposed forward dispatch + combine all-to-all of `token_bytes` over an ep group.
   double a2a_fwd_s(double token_bytes, int ep, int etp) const noexcept;
   // GPUs, idle and busy, and node overhead over a step of total_s with busy_s of busy kernels.

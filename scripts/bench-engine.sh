@@ -5,6 +5,9 @@
 #   2. huge-100m (>= 100M points, keep = best-per-design) on 2 ranks: wall time.
 #   3. a compute-bound sweep (stress-10m as best-per-design) on 1 vs 2 ranks: speedup.
 #   4. `best` for GPT-3 175B on 4,096 H100: the plan search vs --exhaustive, wall time and plans.
+#   5. the COMET-style sweeps (examples/comet-*.toml, keep = best-per-design) on one rank: the
+#      plan search vs run --exhaustive, whole-process wall time, evaluation time and plans
+#      estimated per design.
 # Each run is repeated REPEAT times (default 3) and the best is reported: on a shared machine the
 # best run is the one least disturbed by other work.
 # Usage: scripts/bench-engine.sh [path/to/clustersweep] [scratch dir]
@@ -89,3 +92,21 @@ for mode in search exhaustive; do
   evaluated=$(echo "$json" | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['stats']['plans_evaluated'])")
   echo "$mode: wall ${walls[*]} s; $evaluated plans evaluated"
 done
+
+echo "== 5. COMET-style sweeps, best-per-design, one rank: plan search vs --exhaustive"
+for spec in examples/comet-gpt3-175b.toml examples/comet-transformer-1t.toml; do
+  for mode in search exhaustive; do
+    extra=(); [ "$mode" = exhaustive ] && extra=(--exhaustive)
+    walls=() evals=()
+    for _ in $(seq "$repeat"); do
+      rm -f "$scratch/comet.h5"*
+      start=$(date +%s.%N)
+      out=$("$bin" run "$spec" -o "$scratch/comet.h5" --no-summary --progress none "${extra[@]}")
+      walls+=("$(echo "$(date +%s.%N) - $start" | bc)")
+      evals+=("$(echo "$out" | eval_time)")
+    done
+    echo "$spec $mode: wall ${walls[*]} s; evaluation ${evals[*]} s"
+    echo "$out" | grep '^plans estimated'
+  done
+done
+rm -f "$scratch/comet.h5"*

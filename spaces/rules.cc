@@ -124,6 +124,10 @@ Rule split_rule(const est::Model& m, int pp, int vp, est::PipelineSplit split) n
   return Rule::pipeline_split;
 }
 
+bool can_offload(const est::Cluster& c) noexcept {
+  return c.expansion_bytes > 0 && c.expansion_bytes_per_s > 0;
+}
+
 bool tp_fits_heads(int tp, const est::Model& m) noexcept {
   return m.heads % tp == 0 && (m.kv_heads % tp == 0 || tp % m.kv_heads == 0);
 }
@@ -178,7 +182,7 @@ Violation check_plan(const est::Workload& w, const est::Cluster& c, const est::P
   if (p.sequence_parallel && (p.tp == 1 || w.seq_len % (std::int64_t{p.tp} * p.cp) != 0))
     return broken(Rule::sequence_parallel_needs_tp, p.tp, p.cp, w.seq_len);
   if (p.zero > 0 && std::int64_t{p.dp} * p.cp == 1) return broken(Rule::zero_needs_dp, p.zero);
-  if (p.offload != est::Offload::none && (c.expansion_bytes <= 0 || c.expansion_bytes_per_s <= 0))
+  if (p.offload != est::Offload::none && !can_offload(c))
     return broken(Rule::offload_needs_expansion, static_cast<int>(p.offload));
   if (m.num_experts == 0 ? p.ep > 1 || p.etp > 1 : m.num_experts % p.ep != 0)
     return broken(Rule::ep_experts, p.ep, m.num_experts, p.etp);

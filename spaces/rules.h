@@ -64,6 +64,10 @@ Rule split_rule(const estimator::Model& model, int pp, int vp,
 // tp_heads: tp divides the heads, and tp and the key/value heads divide one another.
 bool tp_fits_heads(int tp, const estimator::Model& model) noexcept;
 
+// offload_needs_expansion: a plan may offload only to an expansion tier with a capacity and a
+// bandwidth.
+bool can_offload(const estimator::Cluster& cluster) noexcept;
+
 struct RuleOptions {
   bool allow_tp_across_nodes = false;  // plan.allow_tp_across_nodes
 };

@@ -6,6 +6,8 @@
 #include <limits>
 #include <numeric>
 
+#include "spaces/rules.h"
+
 namespace clustersweep::spaces {
 
 double objective_value(Objective objective, const Pricing& pricing, double step_s,
@@ -55,17 +57,16 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// The search levels, most significant first: the parallel degrees, then vp and the micro-batch,
-// then recompute; the leaves enumerate the rest. Each level's axes are fixed in its boxes.
-constexpr std::array<int, 5> kDegreeAxes = {kTp, kPp, kCp, kEp, kEtp};
-constexpr std::array<int, 2> kShapeAxes = {kVp, kMicroBatch};
-constexpr std::array<int, 1> kRecomputeAxes = {kRecompute};
-constexpr std::array<int, 4> kLeafAxes = {kZero, kSequenceParallel, kOffload, kPipelineSplit};
+// The search order of the plan axes, most significant first, cut into levels: the parallel
+// degrees, vp and the micro-batch, recompute, the ZeRO stage, offload. A node of level l fixes the
+// axes up to kLevelEnd[l] in its box; the leaves enumerate the axes after the last level.
+// clang-format off
 constexpr std::array<int, kNumPlanAxes> kSearchOrder = {
-    kTp,      kPp,           kCp, kEp, kEtp, kVp, kMicroBatch, kRecompute, kZero, kSequenceParallel,
-    kOffload, kPipelineSplit};
-static_assert(kDegreeAxes.size() + kShapeAxes.size() + kRecomputeAxes.size() + kLeafAxes.size() ==
-              kSearchOrder.size());
+    kTp, kPp, kCp, kEp, kEtp, kVp, kMicroBatch, kOffload, kRecompute, kZero,
+    kSequenceParallel, kPipelineSplit};
+// clang-format on
+constexpr std::array<std::size_t, 5> kLevelEnd = {5, 7, 8, 9, 10};
+constexpr std::size_t kNumLevels = kLevelEnd.size();
 
 // What the incumbent set lets the search prune: a box whose bounds cannot beat it.
 class Incumbents {
@@ -81,11 +82,16 @@ class Incumbents {
       return false;
     }
     // Ties are not pruned: the lower plan index wins them, wherever it is.
-    return best_.size() == k_ && objective > best_.back().first;
+    return best_.size() == k_ && objective > best_.back().objective;
   }
 
-  void add(double objective, std::uint64_t plan_index, double time_s, double energy_j) {
+  // Pareto: records the plan's (time, energy) and whether it may be on the front; best: keeps the
+  // plan if it is among the k best so far.
+  void add(PlanResult&& result) {
+    const double time_s = result.estimate.time.total_s;
+    const double energy_j = result.estimate.energy_per_step_j;
     if (pareto_) {
+      candidates_.push_back(std::move(result));
       // Keep the non-dominated (time, energy) pairs seen: enough to test domination.
       for (const auto& [t, e] : front_)
         if ((t < time_s && e <= energy_j) || (t <= time_s && e < energy_j) ||
@@ -98,17 +104,23 @@ class Incumbents {
       front_.emplace_back(time_s, energy_j);
       return;
     }
-    const std::pair<double, std::uint64_t> entry{objective, plan_index};
-    if (best_.size() == k_ && !(entry < best_.back())) return;
-    best_.insert(std::upper_bound(best_.begin(), best_.end(), entry), entry);
+    auto before = [](const PlanResult& a, const PlanResult& b) {
+      return a.objective != b.objective ? a.objective < b.objective : a.plan_index < b.plan_index;
+    };
+    if (best_.size() == k_ && !before(result, best_.back())) return;
+    best_.insert(std::upper_bound(best_.begin(), best_.end(), result, before), std::move(result));
     if (best_.size() > k_) best_.pop_back();
   }
+
+  // Best: the k best plans, best first; Pareto: every plan added.
+  std::vector<PlanResult> take() { return std::move(pareto_ ? candidates_ : best_); }
 
  private:
   bool pareto_;
   std::size_t k_;
-  std::vector<std::pair<double, std::uint64_t>> best_;  // (objective, plan index), ascending
+  std::vector<PlanResult> best_;  // ascending by (objective, plan index)
   std::vector<std::pair<double, double>> front_;
+  std::vector<PlanResult> candidates_;
 };
 
 class Search {
@@ -126,18 +138,40 @@ class Search {
       stride_[i] = stride;
       stride *= axes_[i].size();
     }
+    // The digits to visit: all of them, but offload's on a cluster without an expansion tier
+    // (offload_needs_expansion) when searching. A plan's setting on one axis depends on that
+    // axis's digit alone, so each value of each axis a box may leave open goes into open_.
+    for (int axis = kTp; axis < kNumAxes; ++axis) {
+      for (std::uint32_t v = 0; v < axes_[axis].size(); ++v) {
+        std::array<std::uint32_t, kNumAxes> digits{};
+        digits[axis] = v;
+        estimator::Plan p;
+        space_.plan_values(design_, digits.data() + kTp, p);
+        if (axis == kOffload && !options_.exhaustive && p.offload != estimator::Offload::none &&
+            !can_offload(design_.cluster))
+          continue;
+        digits_[axis].push_back(v);
+        if (axis < kVp) continue;  // the degrees are fixed in every box
+        open_.vp_min = std::min(open_.vp_min, p.vp);
+        open_.vp_max = std::max(open_.vp_max, p.vp);
+        open_.micro_batch_min = std::min(open_.micro_batch_min, p.micro_batch);
+        open_.micro_batch_max = std::max(open_.micro_batch_max, p.micro_batch);
+        open_.zero[p.zero] = true;
+        open_.recompute[static_cast<int>(p.recompute)] = true;
+        open_.sequence_parallel[p.sequence_parallel ? 1 : 0] = true;
+        open_.offload[static_cast<int>(p.offload)] = true;
+        open_.pipeline_split[static_cast<int>(p.pipeline_split)] = true;
+      }
+    }
   }
 
   std::vector<PlanResult> run(SearchStats& stats) {
     stats_ = &stats;
     std::array<std::uint32_t, kNumAxes> digits{};
     if (options_.exhaustive) {
-      leaves(digits, all_axes(), 0);
+      enumerate(digits, 0, kSearchOrder.size(), [&](auto& d) { evaluate(d); });
     } else {
-      // Best-first over the degree tuples: the tuple with the lowest objective bound first gives
-      // the incumbent that prunes the others.
-      std::vector<Node> tuples;
-      for_each(kDegreeAxes, digits, 0, [&](auto& d) {
+      enumerate(digits, 0, kLevelEnd[0], [&](auto& d) {
         estimator::Plan plan;
         space_.plan_values(design_, d.data() + kTp, plan);
         const bool degrees_ok = static_cast<double>(plan.tp) * plan.pp * plan.cp * plan.dp ==
@@ -146,58 +180,94 @@ class Search {
                                         (static_cast<std::int64_t>(plan.ep) * plan.etp) ==
                                     0;
         if (!degrees_ok) {  // the degrees and ep_group rules remove every plan of the tuple
-          stats_->pruned += subtree_points(kDegreeAxes.size());
+          stats_->pruned += subtree_points(kLevelEnd[0]);
           return;
         }
-        Node node{d, {}};
-        if (bounded(node, kDegreeAxes.size())) tuples.push_back(node);
+        push(Node{d, 0});
       });
-      std::stable_sort(tuples.begin(), tuples.end(),
-                       [](const Node& a, const Node& b) { return a.objective < b.objective; });
-      for (Node& tuple : tuples) {
-        if (pruned(tuple, kDegreeAxes.size())) continue;
-        for_each(kShapeAxes, tuple.digits, 0, [&](auto& d) {
-          Node shape{d, {}};
-          if (!bounded(shape, kDegreeAxes.size() + kShapeAxes.size())) return;
-          for_each(kRecomputeAxes, shape.digits, 0, [&](auto& d2) {
-            Node recompute{d2, {}};
-            if (bounded(recompute, kDegreeAxes.size() + kShapeAxes.size() + 1))
-              leaves(recompute.digits, kLeafAxes, 0);
-          });
-        });
+      // Best-first over the nodes of every level: the lowest bound is expanded first, so the
+      // first leaves evaluated give the incumbent that prunes the rest.
+      while (!queue_.empty()) {
+        std::pop_heap(queue_.begin(), queue_.end(), later);
+        const Node node = queue_.back();
+        queue_.pop_back();
+        if (!pruned(node)) expand(node);
       }
     }
-    std::sort(results_.begin(), results_.end(),
+    std::vector<PlanResult> results = incumbents_.take();
+    std::sort(results.begin(), results.end(),
               [](const PlanResult& a, const PlanResult& b) { return a.plan_index < b.plan_index; });
-    return std::move(results_);
+    return results;
   }
 
  private:
   struct Node {
     std::array<std::uint32_t, kNumAxes> digits;
+    std::size_t level = 0;
     double objective = 0, time_s = 0, energy_j = 0;
+    std::uint64_t order = 0;  // of creation: equal bounds expand in a fixed order
   };
-
-  static std::array<int, kNumPlanAxes> all_axes() {
-    std::array<int, kNumPlanAxes> a{};
-    std::iota(a.begin(), a.end(), int{kTp});
-    return a;
+  static bool later(const Node& a, const Node& b) {
+    return a.objective != b.objective ? a.objective > b.objective : a.order > b.order;
   }
 
-  // Calls f(digits) for every combination of `axes` from position i on, in digit order.
-  template <std::size_t N, class F>
-  void for_each(const std::array<int, N>& axes, std::array<std::uint32_t, kNumAxes>& digits,
-                std::size_t i, F&& f) {
-    if (i == N) {
+  static estimator::PlanBox empty_box() {
+    estimator::PlanBox box;
+    box.vp_min = box.micro_batch_min = std::numeric_limits<int>::max();
+    box.vp_max = box.micro_batch_max = 0;
+    std::fill(std::begin(box.zero), std::end(box.zero), false);
+    std::fill(std::begin(box.recompute), std::end(box.recompute), false);
+    std::fill(std::begin(box.sequence_parallel), std::end(box.sequence_parallel), false);
+    std::fill(std::begin(box.offload), std::end(box.offload), false);
+    std::fill(std::begin(box.pipeline_split), std::end(box.pipeline_split), false);
+    return box;
+  }
+
+  // Calls f(digits) for every combination of the search axes [i, end), in digit order.
+  template <class F>
+  void enumerate(std::array<std::uint32_t, kNumAxes>& digits, std::size_t i, std::size_t end,
+                 F&& f) {
+    if (i == end) {
       f(digits);
       return;
     }
-    const int a = axes[i];
-    for (std::uint32_t v = 0; v < axes_[a].size(); ++v) {
+    const int a = kSearchOrder[i];
+    // Digits a rule removes from the whole design are never visited.
+    stats_->invalid += (axes_[a].size() - digits_[a].size()) * subtree_points(i + 1);
+    for (std::uint32_t v : digits_[a]) {
       digits[a] = v;
-      for_each(axes, digits, i + 1, f);
+      enumerate(digits, i + 1, end, f);
     }
     digits[a] = 0;
+  }
+
+  // Bounds the node's box and queues it unless the bounds rule it out.
+  void push(Node node) {
+    node.order = created_++;
+    if (!bounded(node)) return;
+    queue_.push_back(node);
+    std::push_heap(queue_.begin(), queue_.end(), later);
+  }
+
+  // Queues the node's children, or evaluates its plans below the last level. A level whose axes
+  // have one value each fixes nothing new (its box is its parent's) and is passed over.
+  void expand(const Node& node) {
+    std::size_t level = node.level + 1;
+    auto one_value = [&](std::size_t l) {
+      for (std::size_t i = kLevelEnd[l - 1]; i < kLevelEnd[l]; ++i)
+        if (digits_[kSearchOrder[i]].size() > 1) return false;
+      return true;
+    };
+    while (level < kNumLevels && one_value(level)) ++level;
+    // From the node's axes on, through the levels passed over (one digit each).
+    std::array<std::uint32_t, kNumAxes> digits = node.digits;
+    if (level == kNumLevels) {
+      enumerate(digits, kLevelEnd[node.level], kSearchOrder.size(), [&](auto& d) { evaluate(d); });
+      return;
+    }
+    enumerate(digits, kLevelEnd[node.level], kLevelEnd[level], [&](auto& d) {
+      push(Node{d, level});
+    });
   }
 
   // Plan points below a node that fixes the first `fixed` search axes.
@@ -207,54 +277,41 @@ class Search {
     return n;
   }
 
-  // Sets the node's bounds from the box of plans below it (the first `fixed` search axes fixed);
+  // Sets the node's bounds from the box of plans below it (the search axes up to its level's end
+  // fixed);
   // false (and the subtree counted as pruned) when they rule it out.
-  bool bounded(Node& node, std::size_t fixed) {
-    estimator::PlanBox box;
+  bool bounded(Node& node) {
+    const std::size_t fixed = kLevelEnd[node.level];
+    // The node's settings on the axes it fixes, every value of the others.
+    estimator::PlanBox box = open_;
     space_.plan_values(design_, node.digits.data() + kTp, box.plan);
-    const bool shape_fixed = fixed > kDegreeAxes.size();
-    const bool recompute_fixed = fixed > kDegreeAxes.size() + kShapeAxes.size();
-    auto range = [&](int axis, int fixed_value, int& lo, int& hi) {
-      if (shape_fixed) {
-        lo = hi = fixed_value;
-        return;
-      }
-      const auto& v = axes_[axis].numbers;
-      lo = static_cast<int>(*std::min_element(v.begin(), v.end()));
-      hi = static_cast<int>(*std::max_element(v.begin(), v.end()));
+    const estimator::Plan& p = box.plan;
+    auto only = [](bool* marks, int count, int value) {
+      std::fill(marks, marks + count, false);
+      marks[value] = true;
     };
-    range(kVp, box.plan.vp, box.vp_min, box.vp_max);
-    range(kMicroBatch, box.plan.micro_batch, box.micro_batch_min, box.micro_batch_max);
-    // The leaf axes (and recompute until it is fixed) range over their values.
-    std::fill(std::begin(box.recompute), std::end(box.recompute), false);
-    std::fill(std::begin(box.sequence_parallel), std::end(box.sequence_parallel), false);
-    std::fill(std::begin(box.offload), std::end(box.offload), false);
-    std::fill(std::begin(box.pipeline_split), std::end(box.pipeline_split), false);
-    auto each_value = [&](int axis, auto&& use) {
-      std::array<std::uint32_t, kNumAxes> d = node.digits;
-      estimator::Plan p;
-      for (std::uint32_t v = 0; v < axes_[axis].size(); ++v) {
-        d[axis] = v;
-        space_.plan_values(design_, d.data() + kTp, p);
-        use(p);
+    for (std::size_t i = kLevelEnd[0]; i < fixed; ++i) {
+      switch (kSearchOrder[i]) {
+        case kVp:
+          box.vp_min = box.vp_max = p.vp;
+          break;
+        case kMicroBatch:
+          box.micro_batch_min = box.micro_batch_max = p.micro_batch;
+          break;
+        case kZero:
+          only(box.zero, 4, p.zero);
+          break;
+        case kRecompute:
+          only(box.recompute, 3, static_cast<int>(p.recompute));
+          break;
+        case kOffload:
+          only(box.offload, 4, static_cast<int>(p.offload));
+          break;
+        default:  // the leaves are never fixed in a box
+          break;
       }
-    };
-    each_value(kZero,
-               [&](const estimator::Plan& p) { box.zero_max = std::max(box.zero_max, p.zero); });
-    if (recompute_fixed)
-      box.recompute[static_cast<int>(box.plan.recompute)] = true;
-    else
-      each_value(kRecompute, [&](const estimator::Plan& p) {
-        box.recompute[static_cast<int>(p.recompute)] = true;
-      });
-    each_value(kSequenceParallel, [&](const estimator::Plan& p) {
-      box.sequence_parallel[p.sequence_parallel ? 1 : 0] = true;
-    });
-    each_value(kOffload,
-               [&](const estimator::Plan& p) { box.offload[static_cast<int>(p.offload)] = true; });
-    each_value(kPipelineSplit, [&](const estimator::Plan& p) {
-      box.pipeline_split[static_cast<int>(p.pipeline_split)] = true;
-    });
+    }
+    ++stats_->boxes;
     const estimator::StepBound b = estimator_.bound(box);
     node.time_s = b.time_s;
     node.energy_j = estimator_.energy_bound_j(b.time_s, b.busy_s);
@@ -264,20 +321,13 @@ class Search {
       stats_->pruned += subtree_points(fixed);
       return false;
     }
-    return !pruned(node, fixed);
+    return !pruned(node);
   }
 
-  bool pruned(const Node& node, std::size_t fixed) {
+  bool pruned(const Node& node) {
     if (!incumbents_.beats(node.objective, node.time_s, node.energy_j)) return false;
-    stats_->pruned += subtree_points(fixed);
+    stats_->pruned += subtree_points(kLevelEnd[node.level]);
     return true;
-  }
-
-  // Evaluates every plan with the given axes free, the others as in `digits`.
-  template <std::size_t N>
-  void leaves(std::array<std::uint32_t, kNumAxes> digits, const std::array<int, N>& axes,
-              std::size_t i) {
-    for_each(axes, digits, i, [&](auto& d) { evaluate(d); });
   }
 
   void evaluate(const std::array<std::uint32_t, kNumAxes>& digits) {
@@ -295,8 +345,7 @@ class Search {
     const double objective =
         objective_value(options_.objective, space_.pricing(), e.time.total_s, e.energy_per_step_j,
                         options_.steps, design_.cluster.num_gpus);
-    incumbents_.add(objective, index, e.time.total_s, e.energy_per_step_j);
-    results_.push_back({index, plan, e, objective});
+    incumbents_.add({index, plan, e, objective});
   }
 
   const Space& space_;
@@ -305,8 +354,12 @@ class Search {
   const SearchOptions& options_;
   const std::vector<Axis>& axes_;
   std::array<std::uint64_t, kNumAxes> stride_{};
+  std::array<std::vector<std::uint32_t>, kNumAxes> digits_;
   Incumbents incumbents_;
-  std::vector<PlanResult> results_;
+  std::vector<Node> queue_;  // a heap: the node of the lowest bound on top
+  std::uint64_t created_ = 0;
+  // The box of every plan of the design, degrees aside: each axis's values.
+  estimator::PlanBox open_ = empty_box();
   SearchStats* stats_ = nullptr;
 };
 

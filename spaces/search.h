@@ -36,6 +36,7 @@ struct SearchStats {
   std::uint64_t invalid = 0;    // plans visited and removed by a rule or constraint
   std::uint64_t pruned = 0;     // plans never visited: a bound (or the degrees rule) ruled out
                                 // their subtree; evaluated + invalid + pruned = plan_points()
+  std::uint64_t boxes = 0;      // subtrees bounded, each about as costly as one evaluation
 };
 
 struct SearchOptions {

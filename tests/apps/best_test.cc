@@ -112,8 +112,8 @@ TEST(Best, PrintsTheRankedPlansAndTheirBreakdown) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* line :
        {"best plans of gpt3-175b on 512 x H100-SXM5-80GB (64 nodes), by step_time\nsearched ",
-        " evaluated, ", " pruned by bounds, ", "step time (s)", "pipeline bubble",
-        "memory per GPU (GB)", "in HBM (of 80)"})
+        " evaluated, ", " pruned by bounds (", " boxes bounded), ", "step time (s)",
+        "pipeline bubble", "memory per GPU (GB)", "in HBM (of 80)"})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
 }
 

@@ -56,10 +56,26 @@ TEST_F(RunTest, PlanSearchAndExhaustiveEnumerationWriteTheSameRows) {
     std::string out;
     ASSERT_EQ(run(command(2, {"run", s, "-o", dir_ / "search.h5", "--no-summary"}), &out), 0)
         << out;
+    const std::string search_out = out;
     ASSERT_EQ(
         run(command(1, {"run", s, "-o", dir_ / "all.h5", "--no-summary", "--exhaustive"}), &out), 0)
         << out;
+    const std::string exhaustive_out = out;
     EXPECT_EQ(compare_stores(dir_ / "search.h5", dir_ / "all.h5"), "") << keep;
+    // The report counts the estimator's evaluations over every rank: the search's are fewer.
+    auto estimated = [](const std::string& text, const std::string& how) {
+      const std::string head = "plans estimated (" + how + "): ";
+      const auto at = text.find(head);
+      if (at == std::string::npos) return std::uint64_t{0};
+      std::string digits;
+      for (auto i = at + head.size(); i < text.size() && text[i] != ' '; ++i)
+        if (text[i] != ',') digits += text[i];
+      return static_cast<std::uint64_t>(std::stoull(digits));
+    };
+    const std::uint64_t searched = estimated(search_out, "exact search");
+    const std::uint64_t all = estimated(exhaustive_out, "exhaustive");
+    EXPECT_GT(searched, 0u) << search_out;
+    EXPECT_LT(searched * 3, all) << search_out << exhaustive_out;
     EXPECT_EQ(engine::StoreReader(dir_ / "search.h5").header().plan_search, "exact-search");
     EXPECT_EQ(engine::StoreReader(dir_ / "all.h5").header().plan_search, "exhaustive");
     for (const char* f : {"search.h5", "all.h5"}) std::filesystem::remove(dir_ / f);

@@ -42,7 +42,7 @@ std::string random_spec(std::mt19937_64& rng) {
   t += "inter_node_gbps_per_gpu = " + pick(rng, {"100", "400", "800"}, 2) + "\n";
   const bool expansion = coin(30);
   if (expansion) t += "expansion_gb = [0, 256]\nexpansion_gbytes_per_s = 64\n";
-  t += "[plan]\ntp = \"all\"\npp = \"all\"\ncp = " + pick(rng, {"1", "2"}, 2) + "\n";
+  t += "[plan]\ntp = \"all\"\npp = \"all\"\ncp = " + pick(rng, {"1", "2", "4"}, 2) + "\n";
   t += coin(50) ? "vp = \"all\"\n" : "vp = [1, 2]\n";
   t += "micro_batch = \"pow2:1..8\"\nzero = \"all\"\nrecompute = \"all\"\n";
   t += "sequence_parallel = \"all\"\n";
@@ -52,6 +52,16 @@ std::string random_spec(std::mt19937_64& rng) {
   if (coin(30)) t += "etp = [1, 2]\n";
   t += "[pricing]\ncapex_usd_per_gpu = 30000\n";
   return t;
+}
+
+// The space's calibration with its overlaps and overheads moved anywhere in their range: which
+// term of the step dominates moves with them, and the bounds must hold for all.
+estimator::Calibration random_calibration(std::mt19937_64& rng, const Space& space) {
+  estimator::Calibration calibration = space.calibration();
+  calibration.dp_overlap = static_cast<double>(rng() % 101) / 100;
+  calibration.tp_overlap = static_cast<double>(rng() % 101) / 100;
+  calibration.per_layer_overhead_s = rng() % 2 ? 1e-4 : 0.0;
+  return calibration;
 }
 
 double steps_of(const Space& space, const Design& d) {
@@ -70,7 +80,7 @@ TEST(Search, EqualsExhaustiveEnumerationOnRandomDesigns) {
       Design d;
       if (!space.design(i, d)) continue;
       ++designs;
-      const estimator::Estimator estimator(d.workload, d.cluster, space.calibration());
+      const estimator::Estimator estimator(d.workload, d.cluster, random_calibration(rng, space));
       for (Objective objective :
            {Objective::step_time, Objective::time_to_train, Objective::energy, Objective::cost}) {
         for (std::size_t k : {std::size_t{1}, std::size_t{5}}) {
@@ -116,10 +126,10 @@ TEST(Search, EqualsExhaustiveEnumerationOnRandomDesigns) {
   std::printf("search: %d designs, %d with a feasible plan; plans evaluated %llu of %llu\n",
               designs, with_plans, static_cast<unsigned long long>(evaluated),
               static_cast<unsigned long long>(exhaustive_evaluated));
-  EXPECT_GT(designs, 60);
+  EXPECT_GT(designs, 50);
   EXPECT_GT(with_plans, 40);
   // The search is there to evaluate fewer plans.
-  EXPECT_LT(evaluated * 3, exhaustive_evaluated);
+  EXPECT_LT(evaluated * 10, exhaustive_evaluated);
 }
 
 // The same property on thousands of designs, one random objective and k each: a wider sample of
@@ -134,7 +144,7 @@ TEST(Search, EqualsExhaustiveEnumerationOnThousandsOfRandomDesigns) {
       Design d;
       if (!space.design(i, d)) continue;
       ++designs;
-      const estimator::Estimator estimator(d.workload, d.cluster, space.calibration());
+      const estimator::Estimator estimator(d.workload, d.cluster, random_calibration(rng, space));
       const auto objective = static_cast<Objective>(rng() % 4);
       const std::size_t k = 1 + rng() % 3;
       SearchOptions options{objective, steps_of(space, d), false};
@@ -153,6 +163,7 @@ TEST(Search, EqualsExhaustiveEnumerationOnThousandsOfRandomDesigns) {
 
 TEST(Search, BoundsAreBelowEveryPlanOfTheirBox) {
   std::mt19937_64 rng(11);
+  auto coin = [&](int percent) { return static_cast<int>(rng() % 100) < percent; };
   int checked = 0;
   for (int spec = 0; spec < 12; ++spec) {
     const std::string text = random_spec(rng);
@@ -161,42 +172,43 @@ TEST(Search, BoundsAreBelowEveryPlanOfTheirBox) {
     for (std::uint64_t i = 0; i < space.designs(); ++i) {
       Design d;
       if (!space.design(i, d)) continue;
-      const estimator::Estimator estimator(d.workload, d.cluster, space.calibration());
-      // One box per degree tuple, every other setting free: each valid plan is above its bound.
-      std::map<std::array<int, 5>, estimator::StepBound> bounds;
+      const estimator::Estimator estimator(d.workload, d.cluster, random_calibration(rng, space));
       std::uint32_t digits[kNumAxes];
       for (std::uint64_t plan = 0; plan < space.plan_points(); ++plan) {
         space.decode(i * space.plan_points() + plan, digits);
         estimator::Plan p;
         estimator::Infeasible why;
         if (!space.plan_from_digits(d, digits + kTp, p, why)) continue;
-        const std::array<int, 5> key = {p.tp, p.pp, p.cp, p.ep, p.etp};
-        if (!bounds.count(key)) {
-          estimator::PlanBox box;
-          box.plan = p;
-          auto range = [&](int axis, int& lo, int& hi) {
-            lo = static_cast<int>(axes[axis].numbers.front());
-            hi = static_cast<int>(axes[axis].numbers.back());
-            for (double v : axes[axis].numbers) {
-              lo = std::min(lo, static_cast<int>(v));
-              hi = std::max(hi, static_cast<int>(v));
-            }
-          };
-          range(kVp, box.vp_min, box.vp_max);
-          range(kMicroBatch, box.micro_batch_min, box.micro_batch_max);
-          box.zero_max = 3;
-          bounds[key] = estimator.bound(box);
-        }
-        const estimator::StepBound& b = bounds[key];
         const estimator::Estimate e = estimator.estimate(p);
         if (e.reason == estimator::Infeasible::invalid_plan) continue;
+        // A random box of the search tree's kind around the plan: its degrees, a range of vp and
+        // micro-batches, and a set of each other setting's values, each holding the plan's.
+        estimator::PlanBox box;
+        box.plan = p;
+        auto range = [&](int axis, int value, int& lo, int& hi) {
+          lo = hi = value;
+          for (double v : axes[axis].numbers) {
+            if (coin(50)) lo = std::min(lo, static_cast<int>(v));
+            if (coin(50)) hi = std::max(hi, static_cast<int>(v));
+          }
+        };
+        range(kVp, p.vp, box.vp_min, box.vp_max);
+        range(kMicroBatch, p.micro_batch, box.micro_batch_min, box.micro_batch_max);
+        auto set = [&](bool* values, int n, int value) {
+          for (int v = 0; v < n; ++v) values[v] = v == value || coin(50);
+        };
+        set(box.zero, 4, p.zero);
+        set(box.recompute, 3, static_cast<int>(p.recompute));
+        set(box.sequence_parallel, 2, p.sequence_parallel ? 1 : 0);
+        set(box.offload, 4, static_cast<int>(p.offload));
+        set(box.pipeline_split, estimator::kNumPipelineSplits, static_cast<int>(p.pipeline_split));
+        const estimator::StepBound b = estimator.bound(box);
         ++checked;
         const auto& t = e.time;
-        ASSERT_LE(b.time_s, t.total_s * (1 + 1e-12)) << text << space.describe_point(i);
-        ASSERT_LE(b.busy_s, (t.compute_s + t.memory_bound_s + t.optimizer_s) * (1 + 1e-12))
-            << text << space.describe_point(i * space.plan_points() + plan);
-        ASSERT_LE(b.hbm_bytes, e.memory.hbm_bytes * (1 + 1e-12))
-            << text << space.describe_point(i * space.plan_points() + plan);
+        const std::string where = text + space.describe_point(i * space.plan_points() + plan);
+        ASSERT_LE(b.time_s, t.total_s) << where;
+        ASSERT_LE(b.busy_s, t.compute_s + t.memory_bound_s + t.optimizer_s) << where;
+        ASSERT_LE(b.hbm_bytes, e.memory.hbm_bytes) << where;
       }
     }
   }
