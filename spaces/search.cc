@@ -58,7 +58,7 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The search order of the plan axes, most significant first, cut into levels: the parallel
-// degrees, vp and the micro-batch, recompute, the ZeRO stage, offload. A node of level l fixes the
+// degrees, vp and the micro-batch, offload, recompute, the ZeRO stage. A node of level l fixes the
 // axes up to kLevelEnd[l] in its box; the leaves enumerate the axes after the last level.
 // clang-format off
 constexpr std::array<int, kNumPlanAxes> kSearchOrder = {
@@ -189,7 +189,7 @@ class Search {
       // first leaves evaluated give the incumbent that prunes the rest.
       while (!queue_.empty()) {
         std::pop_heap(queue_.begin(), queue_.end(), later);
-        const Node node = queue_.back();
+        const Node node = nodes_[queue_.back().node];
         queue_.pop_back();
         if (!pruned(node)) expand(node);
       }
@@ -205,10 +205,15 @@ class Search {
     std::array<std::uint32_t, kNumAxes> digits;
     std::size_t level = 0;
     double objective = 0, time_s = 0, energy_j = 0;
-    std::uint64_t order = 0;  // of creation: equal bounds expand in a fixed order
   };
-  static bool later(const Node& a, const Node& b) {
-    return a.objective != b.objective ? a.objective > b.objective : a.order > b.order;
+  // A queued node: its objective bound, and where it is in nodes_ (the order of creation, which
+  // breaks ties so that equal bounds expand in a fixed order).
+  struct Queued {
+    double objective;
+    std::size_t node;
+  };
+  static bool later(const Queued& a, const Queued& b) {
+    return a.objective != b.objective ? a.objective > b.objective : a.node > b.node;
   }
 
   static estimator::PlanBox empty_box() {
@@ -243,9 +248,9 @@ class Search {
 
   // Bounds the node's box and queues it unless the bounds rule it out.
   void push(Node node) {
-    node.order = created_++;
     if (!bounded(node)) return;
-    queue_.push_back(node);
+    queue_.push_back({node.objective, nodes_.size()});
+    nodes_.push_back(node);
     std::push_heap(queue_.begin(), queue_.end(), later);
   }
 
@@ -278,8 +283,7 @@ class Search {
   }
 
   // Sets the node's bounds from the box of plans below it (the search axes up to its level's end
-  // fixed);
-  // false (and the subtree counted as pruned) when they rule it out.
+  // fixed); false (and the subtree counted as pruned) when they rule it out.
   bool bounded(Node& node) {
     const std::size_t fixed = kLevelEnd[node.level];
     // The node's settings on the axes it fixes, every value of the others.
@@ -356,8 +360,8 @@ class Search {
   std::array<std::uint64_t, kNumAxes> stride_{};
   std::array<std::vector<std::uint32_t>, kNumAxes> digits_;
   Incumbents incumbents_;
-  std::vector<Node> queue_;  // a heap: the node of the lowest bound on top
-  std::uint64_t created_ = 0;
+  std::vector<Node> nodes_;    // every node queued
+  std::vector<Queued> queue_;  // a heap: the node of the lowest bound on top
   // The box of every plan of the design, degrees aside: each axis's values.
   estimator::PlanBox open_ = empty_box();
   SearchStats* stats_ = nullptr;
