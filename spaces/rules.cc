@@ -124,6 +124,16 @@ Rule split_rule(const est::Model& m, int pp, int vp, est::PipelineSplit split) n
   return Rule::pipeline_split;
 }
 
+bool degrees_fit(const est::Plan& p, const est::Cluster& c) noexcept {
+  // In double: four degrees of up to 2^31 overflow any integer, and a product past 2^53 cannot
+  // equal the GPU count anyway.
+  return static_cast<double>(p.tp) * p.pp * p.cp * p.dp == c.num_gpus;
+}
+
+bool ep_group_fits(const est::Plan& p) noexcept {
+  return (std::int64_t{p.tp} * p.cp * p.dp) % (std::int64_t{p.ep} * p.etp) == 0;
+}
+
 bool can_offload(const est::Cluster& c) noexcept {
   return c.expansion_bytes > 0 && c.expansion_bytes_per_s > 0;
 }
@@ -159,10 +169,7 @@ Violation check_plan(const est::Workload& w, const est::Cluster& c, const est::P
   if (!tp_fits_heads(p.tp, m)) return broken(Rule::tp_heads, p.tp, m.heads, m.kv_heads);
   if (!options.allow_tp_across_nodes && c.nvlink_domain % p.tp != 0)
     return broken(Rule::tp_nvlink_domain, p.tp, c.nvlink_domain);
-  // In double: four degrees of up to 2^31 overflow any integer, and a product past 2^53 cannot
-  // equal the GPU count anyway.
-  if (static_cast<double>(p.tp) * p.pp * p.cp * p.dp != c.num_gpus)
-    return broken(Rule::degrees, p.tp, p.pp, p.cp, p.dp, c.num_gpus);
+  if (!degrees_fit(p, c)) return broken(Rule::degrees, p.tp, p.pp, p.cp, p.dp, c.num_gpus);
   switch (split_rule(m, p.pp, p.vp, p.pipeline_split)) {
     case Rule::none:
       break;
@@ -186,9 +193,8 @@ Violation check_plan(const est::Workload& w, const est::Cluster& c, const est::P
     return broken(Rule::offload_needs_expansion, static_cast<int>(p.offload));
   if (m.num_experts == 0 ? p.ep > 1 || p.etp > 1 : m.num_experts % p.ep != 0)
     return broken(Rule::ep_experts, p.ep, m.num_experts, p.etp);
-  const std::int64_t stage_gpus = std::int64_t{p.tp} * p.cp * p.dp;
-  if (stage_gpus % (std::int64_t{p.ep} * p.etp) != 0)
-    return broken(Rule::ep_group, p.ep, p.etp, stage_gpus);
+  if (!ep_group_fits(p))
+    return broken(Rule::ep_group, p.ep, p.etp, std::int64_t{p.tp} * p.cp * p.dp);
   return {};
 }
 

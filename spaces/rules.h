@@ -64,6 +64,11 @@ Rule split_rule(const estimator::Model& model, int pp, int vp,
 // tp_heads: tp divides the heads, and tp and the key/value heads divide one another.
 bool tp_fits_heads(int tp, const estimator::Model& model) noexcept;
 
+// degrees: tp * pp * cp * dp is the GPU count.
+bool degrees_fit(const estimator::Plan& plan, const estimator::Cluster& cluster) noexcept;
+// ep_group: ep * etp divides the GPUs of a pipeline stage (tp * cp * dp).
+bool ep_group_fits(const estimator::Plan& plan) noexcept;
+
 // offload_needs_expansion: a plan may offload only to an expansion tier with a capacity and a
 // bandwidth.
 bool can_offload(const estimator::Cluster& cluster) noexcept;

@@ -174,12 +174,8 @@ class Search {
       enumerate(digits, 0, kLevelEnd[0], [&](auto& d) {
         estimator::Plan plan;
         space_.plan_values(design_, d.data() + kTp, plan);
-        const bool degrees_ok = static_cast<double>(plan.tp) * plan.pp * plan.cp * plan.dp ==
-                                    design_.cluster.num_gpus &&
-                                (static_cast<std::int64_t>(plan.tp) * plan.cp * plan.dp) %
-                                        (static_cast<std::int64_t>(plan.ep) * plan.etp) ==
-                                    0;
-        if (!degrees_ok) {  // the degrees and ep_group rules remove every plan of the tuple
+        // The degrees and ep_group rules read nothing the tuple leaves open.
+        if (!degrees_fit(plan, design_.cluster) || !ep_group_fits(plan)) {
           stats_->pruned += subtree_points(kLevelEnd[0]);
           return;
         }
