@@ -162,12 +162,20 @@ class StoreLock {
   int fd_ = -1;
 };
 
-std::uint64_t auto_chunk_points(std::uint64_t points, int ranks) {
+std::uint64_t auto_chunk_points(std::uint64_t points, int ranks, spaces::Keep keep) {
+  const auto r = static_cast<std::uint64_t>(ranks);
+  if (keep == spaces::Keep::best_per_design || keep == spaces::Keep::pareto_per_design) {
+    // A chunk stores a row (or a front) per design, so its buffers stay small at any size; but
+    // each chunk costs a message and a write per column (about 60 us) however little it
+    // evaluated, and the plan search settles a design in about 0.1 ms. About 32 chunks per rank
+    // (a tail of about 3% of a rank's work) of 1k..4M points (4M: a few tenths of a second
+    // exhaustively, the work a kill can lose per rank).
+    return std::clamp<std::uint64_t>(points / (r * 32), 1024, std::uint64_t{1} << 22);
+  }
   // About 128 chunks per rank keep the tail (the last chunks, when some ranks are done) short;
   // chunks of 1k..128k points keep the per-chunk cost (a message, one write per column) small and
-  // the buffers within tens of MB.
-  const std::uint64_t per_rank = points / (static_cast<std::uint64_t>(ranks) * 128);
-  return std::clamp<std::uint64_t>(per_rank, 1024, 131072);
+  // the buffers (a row per point) within tens of MB.
+  return std::clamp<std::uint64_t>(points / (r * 128), 1024, 131072);
 }
 
 // What rank 0 decided before any work, shared with every rank.
@@ -455,8 +463,9 @@ class Run {
     for (const auto& path : {partial_ + ".new", assembly_})
       if (exists(path)) remove_file(path);
     const std::uint64_t points = (end - begin) * space_->plan_points();
-    d.chunk_points = job_.options.chunk_points ? job_.options.chunk_points
-                                               : auto_chunk_points(points, comm_.size());
+    d.chunk_points = job_.options.chunk_points
+                         ? job_.options.chunk_points
+                         : auto_chunk_points(points, comm_.size(), space_->keep());
     const ChunkLayout layout =
         ChunkLayout::make(begin, end, space_->plan_points(), space_->keep(), d.chunk_points);
     d.designs_per_chunk = layout.designs_per_chunk();
@@ -613,7 +622,7 @@ class Run {
                           store.rows());
     } else {
       out_ << fmt::format(
-          "wrote '{}': {} rows (keep = {}) from {} points; {} points evaluated in {:.2f} s on {} "
+          "wrote '{}': {} rows (keep = {}) from {} points; {} points evaluated in {:.3f} s on {} "
           "rank{} ({:.0f} points/s){}\n",
           job_.store_path, store.rows(), spaces::to_string(space_->keep()), points,
           points_evaluated_, evaluate_time_s_, comm_.size(), comm_.size() == 1 ? "" : "s",

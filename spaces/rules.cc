@@ -134,6 +134,10 @@ bool ep_group_fits(const est::Plan& p) noexcept {
   return (std::int64_t{p.tp} * p.cp * p.dp) % (std::int64_t{p.ep} * p.etp) == 0;
 }
 
+bool sequence_parallel_fits(const est::Plan& p, const est::Workload& w) noexcept {
+  return !p.sequence_parallel || (p.tp > 1 && w.seq_len % (std::int64_t{p.tp} * p.cp) == 0);
+}
+
 bool can_offload(const est::Cluster& c) noexcept {
   return c.expansion_bytes > 0 && c.expansion_bytes_per_s > 0;
 }
@@ -186,7 +190,7 @@ Violation check_plan(const est::Workload& w, const est::Cluster& c, const est::P
     return broken(Rule::batch, w.global_batch, p.dp, p.micro_batch);
   if (p.vp > 1 && (w.global_batch / per_step) % p.pp != 0)
     return broken(Rule::interleave_microbatches, w.global_batch / per_step, p.pp, p.vp);
-  if (p.sequence_parallel && (p.tp == 1 || w.seq_len % (std::int64_t{p.tp} * p.cp) != 0))
+  if (!sequence_parallel_fits(p, w))
     return broken(Rule::sequence_parallel_needs_tp, p.tp, p.cp, w.seq_len);
   if (p.zero > 0 && std::int64_t{p.dp} * p.cp == 1) return broken(Rule::zero_needs_dp, p.zero);
   if (p.offload != est::Offload::none && !can_offload(c))

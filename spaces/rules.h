@@ -69,6 +69,11 @@ bool degrees_fit(const estimator::Plan& plan, const estimator::Cluster& cluster)
 // ep_group: ep * etp divides the GPUs of a pipeline stage (tp * cp * dp).
 bool ep_group_fits(const estimator::Plan& plan) noexcept;
 
+// sequence_parallel_needs_tp: sequence parallelism splits the sequence over tp > 1 ranks, tp * cp
+// of them dividing it.
+bool sequence_parallel_fits(const estimator::Plan& plan,
+                            const estimator::Workload& workload) noexcept;
+
 // offload_needs_expansion: a plan may offload only to an expansion tier with a capacity and a
 // bandwidth.
 bool can_offload(const estimator::Cluster& cluster) noexcept;

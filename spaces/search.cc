@@ -67,6 +67,9 @@ constexpr std::array<int, kNumPlanAxes> kSearchOrder = {
 // clang-format on
 constexpr std::array<std::size_t, 5> kLevelEnd = {5, 7, 8, 9, 10};
 constexpr std::size_t kNumLevels = kLevelEnd.size();
+// Bounding a box costs about as much as estimating one plan, so a node whose children would each
+// hold at most this many plans has its plans estimated instead.
+constexpr std::uint64_t kEstimateAtMost = 4;
 
 // What the incumbent set lets the search prune: a box whose bounds cannot beat it.
 class Incumbents {
@@ -141,6 +144,8 @@ class Search {
     // The digits to visit: all of them, but offload's on a cluster without an expansion tier
     // (offload_needs_expansion) when searching. A plan's setting on one axis depends on that
     // axis's digit alone, so each value of each axis a box may leave open goes into open_.
+    sequence_parallel_.resize(axes_[kSequenceParallel].size());
+    pipeline_split_.resize(axes_[kPipelineSplit].size());
     for (int axis = kTp; axis < kNumAxes; ++axis) {
       for (std::uint32_t v = 0; v < axes_[axis].size(); ++v) {
         std::array<std::uint32_t, kNumAxes> digits{};
@@ -151,6 +156,8 @@ class Search {
             !can_offload(design_.cluster))
           continue;
         digits_[axis].push_back(v);
+        if (axis == kSequenceParallel) sequence_parallel_[v] = p.sequence_parallel;
+        if (axis == kPipelineSplit) pipeline_split_[v] = p.pipeline_split;
         if (axis < kVp) continue;  // the degrees are fixed in every box
         open_.vp_min = std::min(open_.vp_min, p.vp);
         open_.vp_max = std::max(open_.vp_max, p.vp);
@@ -224,10 +231,11 @@ class Search {
     return box;
   }
 
-  // Calls f(digits) for every combination of the search axes [i, end), in digit order.
+  // Calls f(digits) for every combination of the search axes [i, end), in digit order; with
+  // `skip_leaves`, not for the leaf values that leaf_fits() rules out.
   template <class F>
-  void enumerate(std::array<std::uint32_t, kNumAxes>& digits, std::size_t i, std::size_t end,
-                 F&& f) {
+  void enumerate(std::array<std::uint32_t, kNumAxes>& digits, std::size_t i, std::size_t end, F&& f,
+                 bool skip_leaves = false) {
     if (i == end) {
       f(digits);
       return;
@@ -237,9 +245,30 @@ class Search {
     stats_->invalid += (axes_[a].size() - digits_[a].size()) * subtree_points(i + 1);
     for (std::uint32_t v : digits_[a]) {
       digits[a] = v;
-      enumerate(digits, i + 1, end, f);
+      if (skip_leaves && !leaf_fits(a, digits)) {
+        stats_->invalid += subtree_points(i + 1);
+        continue;
+      }
+      enumerate(digits, i + 1, end, f, skip_leaves);
     }
     digits[a] = 0;
+  }
+
+  // Whether the leaf axis `a` may take its value in `digits` by the rules that read only it and
+  // the axes before it in the search order: the many leaf plans they remove are not built.
+  bool leaf_fits(int a, const std::array<std::uint32_t, kNumAxes>& digits) const {
+    auto value = [&](int axis) { return static_cast<int>(axes_[axis].numbers[digits[axis]]); };
+    if (a == kSequenceParallel) {
+      estimator::Plan p;
+      p.tp = value(kTp);
+      p.cp = value(kCp);
+      p.sequence_parallel = sequence_parallel_[digits[a]] != 0;
+      return sequence_parallel_fits(p, design_.workload);
+    }
+    if (a == kPipelineSplit)
+      return split_rule(design_.workload.model, value(kPp), value(kVp),
+                        pipeline_split_[digits[a]]) == Rule::none;
+    return true;
   }
 
   // Bounds the node's box and queues it unless the bounds rule it out.
@@ -262,13 +291,36 @@ class Search {
     while (level < kNumLevels && one_value(level)) ++level;
     // From the node's axes on, through the levels passed over (one digit each).
     std::array<std::uint32_t, kNumAxes> digits = node.digits;
-    if (level == kNumLevels) {
-      enumerate(digits, kLevelEnd[node.level], kSearchOrder.size(), [&](auto& d) { evaluate(d); });
+    if (level == kNumLevels || child_plans(node, level) <= kEstimateAtMost) {
+      enumerate(
+          digits, kLevelEnd[node.level], kSearchOrder.size(), [&](auto& d) { evaluate(d); }, true);
       return;
     }
     enumerate(digits, kLevelEnd[node.level], kLevelEnd[level], [&](auto& d) {
       push(Node{d, level});
     });
+  }
+
+  // Plans each child of `node` at `level` would hold: its open axes' values, the leaf axes' after
+  // the leaf rules once the node fixes the axes they read (the degrees and vp).
+  std::uint64_t child_plans(const Node& node, std::size_t level) const {
+    std::uint64_t n = 1;
+    std::array<std::uint32_t, kNumAxes> digits = node.digits;
+    for (std::size_t i = kLevelEnd[level]; i < kSearchOrder.size(); ++i) {
+      const int a = kSearchOrder[i];
+      if (i < kLevelEnd[kNumLevels - 1] || node.level == 0) {
+        n *= digits_[a].size();
+        continue;
+      }
+      std::uint64_t fit = 0;
+      for (std::uint32_t v : digits_[a]) {
+        digits[a] = v;
+        fit += leaf_fits(a, digits);
+      }
+      digits[a] = 0;
+      n *= fit;
+    }
+    return n;
   }
 
   // Plan points below a node that fixes the first `fixed` search axes.
@@ -355,6 +407,9 @@ class Search {
   const std::vector<Axis>& axes_;
   std::array<std::uint64_t, kNumAxes> stride_{};
   std::array<std::vector<std::uint32_t>, kNumAxes> digits_;
+  // The leaf axes' settings by digit, for leaf_fits().
+  std::vector<char> sequence_parallel_;
+  std::vector<estimator::PipelineSplit> pipeline_split_;
   Incumbents incumbents_;
   std::vector<Node> nodes_;    // every node queued
   std::vector<Queued> queue_;  // a heap: the node of the lowest bound on top
