@@ -23,7 +23,7 @@ const std::vector<PricedColumn>& priced_columns() {
       {"energy_kwh", "kWh", {"energy_to_train_j"}},
       {"co2e_kg", "kg", {"energy_to_train_j"}},
       {"gpu_hours", "h", {"num_gpus", "time_to_train_s"}},
-      {"cost_usd", "USD", {"energy_to_train_j", "num_gpus", "time_to_train_s"}},
+      {"cost_usd", "USD", {"energy_to_train_j", "num_gpus", "time_to_train_s", "gpu"}},
   };
   return columns;
 }
@@ -35,14 +35,6 @@ const PricedColumn* find_priced(std::string_view name) {
 }
 
 }  // namespace
-
-Pricing stored_pricing(const ColumnSource& source) {
-  Pricing p;
-  Pricing::for_each(p, [&](const char* name, double& field) {
-    if (const auto v = source.number_attribute(name)) field = *v;
-  });
-  return p;
-}
 
 std::string Column::format(double value) const {
   if (is_label) {
@@ -120,8 +112,11 @@ Dataset::Dataset(const ColumnSource& source, Pricing pricing)
              std::find_if(source.columns().begin(), source.columns().end(),
                           [&](const ColumnInfo& c) { return c.name == n; });
     });
+    // Without a GPU price a cost is the electricity alone: every header of it says so.
+    const bool electricity_only = std::string_view(p.name) == "cost_usd" && !pricing_.prices_gpus();
     if (available && !find(p.name))
-      columns_.push_back(Column{p.name, p.unit, false, {}, Role::priced});
+      columns_.push_back(Column{
+          p.name, electricity_only ? "USD, electricity only" : p.unit, false, {}, Role::priced});
   }
 }
 
@@ -219,7 +214,10 @@ void Scan::load(std::size_t index) {
   } else {  // cost_usd: electricity plus the accelerators (rented, or bought and amortized)
     const double* gpus = column("num_gpus");
     const double* time_s = column("time_to_train_s");
-    for (std::size_t i = 0; i < size_; ++i) out[i] = p.cost_usd(gpus[i], time_s[i], energy_j[i]);
+    const double* gpu = column("gpu");
+    const std::vector<double> price = p.usd_per_gpu_s(data_.find("gpu")->labels);
+    for (std::size_t i = 0; i < size_; ++i)
+      out[i] = p.cost_usd(price[static_cast<std::size_t>(gpu[i])], gpus[i], time_s[i], energy_j[i]);
   }
 }
 

@@ -17,7 +17,7 @@ namespace clustersweep::analysis {
 // attributes give the spec's values; command-line flags override them; missing ones keep the
 // defaults of spaces::Pricing.
 using Pricing = spaces::Pricing;
-Pricing stored_pricing(const ColumnSource& source);
+using spaces::stored_pricing;
 
 enum class Role : std::uint8_t {
   id,           // point_id

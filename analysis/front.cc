@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iterator>
 #include <map>
+#include <numeric>
 #include <ostream>
 #include <random>
 
@@ -40,6 +41,70 @@ class Reservoir {
   std::uint64_t seen_ = 0;
   std::vector<double> values_;
 };
+
+}  // namespace
+
+namespace {
+
+// Keeps one row of each set of equal objective vectors: the one on the fewest GPUs, then with the
+// least memory per GPU, then the first; the others become its ties.
+void collapse_ties(const Dataset& data, std::size_t k, Front& f) {
+  std::vector<std::size_t> order(f.rows.size());
+  std::iota(order.begin(), order.end(), 0);
+  const auto vector_of = [&](std::size_t i) {
+    return std::vector<double>(f.values.begin() + static_cast<std::ptrdiff_t>(i * k),
+                               f.values.begin() + static_cast<std::ptrdiff_t>((i + 1) * k));
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return vector_of(a) < vector_of(b); });
+  bool any = false;
+  for (std::size_t i = 1; i < order.size() && !any; ++i)
+    any = vector_of(order[i]) == vector_of(order[i - 1]);
+  if (!any) return;
+  // The tie-break columns where the store has them.
+  std::vector<std::string> keys;
+  for (const char* name : {"num_gpus", "mem_per_gpu_bytes"})
+    if (data.find(name)) keys.push_back(name);
+  const auto key_values = fetch_rows(data, f.rows, keys);
+  const auto before = [&](std::size_t a, std::size_t b) {
+    for (const auto& column : key_values)
+      if (column[a] != column[b]) return column[a] < column[b];
+    return f.rows[a] < f.rows[b];
+  };
+  Front kept;
+  kept.group = f.group;
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i + 1;
+    while (j < order.size() && vector_of(order[j]) == vector_of(order[i])) ++j;
+    const std::size_t best =
+        *std::min_element(order.begin() + static_cast<std::ptrdiff_t>(i),
+                          order.begin() + static_cast<std::ptrdiff_t>(j), before);
+    std::vector<std::uint64_t> ties;
+    for (std::size_t t = i; t < j; ++t)
+      if (order[t] != best) ties.push_back(f.rows[order[t]]);
+    std::sort(ties.begin(), ties.end());
+    kept.rows.push_back(f.rows[best]);
+    kept.ties.push_back(std::move(ties));
+    i = j;
+  }
+  // Back to ascending rows, with their values.
+  std::vector<std::size_t> by_row(kept.rows.size());
+  std::iota(by_row.begin(), by_row.end(), 0);
+  std::sort(by_row.begin(), by_row.end(),
+            [&](std::size_t a, std::size_t b) { return kept.rows[a] < kept.rows[b]; });
+  Front sorted;
+  sorted.group = f.group;
+  for (std::size_t i : by_row) {
+    const std::size_t at = static_cast<std::size_t>(
+        std::lower_bound(f.rows.begin(), f.rows.end(), kept.rows[i]) - f.rows.begin());
+    sorted.rows.push_back(kept.rows[i]);
+    sorted.values.insert(sorted.values.end(),
+                         f.values.begin() + static_cast<std::ptrdiff_t>(at * k),
+                         f.values.begin() + static_cast<std::ptrdiff_t>((at + 1) * k));
+    sorted.ties.push_back(std::move(kept.ties[i]));
+  }
+  f = std::move(sorted);
+}
 
 }  // namespace
 
@@ -133,6 +198,8 @@ FrontResult compute_fronts(const Dataset& data, const FrontRequest& request,
     for (std::size_t i = 0; i < f.rows.size(); ++i)
       for (std::size_t j = 0; j < k; ++j)
         if (request.objectives[j].maximize) f.values[i * k + j] = -f.values[i * k + j];
+    f.ties.resize(f.rows.size());
+    if (!request.all_ties) collapse_ties(data, k, f);
     result.fronts.push_back(std::move(f));
   }
   return result;
@@ -146,6 +213,31 @@ namespace {
 std::string group_name(const Dataset& data, const FrontRequest& request, const Front& front) {
   if (request.group_by.empty()) return "";
   return fmt::format("{}={}", request.group_by, data.find(request.group_by)->format(front.group));
+}
+
+// The axis settings in which a front row's ties differ from it, compactly:
+// "expansion_gb=128|256|512 inter_node_gbps_per_gpu=400 (4 rows)".
+std::string tie_settings(const Dataset& data, std::uint64_t row,
+                         const std::vector<std::uint64_t>& ties) {
+  std::vector<std::string> axes;
+  for (const Column* c : data.axes()) axes.push_back(c->name);
+  std::vector<std::uint64_t> rows = {row};
+  rows.insert(rows.end(), ties.begin(), ties.end());
+  const auto values = fetch_rows(data, rows, axes);
+  std::vector<std::string> differ;
+  for (std::size_t c = 0; c < axes.size(); ++c) {
+    std::vector<double> others;
+    for (std::size_t i = 1; i < rows.size(); ++i)
+      if (values[c][i] != values[c][0]) others.push_back(values[c][i]);
+    if (others.empty()) continue;
+    std::sort(others.begin(), others.end());
+    others.erase(std::unique(others.begin(), others.end()), others.end());
+    std::vector<std::string> shown;
+    for (double v : others) shown.push_back(data.find(axes[c])->format(v));
+    differ.push_back(fmt::format("{}={}", axes[c], fmt::join(shown, "|")));
+  }
+  return fmt::format("{} ({} row{})", fmt::join(differ, " "), ties.size(),
+                     ties.size() == 1 ? "" : "s");
 }
 
 std::string objective_label(const Dataset& data, const Objective& o) {
@@ -176,20 +268,53 @@ void print_fronts(std::ostream& out, const Dataset& data, const FrontRequest& re
       metrics.push_back(extra);
   const std::size_t k = request.objectives.size();
   for (const auto& f : result.fronts) {
-    std::vector<RowRef> rows;
-    for (std::size_t i = 0; i < f.rows.size(); ++i) rows.push_back({f.rows[i], f.values[i * k]});
-    std::stable_sort(rows.begin(), rows.end(), [&](const RowRef& a, const RowRef& b) {
-      return request.objectives[0].maximize ? a.value > b.value : a.value < b.value;
+    std::vector<std::size_t> order(f.rows.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      const double x = f.values[a * k], y = f.values[b * k];
+      return request.objectives[0].maximize ? x > y : x < y;
     });
-    const std::size_t shown = std::min(limit, rows.size());
+    order.resize(std::min(limit, order.size()));
+    // Every row the front stands for, ties included: what "common to all rows" is said of.
+    std::vector<std::uint64_t> all = f.rows;
+    std::size_t tied = 0;
+    for (const auto& t : f.ties) {
+      all.insert(all.end(), t.begin(), t.end());
+      tied += t.size();
+    }
     out << '\n';
     if (!request.group_by.empty())
-      out << fmt::format("{}: {} points on the front\n", group_name(data, request, f), rows.size());
-    rows.resize(shown);
-    print_rows(out, data, rows, metrics);
-    if (shown < f.rows.size())
+      out << fmt::format("{}: {} points on the front\n", group_name(data, request, f),
+                         f.rows.size());
+    if (tied > 0)
+      out << fmt::format(
+          "{} more rows tie with a front row in every objective; each front row stands for its "
+          "ties (the one on the fewest GPUs, then with the least memory; --all-ties lists them)\n",
+          tied);
+    if (order.empty()) {
+      out << "No row matches.\n";
+      continue;
+    }
+    std::vector<RowRef> rows;
+    for (std::size_t i : order) rows.push_back({f.rows[i], f.values[i * k]});
+    std::vector<std::string> common;
+    TextTable table = rows_table(data, rows, metrics, common, {}, all);
+    if (tied > 0) {
+      table.header.insert(table.header.begin() + 1, "ties");
+      for (std::size_t r = 0; r < order.size(); ++r)
+        table.rows[r].insert(
+            table.rows[r].begin() + 1,
+            f.ties[order[r]].empty() ? std::string() : fmt::format("{}", f.ties[order[r]].size()));
+    }
+    if (!common.empty()) out << fmt::format("Common to all rows: {}\n\n", fmt::join(common, " "));
+    table.print(out);
+    for (std::size_t r = 0; r < order.size(); ++r)
+      if (!f.ties[order[r]].empty())
+        out << fmt::format("  {}: also {}\n", r + 1,
+                           tie_settings(data, f.rows[order[r]], f.ties[order[r]]));
+    if (order.size() < f.rows.size())
       out << fmt::format("... {} more on this front (--limit, or --csv FILE for all)\n",
-                         f.rows.size() - shown);
+                         f.rows.size() - order.size());
   }
 }
 
@@ -202,16 +327,19 @@ void write_fronts_csv(const std::string& path, const Dataset& data, const FrontR
   std::vector<std::uint64_t> rows;
   std::vector<std::vector<std::string>> extra;
   for (const auto& f : result.fronts)
-    for (std::uint64_t r : f.rows) {
-      rows.push_back(r);
-      extra.push_back({group_name(data, request, f)});
+    for (std::size_t i = 0; i < f.rows.size(); ++i) {
+      rows.push_back(f.rows[i]);
+      const std::string ties = fmt::format("{}", f.ties[i].size());
+      if (request.group_by.empty())
+        extra.push_back({ties});
+      else
+        extra.push_back({group_name(data, request, f), ties});
     }
   const auto values = fetch_rows(data, rows, columns);
-  if (request.group_by.empty()) extra.clear();
-  write_csv(
-      path, data, columns, values,
-      request.group_by.empty() ? std::vector<std::string>{} : std::vector<std::string>{"group"},
-      extra);
+  write_csv(path, data, columns, values,
+            request.group_by.empty() ? std::vector<std::string>{"ties"}
+                                     : std::vector<std::string>{"group", "ties"},
+            extra);
 }
 
 ScatterPlot front_plot(const Dataset& data, const FrontRequest& request,

@@ -25,12 +25,16 @@ struct FrontRequest {
   std::string group_by;            // empty: one front over all selected rows
   ScanOptions scan;                // filter and chunk size; begin/end are set per rank
   std::size_t sample_size = 4000;  // background points kept for plots
+  bool all_ties = false;           // keep every row of equal objectives, not one for them all
 };
 
 struct Front {
   double group = std::numeric_limits<double>::quiet_NaN();  // the group-by value
   std::vector<std::uint64_t> rows;                          // store rows, ascending
   std::vector<double> values;  // objectives.size() per row, as stored (not negated)
+  // Per row, the other rows of the same objective values it stands for (ascending): a front
+  // holds one row per objective vector unless FrontRequest::all_ties.
+  std::vector<std::vector<std::uint64_t>> ties;
 };
 
 struct FrontResult {
@@ -40,15 +44,18 @@ struct FrontResult {
 };
 
 // Rows whose objectives are all finite and that pass the filter are candidates; feasibility is
-// the caller's choice (scan.feasible_only). Under MPI (mpi->size() > 1) the result is complete on
-// rank 0 only.
+// the caller's choice (scan.feasible_only). Rows of equal objective values are one front row: the
+// one on the fewest GPUs, then with the least memory per GPU, then the first. Under MPI
+// (mpi->size() > 1) the result is complete on rank 0 only.
 FrontResult compute_fronts(const Dataset& data, const FrontRequest& request,
                            const engine::MpiShare* mpi = nullptr);
 
-// The fronts as tables (at most `limit` rows each, by the first objective), one per group.
+// The fronts as tables (at most `limit` rows each, by the first objective), one per group, each
+// row that stands for tied rows followed by the settings they differ in.
 void print_fronts(std::ostream& out, const Dataset& data, const FrontRequest& request,
                   const FrontResult& result, std::size_t limit);
-// Every column (stored and priced) of every front row, with point_id first.
+// Every column (stored and priced) of every front row, with point_id first and the number of
+// rows each stands for (`ties`) last.
 void write_fronts_csv(const std::string& path, const Dataset& data, const FrontRequest& request,
                       const FrontResult& result);
 // The first two objectives: the sampled points in grey, each front in colour (a step line for 2

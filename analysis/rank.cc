@@ -46,7 +46,8 @@ std::vector<RowRef> top_rows(const Dataset& data, const Objective& by, std::size
 
 TextTable rows_table(const Dataset& data, const std::vector<RowRef>& rows,
                      const std::vector<std::string>& metrics, std::vector<std::string>& common,
-                     const std::vector<std::string>& labels) {
+                     const std::vector<std::string>& labels,
+                     const std::vector<std::uint64_t>& about) {
   std::vector<std::string> names;
   for (const Column* c : data.axes()) names.push_back(c->name);
   const std::size_t axes = names.size();
@@ -59,8 +60,12 @@ TextTable rows_table(const Dataset& data, const std::vector<RowRef>& rows,
 
   std::vector<std::size_t> varying;
   common.clear();
+  const std::vector<std::string> axis_names(names.begin(),
+                                            names.begin() + static_cast<std::ptrdiff_t>(axes));
+  const auto stated =
+      about.empty() ? std::vector<std::vector<double>>() : fetch_rows(data, about, axis_names);
   for (std::size_t c = 0; c < axes; ++c) {
-    const auto& v = values[c];
+    const auto& v = about.empty() ? values[c] : stated[c];
     const bool same = std::all_of(v.begin(), v.end(), [&](double x) { return x == v[0]; });
     if (same)
       common.push_back(fmt::format("{}={}", names[c], data.find(names[c])->format(v[0])));
@@ -104,28 +109,35 @@ void print_rows(std::ostream& out, const Dataset& data, const std::vector<RowRef
 Pricing override_pricing(Pricing p, const PricingOverrides& o) {
   if (o.gpu_hour_usd && o.capex_usd_per_gpu)
     throw InputError("--gpu-hour-usd and --capex-usd-per-gpu are alternatives: give one of them");
-  const std::pair<const std::optional<double>&, double&> fields[] = {
+  // The numbers, by their index in kPricingFlags; the GPU prices come parsed and checked.
+  const std::pair<const std::optional<double>&, double&> numbers[] = {
       {o.pue, p.pue},
       {o.usd_per_kwh, p.usd_per_kwh},
       {o.carbon_g_per_kwh, p.carbon_g_per_kwh},
-      {o.gpu_hour_usd, p.gpu_hour_usd},
-      {o.capex_usd_per_gpu, p.capex_usd_per_gpu},
       {o.amortize_years, p.amortize_years},
   };
-  for (std::size_t i = 0; i < std::size(fields); ++i) {
-    const auto& [value, field] = fields[i];
+  const std::size_t flag[] = {0, 1, 2, 5};
+  for (std::size_t i = 0; i < std::size(numbers); ++i) {
+    const auto& [value, field] = numbers[i];
     if (!value) continue;
     if (!std::isfinite(*value) || *value < 0)
       throw InputError(
-          fmt::format("{}: must be a non-negative number, got {}", kPricingFlags[i], *value));
+          fmt::format("{}: must be a non-negative number, got {}", kPricingFlags[flag[i]], *value));
     field = *value;
   }
-  if (o.capex_usd_per_gpu) p.gpu_hour_usd = 0;  // the capex model replaces a stored hourly price
-  if (o.gpu_hour_usd) p.capex_usd_per_gpu = 0;
+  // Either price model replaces the other's stored price.
+  if (o.gpu_hour_usd) {
+    p.gpu_hour_usd = *o.gpu_hour_usd;
+    p.capex_usd_per_gpu = {};
+  }
+  if (o.capex_usd_per_gpu) {
+    p.capex_usd_per_gpu = *o.capex_usd_per_gpu;
+    p.gpu_hour_usd = {};
+  }
   if (p.pue < 1)
     throw InputError(
         fmt::format("--pue: must be at least 1 (facility / IT energy), got {}", p.pue));
-  if (p.capex_usd_per_gpu > 0 && !(p.amortize_years > 0))
+  if (p.capex_usd_per_gpu.given() && !(p.amortize_years > 0))
     throw InputError(fmt::format("--amortize-years: must be positive, got {}", p.amortize_years));
   return p;
 }
@@ -133,16 +145,27 @@ Pricing override_pricing(Pricing p, const PricingOverrides& o) {
 Pricing resolve_pricing(const ColumnSource& source, const PricingOverrides& o,
                         std::vector<std::string>* origin) {
   const Pricing p = override_pricing(stored_pricing(source), o);
+  // A per-accelerator price prices exactly the store's accelerators.
+  for (const auto& column : source.columns()) {
+    if (column.name != "gpu") continue;
+    const std::pair<const spaces::GpuPrice&, const char*> prices[] = {
+        {p.gpu_hour_usd, o.gpu_hour_usd ? "--gpu-hour-usd" : "the store's gpu_hour_usd"},
+        {p.capex_usd_per_gpu,
+         o.capex_usd_per_gpu ? "--capex-usd-per-gpu" : "the store's capex_usd_per_gpu"}};
+    for (const auto& [price, what] : prices) {
+      const std::string problem = spaces::gpu_price_problem(price, column.labels, "the store");
+      if (!problem.empty()) throw InputError(fmt::format("{}: {}", what, problem));
+    }
+  }
   if (origin) {
     origin->clear();
-    const std::optional<double>* given[] = {
-        &o.pue,          &o.usd_per_kwh,       &o.carbon_g_per_kwh,
-        &o.gpu_hour_usd, &o.capex_usd_per_gpu, &o.amortize_years};
+    const bool given[] = {
+        o.pue.has_value(),          o.usd_per_kwh.has_value(),       o.carbon_g_per_kwh.has_value(),
+        o.gpu_hour_usd.has_value(), o.capex_usd_per_gpu.has_value(), o.amortize_years.has_value()};
     std::size_t i = 0;
-    Pricing::for_each(p, [&](const char* attribute, double) {
-      origin->push_back(*given[i]                            ? kPricingFlags[i]
-                        : source.number_attribute(attribute) ? "store"
-                                                             : "default");
+    Pricing::for_each(p, [&](const char* attribute, const auto&) {
+      const bool stored = source.number_attribute(attribute) || source.string_attribute(attribute);
+      origin->push_back(given[i] ? kPricingFlags[i] : stored ? "store" : "default");
       ++i;
     });
   }
@@ -212,11 +235,20 @@ std::string money(double usd) {
   return fmt::format("${:.2f}", usd);
 }
 
-std::string cost_model(const Pricing& p) {
-  if (p.gpu_hour_usd > 0) return fmt::format("${}/GPU-hour rented", p.gpu_hour_usd);
-  if (p.capex_usd_per_gpu > 0)
-    return fmt::format("${}/GPU bought, amortized over {} years", p.capex_usd_per_gpu,
-                       p.amortize_years);
+// "$2.5/GPU-hour", or per accelerator "$/GPU-hour H100-SXM5-80GB=2.5,B200-180GB=5".
+std::string gpu_price(const spaces::GpuPrice& price, const char* per) {
+  if (price.by_gpu.empty()) return fmt::format("${}/{}", price.all, per);
+  return fmt::format("$/{} {}", per, spaces::to_string(price));
+}
+
+// The accelerator price model, each figure with where it came from (`from(i)`: kPricingFlags[i]).
+template <class From>
+std::string cost_model(const Pricing& p, const From& from) {
+  if (p.gpu_hour_usd.given())
+    return fmt::format("{} rented{}", gpu_price(p.gpu_hour_usd, "GPU-hour"), from(3));
+  if (p.capex_usd_per_gpu.given())
+    return fmt::format("{} bought{}, amortized over {} years{}",
+                       gpu_price(p.capex_usd_per_gpu, "GPU"), from(4), p.amortize_years, from(5));
   return "electricity only (no --gpu-hour-usd or --capex-usd-per-gpu)";
 }
 
@@ -230,10 +262,7 @@ void print_energy(std::ostream& out, const Dataset& data, const EnergyReport& r,
   };
   out << fmt::format("Pricing: PUE {}{}, electricity ${}/kWh{}, grid {} g CO2e/kWh{}\n", p.pue,
                      from(0), p.usd_per_kwh, from(1), p.carbon_g_per_kwh, from(2));
-  out << fmt::format("Accelerators: {}{}\n", cost_model(p),
-                     p.gpu_hour_usd > 0        ? from(3)
-                     : p.capex_usd_per_gpu > 0 ? from(4) + "," + from(5)
-                                               : "");
+  out << fmt::format("Accelerators: {}\n", cost_model(p, from));
   out << "cost_usd = energy_kwh x price per kWh + GPU time x (hourly price, or capex / "
          "amortization)\n";
   if (r.feasible == 0) {

@@ -27,15 +27,18 @@ void print_rows(std::ostream& out, const Dataset& data, const std::vector<RowRef
                 const std::vector<std::string>& metrics);
 // The same table, and the "name=value" of the axes common to all rows in `common`.
 struct TextTable;
-// `labels` (optional, one per row) replaces the rank column.
+// `labels` (optional, one per row) replaces the rank column. `common` gets the axis settings
+// shared by every row of `about` (default: the rows shown), and only the other axes are columns.
 TextTable rows_table(const Dataset& data, const std::vector<RowRef>& rows,
                      const std::vector<std::string>& metrics, std::vector<std::string>& common,
-                     const std::vector<std::string>& labels = {});
+                     const std::vector<std::string>& labels = {},
+                     const std::vector<std::uint64_t>& about = {});
 
 // Pricing flags; unset ones keep the store's (spec's) value, or the documented default.
 struct PricingOverrides {
-  std::optional<double> pue, usd_per_kwh, carbon_g_per_kwh, gpu_hour_usd, capex_usd_per_gpu,
-      amortize_years;
+  std::optional<double> pue, usd_per_kwh, carbon_g_per_kwh;
+  std::optional<spaces::GpuPrice> gpu_hour_usd, capex_usd_per_gpu;  // one price, or per accelerator
+  std::optional<double> amortize_years;
 };
 
 // The flags of the PricingOverrides fields, in declaration order (= Pricing::for_each order).

@@ -26,20 +26,29 @@ void add_pricing_options(po::options_description& options, const std::string& de
       fmt::format("electricity price, USD/kWh (default: {}0.10)", defaults).c_str())(
       "carbon-g-per-kwh", po::value<double>(),
       fmt::format("grid carbon intensity, g CO2e/kWh (default: {}400)", defaults).c_str())(
-      "gpu-hour-usd", po::value<double>(), "rented accelerator price, USD per GPU-hour")(
-      "capex-usd-per-gpu", po::value<double>(),
-      "accelerator purchase price, USD per GPU (with --amortize-years)")(
+      "gpu-hour-usd", po::value<std::string>(),
+      "rented accelerator price, USD per GPU-hour: one for every accelerator (2.5), or one per "
+      "accelerator (H100-SXM5-80GB=2.5,B200-180GB=5)")(
+      "capex-usd-per-gpu", po::value<std::string>(),
+      "accelerator purchase price, USD per GPU (with --amortize-years): one number, or one per "
+      "accelerator as for --gpu-hour-usd")(
       "amortize-years", po::value<double>(),
       fmt::format("years over which capex is amortized (default: {}4)", defaults).c_str());
 }
 
 analysis::PricingOverrides read_pricing_overrides(const po::variables_map& vm) {
   analysis::PricingOverrides o;
-  std::optional<double>* fields[] = {&o.pue,          &o.usd_per_kwh,       &o.carbon_g_per_kwh,
-                                     &o.gpu_hour_usd, &o.capex_usd_per_gpu, &o.amortize_years};
-  for (std::size_t i = 0; i < std::size(fields); ++i) {
+  std::optional<double>* numbers[] = {&o.pue,  &o.usd_per_kwh, &o.carbon_g_per_kwh,
+                                      nullptr, nullptr,        &o.amortize_years};
+  std::optional<spaces::GpuPrice>* prices[] = {
+      nullptr, nullptr, nullptr, &o.gpu_hour_usd, &o.capex_usd_per_gpu, nullptr};
+  for (std::size_t i = 0; i < std::size(numbers); ++i) {
     const char* flag = analysis::kPricingFlags[i] + 2;  // without "--"
-    if (vm.count(flag)) *fields[i] = vm[flag].as<double>();
+    if (!vm.count(flag)) continue;
+    if (numbers[i])
+      *numbers[i] = vm[flag].as<double>();
+    else
+      *prices[i] = spaces::parse_gpu_price(vm[flag].as<std::string>(), analysis::kPricingFlags[i]);
   }
   return o;
 }

@@ -53,6 +53,7 @@ int bench(std::uint64_t rows, std::size_t objectives, std::size_t chunk_rows,
 int pareto(const Args& args) {
   StoreArgs store;
   std::string objectives, group_by, csv, svg;
+  bool all_ties = false;
   std::size_t limit = 20, sample = 4000;
   std::uint64_t bench_rows = 0;
   po::options_description options("Options");
@@ -69,7 +70,10 @@ int pareto(const Args& args) {
       "plot the first two objectives to this SVG file: all points (sampled) in "
       "grey, the front highlighted")("limit", po::value(&limit)->default_value(20),
                                      "rows of each front shown on the terminal")(
-      "sample", po::value(&sample)->default_value(4000), "points drawn in grey in the SVG");
+      "sample", po::value(&sample)->default_value(4000), "points drawn in grey in the SVG")(
+      "all-ties", po::bool_switch(&all_ties),
+      "every row of equal objectives, not one for them all (the one on the fewest GPUs, then "
+      "with the least memory per GPU)");
   // The hidden --bench-rows N (kept out of --help).
   Args rest;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -100,6 +104,7 @@ int pareto(const Args& args) {
   request.scan = open.scan();
   request.scan.feasible_only = true;
   request.sample_size = svg.empty() ? 0 : sample;
+  request.all_ties = all_ties;
   const auto result = analysis::compute_fronts(open.data, request, &mpi);
   if (mpi.rank() != 0) return 0;
   analysis::print_fronts(std::cout, open.data, request, result, limit);

@@ -70,14 +70,15 @@ void DlrmChunkEvaluator::load_design(std::uint64_t design) {
   if (design_ok_) {
     estimator_.emplace(design_data_.workload, design_data_.cluster, space_.calibration());
     steps_ = space_.training_samples() / static_cast<double>(design_data_.workload.global_batch);
+    usd_per_gpu_s_ = space_.usd_per_gpu_s(design_data_);
   }
   best_.reset();
   candidates_.clear();
 }
 
 double DlrmChunkEvaluator::objective_of(const estimator::DlrmEstimate& e) const noexcept {
-  return objective_value(objective_, space_.pricing(), e.time.total_s, e.energy_per_step_j, steps_,
-                         design_data_.cluster.num_gpus);
+  return objective_value(objective_, space_.pricing(), usd_per_gpu_s_, e.time.total_s,
+                         e.energy_per_step_j, steps_, design_data_.cluster.num_gpus);
 }
 
 void DlrmChunkEvaluator::evaluate_point(std::uint64_t point_id) {

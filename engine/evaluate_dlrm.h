@@ -62,7 +62,8 @@ class DlrmChunkEvaluator final : public FamilyEvaluator {
   estimator::Infeasible design_reason_ = estimator::Infeasible::none;
   spaces::DlrmDesign design_data_;
   std::optional<estimator::DlrmEstimator> estimator_;
-  double steps_ = 0;  // optimizer steps to train
+  double steps_ = 0;          // optimizer steps to train
+  double usd_per_gpu_s_ = 0;  // the design's accelerator price, for the cost objective
 
   std::optional<Candidate> best_;
   std::vector<Candidate> candidates_;

@@ -98,6 +98,7 @@ void TransformerChunkEvaluator::load_design(std::uint64_t design) {
     const double tokens_per_step = static_cast<double>(design_data_.workload.global_batch) *
                                    static_cast<double>(design_data_.workload.seq_len);
     steps_ = tokens_per_step > 0 ? space_.training_tokens() / tokens_per_step : kNaN;
+    usd_per_gpu_s_ = space_.usd_per_gpu_s(design_data_);
   }
   best_.reset();
   candidates_.clear();
@@ -122,8 +123,8 @@ void TransformerChunkEvaluator::next_plan_digits() noexcept {
 }
 
 double TransformerChunkEvaluator::objective_of(const estimator::Estimate& e) const noexcept {
-  return objective_value(objective_, space_.pricing(), e.time.total_s, e.energy_per_step_j, steps_,
-                         design_data_.cluster.num_gpus);
+  return objective_value(objective_, space_.pricing(), usd_per_gpu_s_, e.time.total_s,
+                         e.energy_per_step_j, steps_, design_data_.cluster.num_gpus);
 }
 
 void TransformerChunkEvaluator::evaluate_point(std::uint64_t point_id) {

@@ -90,7 +90,8 @@ class TransformerChunkEvaluator final : public FamilyEvaluator {
   estimator::Infeasible design_reason_ = estimator::Infeasible::none;
   spaces::Design design_data_;
   std::optional<estimator::Estimator> estimator_;
-  double steps_ = 0;  // optimizer steps to train
+  double steps_ = 0;          // optimizer steps to train
+  double usd_per_gpu_s_ = 0;  // the design's accelerator price, for the cost objective
   std::array<std::uint32_t, spaces::kNumAxes> digits_{};
 
   std::optional<Candidate> best_;

@@ -12,7 +12,13 @@ struct Writer {
   const std::string& context;
   template <class T>
   void operator()(const char* name, const T& value) const {
-    if constexpr (std::is_same_v<T, bool>)
+    if constexpr (std::is_same_v<T, spaces::GpuPrice>) {
+      // One number for every accelerator, else the text form (spaces::stored_pricing reads both).
+      if (value.by_gpu.empty())
+        h5::write_attribute(root, name, value.all, context);
+      else
+        h5::write_attribute(root, name, spaces::to_string(value), context);
+    } else if constexpr (std::is_same_v<T, bool>)
       h5::write_attribute(root, name, std::int64_t{value ? 1 : 0}, context);
     else
       h5::write_attribute(root, name, value, context);
@@ -23,7 +29,12 @@ struct Reader {
   hid_t root;
   template <class T>
   void operator()(const char* name, T& field) const {
-    if constexpr (std::is_same_v<T, std::string>) {
+    if constexpr (std::is_same_v<T, spaces::GpuPrice>) {
+      if (auto text = h5::read_string_attribute(root, name))
+        field = spaces::parse_gpu_price(*text, name);
+      else if (auto value = h5::read_number_attribute(root, name))
+        field.all = *value;
+    } else if constexpr (std::is_same_v<T, std::string>) {
       if (auto value = h5::read_string_attribute(root, name)) field = *value;
     } else if (auto value = h5::read_number_attribute(root, name)) {
       if constexpr (std::is_same_v<T, bool>)

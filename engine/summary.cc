@@ -28,14 +28,6 @@ const char* objective_column(spaces::Objective objective) {
   return "time_to_train_s";
 }
 
-spaces::Pricing stored_pricing(const StoreReader& store) {
-  spaces::Pricing p;
-  spaces::Pricing::for_each(p, [&](const char* name, double& field) {
-    if (const auto v = store.number_attribute(name)) field = *v;
-  });
-  return p;
-}
-
 }  // namespace
 
 std::uint64_t count_feasible(const StoreReader& store) {
@@ -52,15 +44,17 @@ std::uint64_t count_feasible(const StoreReader& store) {
 std::vector<BestRow> best_designs(const StoreReader& store, spaces::Objective objective,
                                   std::size_t top) {
   const bool cost = objective == spaces::Objective::cost;
-  const spaces::Pricing pricing = stored_pricing(store);
+  const spaces::Pricing pricing = spaces::stored_pricing(store);
   std::vector<BestRow> best;  // at most `top` designs, sorted by objective
-  std::vector<double> feasible, design, value, gpus, time, energy;
+  std::vector<double> feasible, design, value, gpus, gpu, time, energy;
+  const std::vector<double> price = pricing.usd_per_gpu_s(store.find_column("gpu")->labels);
   for (std::uint64_t offset = 0; offset < store.rows(); offset += kReadRows) {
     const std::uint64_t n = std::min(kReadRows, store.rows() - offset);
     store.read("feasible", offset, n, feasible);
     store.read("design_id", offset, n, design);
     if (cost) {
       store.read("num_gpus", offset, n, gpus);
+      store.read("gpu", offset, n, gpu);
       store.read("time_to_train_s", offset, n, time);
       store.read("energy_to_train_j", offset, n, energy);
     } else {
@@ -68,7 +62,9 @@ std::vector<BestRow> best_designs(const StoreReader& store, spaces::Objective ob
     }
     for (std::uint64_t i = 0; i < n; ++i) {
       if (feasible[i] == 0) continue;
-      const double v = cost ? pricing.cost_usd(gpus[i], time[i], energy[i]) : value[i];
+      const double v = cost ? pricing.cost_usd(price[static_cast<std::size_t>(gpu[i])], gpus[i],
+                                               time[i], energy[i])
+                            : value[i];
       if (!std::isfinite(v)) continue;
       const auto id = static_cast<std::uint64_t>(design[i]);
       auto same = std::find_if(best.begin(), best.end(),
@@ -118,9 +114,11 @@ void print_best_designs(const StoreReader& store, const spaces::Space& space, st
     out << "no feasible point: every plan of every design was removed or ran out of memory\n";
     return;
   }
-  const spaces::Pricing pricing = stored_pricing(store);
-  out << fmt::format("best designs by {} (the best plan of each):\n",
-                     spaces::to_string(space.objective()));
+  const spaces::Pricing pricing = spaces::stored_pricing(store);
+  const std::vector<double> price = pricing.usd_per_gpu_s(store.find_column("gpu")->labels);
+  out << fmt::format(
+      "best designs by {} (the best plan of each{}):\n", spaces::to_string(space.objective()),
+      pricing.prices_gpus() ? "" : "; cost $ is electricity only: no GPU price given");
   out << fmt::format("  {:>2}  {:>10}  {:>10}  {:>5}  {:>9}  {:>10}  {}\n", "#", "train", "step",
                      "MFU", "MWh", "cost $", "design | plan");
   std::vector<std::string> design_axes, plan_axes;
@@ -147,7 +145,8 @@ void print_best_designs(const StoreReader& store, const spaces::Space& space, st
     const std::uint64_t row = best[k].row;
     const double ttt = value("time_to_train_s", row);
     const double energy = value("energy_to_train_j", row);
-    const double cost = pricing.cost_usd(value("num_gpus", row), ttt, energy);
+    const double cost = pricing.cost_usd(price[static_cast<std::size_t>(value("gpu", row))],
+                                         value("num_gpus", row), ttt, energy);
     std::string design, plan;
     for (const auto& name : design_axes)
       design += fmt::format("{}{}={}", design.empty() ? "" : " ", name,

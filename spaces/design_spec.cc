@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -96,9 +97,22 @@ std::string design_spec(const Settings& s, const Point& pt, const DesignSpecOpti
 
   // Only the prices that differ from "not given": the spec takes one way to price GPUs.
   toml::table pricing;
-  Pricing::for_each(options.pricing, [&](const char* name, double value) {
-    if (std::string_view(name) == "gpu_hour_usd" || std::string_view(name) == "capex_usd_per_gpu") {
-      if (value > 0) pricing.insert(name, value);
+  Pricing::for_each(options.pricing, [&](const char* name, const auto& value) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, GpuPrice>) {
+      // Named by its flag (the key with dashes), as the one accelerator is by --gpu.
+      const std::string problem = gpu_price_problem(value, {pt.gpu_name}, "--gpu");
+      if (!problem.empty()) {
+        std::string flag = name;
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        throw InputError(fmt::format("--{}: {}", flag, problem));
+      }
+      if (!value.by_gpu.empty()) {
+        toml::table by_gpu;
+        for (const auto& [gpu, price] : value.by_gpu) by_gpu.insert(gpu, price);
+        pricing.insert(name, std::move(by_gpu));
+      } else if (value.all > 0) {
+        pricing.insert(name, value.all);
+      }
     } else {
       pricing.insert(name, value);
     }

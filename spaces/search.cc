@@ -10,8 +10,9 @@
 
 namespace clustersweep::spaces {
 
-double objective_value(Objective objective, const Pricing& pricing, double step_s,
-                       double energy_per_step_j, double steps, double num_gpus) noexcept {
+double objective_value(Objective objective, const Pricing& pricing, double usd_per_gpu_s,
+                       double step_s, double energy_per_step_j, double steps,
+                       double num_gpus) noexcept {
   switch (objective) {
     case Objective::step_time:
       return step_s;
@@ -20,7 +21,7 @@ double objective_value(Objective objective, const Pricing& pricing, double step_
     case Objective::energy:
       return energy_per_step_j * steps;
     case Objective::cost:
-      return pricing.cost_usd(num_gpus, step_s * steps, energy_per_step_j * steps);
+      return pricing.cost_usd(usd_per_gpu_s, num_gpus, step_s * steps, energy_per_step_j * steps);
   }
   return step_s;
 }
@@ -135,6 +136,7 @@ class Search {
         estimator_(estimator),
         options_(options),
         axes_(space.axes()),
+        usd_per_gpu_s_(space.usd_per_gpu_s(design)),
         incumbents_(pareto, k) {
     std::uint64_t stride = 1;
     for (int i = kNumAxes - 1; i >= kTp; --i) {
@@ -367,8 +369,9 @@ class Search {
     const estimator::StepBound b = estimator_.bound(box);
     node.time_s = b.time_s;
     node.energy_j = estimator_.energy_bound_j(b.time_s, b.busy_s);
-    node.objective = objective_value(options_.objective, space_.pricing(), node.time_s,
-                                     node.energy_j, options_.steps, design_.cluster.num_gpus);
+    node.objective =
+        objective_value(options_.objective, space_.pricing(), usd_per_gpu_s_, node.time_s,
+                        node.energy_j, options_.steps, design_.cluster.num_gpus);
     if (b.hbm_bytes > design_.cluster.hbm_bytes) {  // no plan below fits
       stats_->pruned += subtree_points(fixed);
       return false;
@@ -395,8 +398,8 @@ class Search {
     std::uint64_t index = 0;
     for (int a = kTp; a < kNumAxes; ++a) index += digits[a] * stride_[a];
     const double objective =
-        objective_value(options_.objective, space_.pricing(), e.time.total_s, e.energy_per_step_j,
-                        options_.steps, design_.cluster.num_gpus);
+        objective_value(options_.objective, space_.pricing(), usd_per_gpu_s_, e.time.total_s,
+                        e.energy_per_step_j, options_.steps, design_.cluster.num_gpus);
     incumbents_.add({index, plan, e, objective});
   }
 
@@ -405,6 +408,7 @@ class Search {
   const estimator::Estimator& estimator_;
   const SearchOptions& options_;
   const std::vector<Axis>& axes_;
+  const double usd_per_gpu_s_;
   std::array<std::uint64_t, kNumAxes> stride_{};
   std::array<std::vector<std::uint32_t>, kNumAxes> digits_;
   // The leaf axes' settings by digit, for leaf_fits().

@@ -12,10 +12,12 @@
 namespace clustersweep::spaces {
 
 // The value of a point the keep modes best-per-design minimize: its step, its time or energy to
-// train over `steps` steps, or the cost of that time and energy under `pricing`. Non-decreasing in
-// the step time and in the energy, which the search's bounds rely on.
-double objective_value(Objective objective, const Pricing& pricing, double step_s,
-                       double energy_per_step_j, double steps, double num_gpus) noexcept;
+// train over `steps` steps, or the cost of that time and energy under `pricing` with its
+// accelerator at `usd_per_gpu_s` (Space::usd_per_gpu_s). Non-decreasing in the step time and in
+// the energy, which the search's bounds rely on.
+double objective_value(Objective objective, const Pricing& pricing, double usd_per_gpu_s,
+                       double step_s, double energy_per_step_j, double steps,
+                       double num_gpus) noexcept;
 
 // The Pareto-optimal candidates (minimizing step time and energy per step) of one design, as
 // indices into `time`/`energy`, ascending. A point is dropped only when another is no worse in both

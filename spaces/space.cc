@@ -413,6 +413,12 @@ bool Space::dlrm_plan(const DlrmDesign& d, std::uint32_t digit, Violation& why) 
   return true;
 }
 const Pricing& Space::pricing() const noexcept { return impl_->pricing; }
+double Space::usd_per_gpu_s(const Design& design) const noexcept {
+  return impl_->pricing.usd_per_gpu_s(impl_->gpus[design.axis_index[kGpu]]->key);
+}
+double Space::usd_per_gpu_s(const DlrmDesign& design) const noexcept {
+  return impl_->pricing.usd_per_gpu_s(impl_->gpus[design.axis_index[kDlrmGpu]]->key);
+}
 Keep Space::keep() const noexcept { return impl_->keep; }
 Objective Space::objective() const noexcept { return impl_->objective; }
 const estimator::Calibration& Space::calibration() const noexcept { return impl_->calibration; }

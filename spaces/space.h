@@ -16,6 +16,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "estimator/dlrm.h"
@@ -98,13 +100,35 @@ inline constexpr int kNumDlrmDesignAxes = 12;
 // A cluster axis's position in a recommendation-model space is its transformer one minus this.
 inline constexpr int kDlrmClusterShift = int{kGpu} - int{kDlrmGpu};
 
+// A price per GPU: one for every accelerator, or one per accelerator (catalog keys), then given
+// for every accelerator of the sweep.
+struct GpuPrice {
+  double all = 0;  // without by_gpu: every accelerator's price (0: not given)
+  std::vector<std::pair<std::string, double>> by_gpu;
+
+  bool given() const noexcept { return all > 0 || !by_gpu.empty(); }
+  // The accelerator's price: its by_gpu entry, else `all`.
+  double of(std::string_view gpu) const noexcept;
+  bool operator==(const GpuPrice&) const = default;
+};
+// The one text form of a GpuPrice, in flags, store attributes and messages: "2.5", or
+// "H100-SXM5-80GB=2.5,B200-180GB=5".
+std::string to_string(const GpuPrice& price);
+// Reads the text form; throws InputError naming `what` (a flag or key) and what is valid.
+GpuPrice parse_gpu_price(std::string_view text, std::string_view what);
+// What is wrong with a per-accelerator price for the accelerators `gpus` (a spec's cluster.gpu,
+// a store's gpu column; `source` names them): a key for none of them ("did you mean"), or one of
+// them without a price. "" when nothing is.
+std::string gpu_price_problem(const GpuPrice& price, const std::vector<std::string>& gpus,
+                              std::string_view source);
+
 // Re-pricing parameters stored with the results, never baked into them (analysis re-prices).
 struct Pricing {
   double pue = 1.2;
   double usd_per_kwh = 0.10;
   double carbon_g_per_kwh = 400;
-  double gpu_hour_usd = 0;       // if > 0, cost = GPU-hours * price
-  double capex_usd_per_gpu = 0;  // else capex amortized over amortize_years
+  GpuPrice gpu_hour_usd;       // if given, cost = GPU-hours * price
+  GpuPrice capex_usd_per_gpu;  // else capex amortized over amortize_years
   double amortize_years = 4;
 
   // Visits every parameter of `p` (a Pricing or a const Pricing) as (name, field): the names of
@@ -119,22 +143,51 @@ struct Pricing {
     visit("amortize_years", p.amortize_years);
   }
 
+  // Whether the accelerators are priced; without a price a cost is electricity only.
+  bool prices_gpus() const noexcept { return gpu_hour_usd.given() || capex_usd_per_gpu.given(); }
   // The one pricing formula (docs/analysis.md), shared by the engine's objective and analysis.
   // Facility energy: IT energy (GPUs and node overhead) times PUE.
   double energy_kwh(double energy_j) const noexcept { return energy_j * pue / 3.6e6; }
   double co2e_kg(double energy_j) const noexcept {
     return energy_kwh(energy_j) * carbon_g_per_kwh / 1000;
   }
-  // Accelerator cost per GPU-second: rented by the hour, or bought and amortized linearly.
-  double usd_per_gpu_s() const noexcept {
-    if (gpu_hour_usd > 0) return gpu_hour_usd / 3600;
-    return amortize_years > 0 ? capex_usd_per_gpu / (amortize_years * 365.25 * 24 * 3600) : 0;
+  // Accelerator cost per GPU-second of `gpu`: rented by the hour, or bought and amortized.
+  double usd_per_gpu_s(std::string_view gpu) const noexcept {
+    if (gpu_hour_usd.given()) return gpu_hour_usd.of(gpu) / 3600;
+    return amortize_years > 0 ? capex_usd_per_gpu.of(gpu) / (amortize_years * 365.25 * 24 * 3600)
+                              : 0;
   }
-  // Electricity plus accelerators.
-  double cost_usd(double num_gpus, double time_s, double energy_j) const noexcept {
-    return energy_kwh(energy_j) * usd_per_kwh + num_gpus * time_s * usd_per_gpu_s();
+  // usd_per_gpu_s() of each accelerator of `gpus` (a store's gpu labels, indexed by label code).
+  std::vector<double> usd_per_gpu_s(const std::vector<std::string>& gpus) const {
+    std::vector<double> out;
+    for (const auto& gpu : gpus) out.push_back(usd_per_gpu_s(gpu));
+    return out;
+  }
+  // Electricity plus accelerators at `usd_per_gpu` per GPU-second (usd_per_gpu_s()).
+  double cost_usd(double usd_per_gpu, double num_gpus, double time_s,
+                  double energy_j) const noexcept {
+    return energy_kwh(energy_j) * usd_per_kwh + num_gpus * time_s * usd_per_gpu;
   }
 };
+
+// The prices a store holds in its root attributes, read through `source`'s
+// string_attribute(name) and number_attribute(name) (optionals): a per-accelerator price is
+// stored as its text form, any other as a number. Missing ones keep their defaults.
+template <class Source>
+Pricing stored_pricing(const Source& source) {
+  Pricing p;
+  Pricing::for_each(p, [&](const char* name, auto& field) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(field)>, GpuPrice>) {
+      if (const auto text = source.string_attribute(name))
+        field = parse_gpu_price(*text, name);
+      else if (const auto number = source.number_attribute(name))
+        field.all = *number;
+    } else if (const auto number = source.number_attribute(name)) {
+      field = *number;
+    }
+  });
+  return p;
+}
 
 enum class Keep : std::uint8_t { all, feasible, best_per_design, pareto_per_design };
 enum class Objective : std::uint8_t { step_time, time_to_train, energy, cost };
@@ -241,6 +294,9 @@ class Space {
   double training_tokens() const noexcept;   // tokens to train, for time_to_train_s
   double training_samples() const noexcept;  // samples to train a recommendation model
   const Pricing& pricing() const noexcept;
+  // pricing().usd_per_gpu_s() of a design's accelerator, resolved once per accelerator.
+  double usd_per_gpu_s(const Design& design) const noexcept;
+  double usd_per_gpu_s(const DlrmDesign& design) const noexcept;
   Keep keep() const noexcept;
   Objective objective() const noexcept;
   const estimator::Calibration& calibration() const noexcept;

@@ -713,6 +713,34 @@ class Parser {
         experts.empty() ? std::vector<double>{1} : divisors_of(domains), im_.etp);
   }
 
+  // A per-GPU price: a number for every accelerator, or a table by accelerator (catalog key)
+  // pricing each accelerator of cluster.gpu.
+  GpuPrice gpu_price_key(const toml::table& t, const char* name) {
+    GpuPrice price;
+    const toml::node* n = t.get(name);
+    if (!n) return price;
+    const std::string key = fmt::format("pricing.{}", name);
+    const toml::table* table = n->as_table();
+    if (!table) {
+      if (!scalar_number(*n))
+        r_.fail(*n, key,
+                fmt::format("must be a non-negative number, or a table of one per accelerator "
+                            "(e.g. {{ \"H100-SXM5-80GB\" = 2.5, \"B200-180GB\" = 5.0 }}), got {}",
+                            describe_node(*n)));
+      price.all = checked_number(r_, *n, key, Kind::nonnegative_real);
+      return price;
+    }
+    for (const auto& [gpu, value] : *table)
+      price.by_gpu.emplace_back(
+          std::string(gpu.str()),
+          checked_number(r_, value, fmt::format("{}.{}", key, gpu.str()), Kind::nonnegative_real));
+    std::vector<std::string> swept;
+    for (const AcceleratorEntry* g : im_.gpus) swept.push_back(g->key);
+    const std::string problem = gpu_price_problem(price, swept, "cluster.gpu");
+    if (!problem.empty()) r_.fail(*n, key, problem);
+    return price;
+  }
+
   void parse_pricing() {
     const toml::table* t = subtable(r_, root_, "pricing", "pricing");
     if (!t) return;
@@ -728,13 +756,11 @@ class Parser {
         number_key(r_, *t, "pricing", "usd_per_kwh", Kind::nonnegative_real, p.usd_per_kwh);
     p.carbon_g_per_kwh = number_key(r_, *t, "pricing", "carbon_g_per_kwh", Kind::nonnegative_real,
                                     p.carbon_g_per_kwh);
-    p.gpu_hour_usd =
-        number_key(r_, *t, "pricing", "gpu_hour_usd", Kind::nonnegative_real, p.gpu_hour_usd);
-    p.capex_usd_per_gpu = number_key(r_, *t, "pricing", "capex_usd_per_gpu", Kind::nonnegative_real,
-                                     p.capex_usd_per_gpu);
+    p.gpu_hour_usd = gpu_price_key(*t, "gpu_hour_usd");
+    p.capex_usd_per_gpu = gpu_price_key(*t, "capex_usd_per_gpu");
     p.amortize_years =
         number_key(r_, *t, "pricing", "amortize_years", Kind::positive_real, p.amortize_years);
-    if (p.gpu_hour_usd > 0 && p.capex_usd_per_gpu > 0) {
+    if (p.gpu_hour_usd.given() && p.capex_usd_per_gpu.given()) {
       r_.fail(*t->get("capex_usd_per_gpu"), "pricing.capex_usd_per_gpu",
               "give either gpu_hour_usd (rented) or capex_usd_per_gpu (owned), not both");
     }

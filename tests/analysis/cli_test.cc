@@ -1,5 +1,6 @@
 // End to end: the analysis commands on a real store written by `clustersweep run`
 // (examples/quick.toml).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,6 +10,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "analysis/dataset.h"
@@ -87,6 +90,105 @@ std::vector<std::string> first_column(const std::string& path, std::size_t colum
   return out;
 }
 
+// A CSV's rows as maps from its header's names to the cells.
+std::vector<std::map<std::string, std::string>> csv_rows(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> names;
+  std::stringstream header(line);
+  for (std::string cell; std::getline(header, cell, ',');) names.push_back(cell);
+  std::vector<std::map<std::string, std::string>> rows;
+  while (std::getline(in, line)) {
+    std::stringstream s(line);
+    auto& row = rows.emplace_back();
+    for (std::size_t c = 0; c < names.size() && std::getline(s, row[names[c]], ',');) ++c;
+  }
+  return rows;
+}
+
+// A price per accelerator prices each accelerator's rows with its own price, in the run's
+// objective and in every analysis command; without any GPU price the costs say they are
+// electricity only.
+TEST_F(CliTest, APricePerAcceleratorPricesEachAcceleratorsRows) {
+  const std::string spec = (dir_ / "prices.toml").string();
+  const std::string base = R"([workload]
+model = "llama3-8b"
+training_tokens = 1e12
+[cluster]
+gpu = ["A100-SXM4-80GB", "H100-SXM5-80GB"]
+nodes = [2, 4]
+[plan]
+tp = "all"
+pp = [1, 2]
+[output]
+keep = "best-per-design"
+objective = "cost"
+)";
+  std::ofstream(spec) << base
+                      << "[pricing]\nusd_per_kwh = 0.1\n"
+                         "gpu_hour_usd = { \"A100-SXM4-80GB\" = 1.5, \"H100-SXM5-80GB\" = 2.5 }\n";
+  const std::string store = (dir_ / "prices.h5").string();
+  const Result sweep = run(cs("run " + spec + " -o " + store));
+  ASSERT_EQ(sweep.code, 0) << sweep.err;
+  EXPECT_NE(sweep.out.find("best designs by cost (the best plan of each):"), std::string::npos)
+      << sweep.out;
+  const std::string csv = (dir_ / "prices.csv").string();
+  const Result top = run(cs("top " + store + " --by cost_usd -n 100 --csv " + csv));
+  ASSERT_EQ(top.code, 0) << top.err;
+  const auto rows = csv_rows(csv);
+  ASSERT_EQ(rows.size(), 4u);
+  const std::map<std::string, double> price = {{"A100-SXM4-80GB", 1.5}, {"H100-SXM5-80GB", 2.5}};
+  std::set<std::string> gpus;
+  for (const auto& row : rows) {
+    const double expected = std::stod(row.at("energy_kwh")) * 0.1 +
+                            std::stod(row.at("gpu_hours")) * price.at(row.at("gpu"));
+    EXPECT_NEAR(std::stod(row.at("cost_usd")), expected, 1e-9 * expected) << row.at("gpu");
+    gpus.insert(row.at("gpu"));
+  }
+  EXPECT_EQ(gpus.size(), 2u);
+  // The flag re-prices one accelerator against the other.
+  const Result repriced = run(cs("top " + store +
+                                 " --by cost_usd -n 1 --gpu-hour-usd "
+                                 "A100-SXM4-80GB=0.1,H100-SXM5-80GB=2.5 --csv " +
+                                 csv));
+  ASSERT_EQ(repriced.code, 0) << repriced.err;
+  EXPECT_EQ(csv_rows(csv).at(0).at("gpu"), "A100-SXM4-80GB");
+
+  std::ofstream(spec) << base;
+  const Result unpriced = run(cs("run " + spec + " -o " + store + " --force"));
+  ASSERT_EQ(unpriced.code, 0) << unpriced.err;
+  EXPECT_NE(unpriced.out.find("best designs by cost (the best plan of each; cost $ is "
+                              "electricity only: no GPU price given):"),
+            std::string::npos)
+      << unpriced.out;
+}
+
+// A Pareto CSV holds one row per objective vector, with the number of rows it stands for;
+// --all-ties writes them all.
+TEST_F(CliTest, AParetoCsvHoldsNoTwoRowsOfEqualObjectivesUnlessAllTies) {
+  const std::string csv = (dir_ / "ties.csv").string();
+  const std::string pareto = "pareto " + store_ + " --objectives time_to_train_s,energy_kwh --csv ";
+  const Result collapsed = run(cs(pareto + csv));
+  ASSERT_EQ(collapsed.code, 0) << collapsed.err;
+  std::set<std::pair<std::string, std::string>> vectors;
+  std::size_t stood_for = 0;
+  const auto rows = csv_rows(csv);
+  for (const auto& row : rows) {
+    EXPECT_TRUE(vectors.insert({row.at("time_to_train_s"), row.at("energy_kwh")}).second)
+        << row.at("point_id");
+    stood_for += 1 + std::stoul(row.at("ties"));
+  }
+  EXPECT_LT(rows.size(), stood_for);  // the quick example's front has ties
+  EXPECT_NE(collapsed.out.find(fmt::format("{} more rows tie with a front row in every objective",
+                                           stood_for - rows.size())),
+            std::string::npos)
+      << collapsed.out;
+  const Result all = run(cs(pareto + csv + " --all-ties"));
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_EQ(csv_rows(csv).size(), stood_for);
+}
+
 // Every analysis command reads a recommendation-model store: its own axes (sharding, no dp),
 // samples/s, and the columns pricing needs.
 TEST_F(CliTest, EveryCommandReadsARecommendationModelStore) {
@@ -157,7 +259,13 @@ TEST_F(CliTest, ParetoOnARealStoreEqualsBruteForce) {
     request.scan.chunk_rows = 4096;
     const FrontResult result = compute_fronts(data, request);
     ASSERT_EQ(result.fronts.size(), 1u);
-    EXPECT_EQ(result.fronts[0].rows, expected) << objectives.size() << " objectives";
+    // The front's rows and the ties they stand for are the brute-force front.
+    std::vector<std::uint64_t> actual = result.fronts[0].rows;
+    for (const auto& t : result.fronts[0].ties) actual.insert(actual.end(), t.begin(), t.end());
+    std::sort(actual.begin(), actual.end());
+    EXPECT_EQ(actual, expected) << objectives.size() << " objectives";
+    request.all_ties = true;
+    EXPECT_EQ(compute_fronts(data, request).fronts[0].rows, expected);
   }
 }
 
@@ -196,7 +304,9 @@ TEST_F(CliTest, TopSummaryEnergySensitivityAndReportRun) {
                                "--deadline-days 200 --budget-usd 2e6"));
   ASSERT_EQ(energy.code, 0) << energy.err;
   EXPECT_NE(energy.out.find("PUE 1.5 (--pue)"), std::string::npos) << energy.out;
-  EXPECT_NE(energy.out.find("$30000/GPU bought, amortized over 5 years"), std::string::npos)
+  EXPECT_NE(energy.out.find("Accelerators: $30000/GPU bought (--capex-usd-per-gpu), amortized "
+                            "over 5 years (--amortize-years)\n"),
+            std::string::npos)
       << energy.out;
   EXPECT_NE(energy.out.find("cheapest within 200 days"), std::string::npos) << energy.out;
 

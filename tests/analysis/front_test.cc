@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "analysis/filter.h"
@@ -51,10 +52,22 @@ class FrontTest : public ::testing::Test {
   MemoryTable table = testing::sweep_table();
   Dataset data{table, stored_pricing(table)};
 
+  // Each front's rows with the ties they stand for, ascending; and no two rows of a front with
+  // equal objectives.
   std::map<double, std::vector<std::uint64_t>> fronts(const FrontRequest& request) {
     const FrontResult r = compute_fronts(data, request);
     std::map<double, std::vector<std::uint64_t>> out;
-    for (const auto& f : r.fronts) out[request.group_by.empty() ? NAN : f.group] = f.rows;
+    const std::size_t k = request.objectives.size();
+    for (const auto& f : r.fronts) {
+      std::set<std::vector<double>> vectors;
+      for (std::size_t i = 0; i < f.rows.size(); ++i)
+        EXPECT_TRUE(
+            vectors.insert({f.values.begin() + i * k, f.values.begin() + (i + 1) * k}).second)
+            << "two front rows tie";
+      auto& rows = out[request.group_by.empty() ? NAN : f.group] = f.rows;
+      for (const auto& t : f.ties) rows.insert(rows.end(), t.begin(), t.end());
+      std::sort(rows.begin(), rows.end());
+    }
     return out;
   }
 };
@@ -87,6 +100,37 @@ TEST_F(FrontTest, EqualsBruteForceWithFiltersGroupsAndMaximizedObjectives) {
             EXPECT_EQ(actual, expected) << objectives.size() << " objectives, group " << group;
           }
         }
+}
+
+// Rows of equal objectives are one front row: the one on the fewest GPUs, then with the least
+// memory per GPU, then the first; --all-ties keeps them all.
+TEST(FrontTies, OneRowStandsForItsTiesByAStatedRule) {
+  MemoryTable t;
+  // Rows 0-3 tie at (1, 1); row 4 is alone at (0.5, 2); row 5 is dominated.
+  t.add({"time_s", "s", false, {}, ""}, {1, 1, 1, 1, 0.5, 2});
+  t.add({"energy_j", "J", false, {}, ""}, {1, 1, 1, 1, 2, 2});
+  t.add({"num_gpus", "", false, {}, ""}, {16, 8, 8, 32, 8, 8});
+  t.add({"mem_per_gpu_bytes", "B", false, {}, ""}, {1, 3, 2, 1, 1, 1});
+  t.add({"hbm_gb", "GB", false, {}, "design_axis"}, {40, 80, 120, 160, 80, 80});
+  Dataset data(t, Pricing{});
+  FrontRequest request;
+  request.objectives = {{"time_s", false}, {"energy_j", false}};
+  const FrontResult r = compute_fronts(data, request);
+  ASSERT_EQ(r.fronts.size(), 1u);
+  EXPECT_EQ(r.fronts[0].rows, (std::vector<std::uint64_t>{2, 4}));
+  EXPECT_EQ(r.fronts[0].ties, (std::vector<std::vector<std::uint64_t>>{{0, 1, 3}, {}}));
+  EXPECT_EQ(r.fronts[0].values, (std::vector<double>{1, 1, 0.5, 2}));
+  std::ostringstream out;
+  print_fronts(out, data, request, r, 20);
+  EXPECT_NE(out.str().find("3 more rows tie with a front row in every objective"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("  2: also num_gpus=16|32 hbm_gb=40|80|160 (3 rows)\n"),
+            std::string::npos)
+      << out.str();
+  request.all_ties = true;
+  const FrontResult all = compute_fronts(data, request);
+  EXPECT_EQ(all.fronts[0].rows, (std::vector<std::uint64_t>{0, 1, 2, 3, 4}));
 }
 
 TEST_F(FrontTest, ValuesComeBackInTheirOwnSign) {
@@ -143,12 +187,13 @@ TEST_F(FrontTest, WritesCsvWithPointIdAndEveryColumn) {
   std::ifstream in(path);
   std::string header, line;
   std::getline(in, header);
-  EXPECT_EQ(header,
-            "group,point_id,gpu,num_nodes,gpus_per_node,hbm_gb,expansion_gb,expansion_gbytes_per_s,"
-            "tp,pp,recompute,"
-            "num_gpus,feasible,infeasible_reason,step_time_s,time_to_train_s,energy_to_train_j,"
-            "energy_kwh,co2e_kg,"
-            "gpu_hours,cost_usd");
+  EXPECT_EQ(
+      header,
+      "group,ties,point_id,gpu,num_nodes,gpus_per_node,hbm_gb,expansion_gb,expansion_gbytes_per_s,"
+      "tp,pp,recompute,"
+      "num_gpus,feasible,infeasible_reason,step_time_s,time_to_train_s,energy_to_train_j,"
+      "energy_kwh,co2e_kg,"
+      "gpu_hours,cost_usd");
   std::size_t lines = 0;
   while (std::getline(in, line)) {
     ++lines;

@@ -141,12 +141,12 @@ TEST_F(SummaryTest, PricingFlagsOverrideTheStoreAndAreChecked) {
   std::vector<std::string> origin;
   PricingOverrides o;
   o.pue = 1.1;
-  o.capex_usd_per_gpu = 30000;
+  o.capex_usd_per_gpu = spaces::GpuPrice{30000, {}};
   const Pricing p = resolve_pricing(table, o, &origin);
   EXPECT_EQ(p.pue, 1.1);
   EXPECT_EQ(p.usd_per_kwh, 0.2);
-  EXPECT_EQ(p.gpu_hour_usd, 0);  // the capex model replaces the stored hourly price
-  EXPECT_EQ(p.capex_usd_per_gpu, 30000);
+  EXPECT_FALSE(p.gpu_hour_usd.given());  // the capex model replaces the stored hourly price
+  EXPECT_EQ(p.capex_usd_per_gpu.all, 30000);
   EXPECT_EQ(p.amortize_years, 4);
   EXPECT_EQ(origin, (std::vector<std::string>{"--pue", "store", "store", "store",
                                               "--capex-usd-per-gpu", "default"}));
@@ -165,8 +165,8 @@ TEST_F(SummaryTest, PricingFlagsOverrideTheStoreAndAreChecked) {
   negative.usd_per_kwh = -1;
   EXPECT_EQ(error(negative), "--price-per-kwh: must be a non-negative number, got -1");
   PricingOverrides both;
-  both.gpu_hour_usd = 2;
-  both.capex_usd_per_gpu = 1;
+  both.gpu_hour_usd = spaces::GpuPrice{2, {}};
+  both.capex_usd_per_gpu = spaces::GpuPrice{1, {}};
   EXPECT_EQ(error(both),
             "--gpu-hour-usd and --capex-usd-per-gpu are alternatives: give one of them");
 }

@@ -48,8 +48,8 @@ std::vector<Point> reference(const spaces::Space& space) {
       if (space.objective() == spaces::Objective::time_to_train) objective = e.time.total_s * steps;
       if (space.objective() == spaces::Objective::energy) objective = e.energy_per_step_j * steps;
       if (space.objective() == spaces::Objective::cost)
-        objective = space.pricing().cost_usd(design.cluster.num_gpus, e.time.total_s * steps,
-                                             e.energy_per_step_j * steps);
+        objective = space.pricing().cost_usd(space.usd_per_gpu_s(design), design.cluster.num_gpus,
+                                             e.time.total_s * steps, e.energy_per_step_j * steps);
       out.push_back({id, e.feasible, e.feasible ? estimator::Infeasible::none : e.reason,
                      e.time.total_s, e.energy_per_step_j, objective});
     }

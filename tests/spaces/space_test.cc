@@ -475,7 +475,7 @@ objective = "energy"
   EXPECT_DOUBLE_EQ(s.pricing().pue, 1.4);
   EXPECT_DOUBLE_EQ(s.pricing().usd_per_kwh, 0.2);
   EXPECT_DOUBLE_EQ(s.pricing().carbon_g_per_kwh, 100);
-  EXPECT_DOUBLE_EQ(s.pricing().capex_usd_per_gpu, 30000);
+  EXPECT_DOUBLE_EQ(s.pricing().capex_usd_per_gpu.all, 30000);
   EXPECT_DOUBLE_EQ(s.pricing().amortize_years, 5);
   EXPECT_EQ(s.keep(), Keep::pareto_per_design);
   EXPECT_EQ(s.objective(), Objective::energy);
@@ -542,17 +542,65 @@ TEST(Pricing, CostIsElectricityPlusRentedOrAmortizedGpus) {
   p.pue = 1.5;
   p.usd_per_kwh = 0.2;
   p.carbon_g_per_kwh = 400;
-  p.gpu_hour_usd = 2;
+  p.gpu_hour_usd.all = 2;
   // 3.6e9 J = 1000 kWh of IT energy -> 1500 kWh at the meter -> $300 and 600 kg CO2e;
   // 10 GPUs x 1 h x $2 = $20.
   EXPECT_DOUBLE_EQ(p.energy_kwh(3.6e9), 1500);
   EXPECT_DOUBLE_EQ(p.co2e_kg(3.6e9), 600);
-  EXPECT_DOUBLE_EQ(p.cost_usd(10, 3600, 3.6e9), 320);
+  EXPECT_DOUBLE_EQ(p.cost_usd(p.usd_per_gpu_s("any"), 10, 3600, 3.6e9), 320);
   // Bought: a capex of one dollar per hour of a year, amortized over one year = $1 per GPU-hour.
-  p.gpu_hour_usd = 0;
-  p.capex_usd_per_gpu = 365.25 * 24;
+  p.gpu_hour_usd = {};
+  p.capex_usd_per_gpu.all = 365.25 * 24;
   p.amortize_years = 1;
-  EXPECT_DOUBLE_EQ(p.cost_usd(10, 3600, 0), 10);
+  EXPECT_DOUBLE_EQ(p.cost_usd(p.usd_per_gpu_s("any"), 10, 3600, 0), 10);
+  EXPECT_TRUE(p.prices_gpus());
+  EXPECT_FALSE(Pricing{}.prices_gpus());
+}
+
+TEST(Pricing, APricePerAcceleratorPricesEachOneAndRoundTripsThroughItsText) {
+  const GpuPrice price = parse_gpu_price("H100-SXM5-80GB=2.5,B200-180GB=5", "--gpu-hour-usd");
+  ASSERT_EQ(price.by_gpu.size(), 2u);
+  EXPECT_EQ(price.of("H100-SXM5-80GB"), 2.5);
+  EXPECT_EQ(price.of("B200-180GB"), 5);
+  EXPECT_EQ(to_string(price), "H100-SXM5-80GB=2.5,B200-180GB=5");
+  EXPECT_EQ(parse_gpu_price(to_string(price), "x"), price);
+  EXPECT_EQ(parse_gpu_price("2.5", "x").all, 2.5);
+  EXPECT_EQ(to_string(parse_gpu_price("2.5", "x")), "2.5");
+  Pricing p;
+  p.gpu_hour_usd = price;
+  EXPECT_DOUBLE_EQ(p.usd_per_gpu_s("B200-180GB") * 3600, 5);
+  EXPECT_DOUBLE_EQ(p.usd_per_gpu_s("H100-SXM5-80GB") * 3600, 2.5);
+
+  const std::vector<std::string> gpus = {"H100-SXM5-80GB", "B200-180GB"};
+  EXPECT_EQ(gpu_price_problem(price, gpus, "cluster.gpu"), "");
+  EXPECT_EQ(gpu_price_problem(parse_gpu_price("H100-SXM5-80GB=2.5", "x"), gpus, "cluster.gpu"),
+            "no price for 'B200-180GB'; give one for each accelerator of cluster.gpu "
+            "(H100-SXM5-80GB, B200-180GB)");
+  EXPECT_EQ(
+      gpu_price_problem(parse_gpu_price("H100-SXM5-80G=2.5,B200-180GB=5", "x"), gpus, "the store"),
+      "'H100-SXM5-80G' is not an accelerator of the store (H100-SXM5-80GB, B200-180GB); did "
+      "you mean 'H100-SXM5-80GB'?");
+}
+
+TEST(Pricing, ABadPriceTextIsOneErrorNamingTheFlag) {
+  auto error = [](std::string_view text) {
+    try {
+      parse_gpu_price(text, "--gpu-hour-usd");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("-1"),
+            "--gpu-hour-usd: must be a non-negative number, or ACCELERATOR=PRICE,... (e.g. "
+            "H100-SXM5-80GB=2.5,B200-180GB=5), got '-1'");
+  EXPECT_EQ(error("H100-SXM5-80GB=two"),
+            "--gpu-hour-usd: each entry must be ACCELERATOR=PRICE with a non-negative price (e.g. "
+            "H100-SXM5-80GB=2.5,B200-180GB=5), got 'H100-SXM5-80GB=two'");
+  EXPECT_EQ(error("A=1,A=2"), "--gpu-hour-usd: 'A' is priced twice");
+  EXPECT_EQ(error("=1"),
+            "--gpu-hour-usd: each entry must be ACCELERATOR=PRICE with a non-negative price (e.g. "
+            "H100-SXM5-80GB=2.5,B200-180GB=5), got '=1'");
 }
 
 }  // namespace

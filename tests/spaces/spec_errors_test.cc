@@ -161,6 +161,27 @@ TEST(SpecErrors, ExpansionAndPricing) {
       "bad.toml:8:21: pricing.capex_usd_per_gpu: give either gpu_hour_usd (rented) or "
       "capex_usd_per_gpu "
       "(owned), not both");
+  // A price per accelerator: each of cluster.gpu, and only those.
+  const std::string two =
+      edit("gpu = \"H100-SXM5-80GB\"", "gpu = [\"H100-SXM5-80GB\", \"B200-180GB\"]");
+  EXPECT_EQ(error_of(two + "[pricing]\ngpu_hour_usd = { \"H100-SXM5-80GB\" = 2.5 }\n"),
+            "bad.toml:7:16: pricing.gpu_hour_usd: no price for 'B200-180GB'; give one for each "
+            "accelerator of cluster.gpu (H100-SXM5-80GB, B200-180GB)");
+  EXPECT_EQ(
+      error_of(two +
+               "[pricing]\ncapex_usd_per_gpu = { \"H100-SXM5-80GB\" = 3e4, \"B200\" = 5e4 }\n"),
+      "bad.toml:7:21: pricing.capex_usd_per_gpu: 'B200' is not an accelerator of "
+      "cluster.gpu (H100-SXM5-80GB, B200-180GB); did you mean 'B200-180GB'?");
+  EXPECT_EQ(error_of(two + "[pricing]\ngpu_hour_usd = { \"H100-SXM5-80GB\" = -1 }\n"),
+            "bad.toml:7:37: pricing.gpu_hour_usd.H100-SXM5-80GB: must be a non-negative number, "
+            "got -1");
+  EXPECT_EQ(error_of(two + "[pricing]\ngpu_hour_usd = \"2.5\"\n"),
+            "bad.toml:7:16: pricing.gpu_hour_usd: must be a non-negative number, or a table of one "
+            "per accelerator (e.g. { \"H100-SXM5-80GB\" = 2.5, \"B200-180GB\" = 5.0 }), got "
+            "string \"2.5\"");
+  EXPECT_EQ(error_of(two + "[pricing]\ngpu_hour_usd = { \"H100-SXM5-80GB\" = 2.5, "
+                           "\"B200-180GB\" = 5 }\n"),
+            "(no error)");
 }
 
 TEST(SpecErrors, InlineModels) {
