@@ -49,17 +49,19 @@ namespace {
 // Keeps one row of each set of equal objective vectors: the one on the fewest GPUs, then with the
 // least memory per GPU, then the first; the others become its ties.
 void collapse_ties(const Dataset& data, std::size_t k, Front& f) {
+  const auto at = [&](std::size_t i) {
+    return f.values.begin() + static_cast<std::ptrdiff_t>(i * k);
+  };
+  const auto same = [&](std::size_t a, std::size_t b) {
+    return std::equal(at(a), at(a + 1), at(b));
+  };
   std::vector<std::size_t> order(f.rows.size());
   std::iota(order.begin(), order.end(), 0);
-  const auto vector_of = [&](std::size_t i) {
-    return std::vector<double>(f.values.begin() + static_cast<std::ptrdiff_t>(i * k),
-                               f.values.begin() + static_cast<std::ptrdiff_t>((i + 1) * k));
-  };
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return vector_of(a) < vector_of(b); });
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::lexicographical_compare(at(a), at(a + 1), at(b), at(b + 1));
+  });
   bool any = false;
-  for (std::size_t i = 1; i < order.size() && !any; ++i)
-    any = vector_of(order[i]) == vector_of(order[i - 1]);
+  for (std::size_t i = 1; i < order.size() && !any; ++i) any = same(order[i], order[i - 1]);
   if (!any) return;
   // The tie-break columns where the store has them.
   std::vector<std::string> keys;
@@ -71,39 +73,29 @@ void collapse_ties(const Dataset& data, std::size_t k, Front& f) {
       if (column[a] != column[b]) return column[a] < column[b];
     return f.rows[a] < f.rows[b];
   };
-  Front kept;
-  kept.group = f.group;
+  std::vector<char> kept(f.rows.size(), 0);
   for (std::size_t i = 0; i < order.size();) {
     std::size_t j = i + 1;
-    while (j < order.size() && vector_of(order[j]) == vector_of(order[i])) ++j;
+    while (j < order.size() && same(order[j], order[i])) ++j;
     const std::size_t best =
         *std::min_element(order.begin() + static_cast<std::ptrdiff_t>(i),
                           order.begin() + static_cast<std::ptrdiff_t>(j), before);
-    std::vector<std::uint64_t> ties;
+    kept[best] = 1;
     for (std::size_t t = i; t < j; ++t)
-      if (order[t] != best) ties.push_back(f.rows[order[t]]);
-    std::sort(ties.begin(), ties.end());
-    kept.rows.push_back(f.rows[best]);
-    kept.ties.push_back(std::move(ties));
+      if (order[t] != best) f.ties[best].push_back(f.rows[order[t]]);
+    std::sort(f.ties[best].begin(), f.ties[best].end());
     i = j;
   }
-  // Back to ascending rows, with their values.
-  std::vector<std::size_t> by_row(kept.rows.size());
-  std::iota(by_row.begin(), by_row.end(), 0);
-  std::sort(by_row.begin(), by_row.end(),
-            [&](std::size_t a, std::size_t b) { return kept.rows[a] < kept.rows[b]; });
-  Front sorted;
-  sorted.group = f.group;
-  for (std::size_t i : by_row) {
-    const std::size_t at = static_cast<std::size_t>(
-        std::lower_bound(f.rows.begin(), f.rows.end(), kept.rows[i]) - f.rows.begin());
-    sorted.rows.push_back(kept.rows[i]);
-    sorted.values.insert(sorted.values.end(),
-                         f.values.begin() + static_cast<std::ptrdiff_t>(at * k),
-                         f.values.begin() + static_cast<std::ptrdiff_t>((at + 1) * k));
-    sorted.ties.push_back(std::move(kept.ties[i]));
+  // The kept rows, still ascending.
+  Front out;
+  out.group = f.group;
+  for (std::size_t i = 0; i < f.rows.size(); ++i) {
+    if (!kept[i]) continue;
+    out.rows.push_back(f.rows[i]);
+    out.values.insert(out.values.end(), at(i), at(i + 1));
+    out.ties.push_back(std::move(f.ties[i]));
   }
-  f = std::move(sorted);
+  f = std::move(out);
 }
 
 }  // namespace

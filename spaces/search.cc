@@ -146,20 +146,17 @@ class Search {
     // The digits to visit: all of them, but offload's on a cluster without an expansion tier
     // (offload_needs_expansion) when searching. A plan's setting on one axis depends on that
     // axis's digit alone, so each value of each axis a box may leave open goes into open_.
-    sequence_parallel_.resize(axes_[kSequenceParallel].size());
-    pipeline_split_.resize(axes_[kPipelineSplit].size());
     for (int axis = kTp; axis < kNumAxes; ++axis) {
       for (std::uint32_t v = 0; v < axes_[axis].size(); ++v) {
         std::array<std::uint32_t, kNumAxes> digits{};
         digits[axis] = v;
         estimator::Plan p;
         space_.plan_values(design_, digits.data() + kTp, p);
+        values_[axis].push_back(p);
         if (axis == kOffload && !options_.exhaustive && p.offload != estimator::Offload::none &&
             !can_offload(design_.cluster))
           continue;
         digits_[axis].push_back(v);
-        if (axis == kSequenceParallel) sequence_parallel_[v] = p.sequence_parallel;
-        if (axis == kPipelineSplit) pipeline_split_[v] = p.pipeline_split;
         if (axis < kVp) continue;  // the degrees are fixed in every box
         open_.vp_min = std::min(open_.vp_min, p.vp);
         open_.vp_max = std::max(open_.vp_max, p.vp);
@@ -259,17 +256,17 @@ class Search {
   // Whether the leaf axis `a` may take its value in `digits` by the rules that read only it and
   // the axes before it in the search order: the many leaf plans they remove are not built.
   bool leaf_fits(int a, const std::array<std::uint32_t, kNumAxes>& digits) const {
-    auto value = [&](int axis) { return static_cast<int>(axes_[axis].numbers[digits[axis]]); };
+    const auto at = [&](int axis) -> const estimator::Plan& { return values_[axis][digits[axis]]; };
     if (a == kSequenceParallel) {
       estimator::Plan p;
-      p.tp = value(kTp);
-      p.cp = value(kCp);
-      p.sequence_parallel = sequence_parallel_[digits[a]] != 0;
+      p.tp = at(kTp).tp;
+      p.cp = at(kCp).cp;
+      p.sequence_parallel = at(kSequenceParallel).sequence_parallel;
       return sequence_parallel_fits(p, design_.workload);
     }
     if (a == kPipelineSplit)
-      return split_rule(design_.workload.model, value(kPp), value(kVp),
-                        pipeline_split_[digits[a]]) == Rule::none;
+      return split_rule(design_.workload.model, at(kPp).pp, at(kVp).vp,
+                        at(kPipelineSplit).pipeline_split) == Rule::none;
     return true;
   }
 
@@ -411,9 +408,8 @@ class Search {
   const double usd_per_gpu_s_;
   std::array<std::uint64_t, kNumAxes> stride_{};
   std::array<std::vector<std::uint32_t>, kNumAxes> digits_;
-  // The leaf axes' settings by digit, for leaf_fits().
-  std::vector<char> sequence_parallel_;
-  std::vector<estimator::PipelineSplit> pipeline_split_;
+  // By axis and digit, the plan with that digit (Space::plan_values): its setting on that axis.
+  std::array<std::vector<estimator::Plan>, kNumAxes> values_;
   Incumbents incumbents_;
   std::vector<Node> nodes_;    // every node queued
   std::vector<Queued> queue_;  // a heap: the node of the lowest bound on top
