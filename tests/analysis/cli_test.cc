@@ -351,6 +351,17 @@ TEST_F(CliTest, BadInputGetsOneClearErrorAndExitCode2) {
       "clustersweep energy: error: --pue: must be at least 1 (facility / IT energy), got 0.5");
   expect_error("pareto " + store_,
                "clustersweep pareto: error: the option '--objectives' is required but missing");
+  // A price per accelerator prices exactly the store's accelerators.
+  expect_error("top " + store_ + " --by cost_usd --gpu-hour-usd H100-SXM5-80GB=2.5",
+               "clustersweep top: error: --gpu-hour-usd: no price for 'A100-SXM4-80GB'; give one "
+               "for each accelerator of the store (A100-SXM4-80GB, H100-SXM5-80GB)");
+  expect_error("energy " + store_ + " --capex-usd-per-gpu A100=1,H100-SXM5-80GB=2",
+               "clustersweep energy: error: --capex-usd-per-gpu: 'A100' is not an accelerator of "
+               "the store (A100-SXM4-80GB, H100-SXM5-80GB); did you mean 'A100-SXM4-80GB'?");
+  expect_error("top " + store_ + " --by cost_usd --gpu-hour-usd H100-SXM5-80GB:2.5",
+               "clustersweep top: error: --gpu-hour-usd: must be a non-negative number, or "
+               "ACCELERATOR=PRICE,... (e.g. H100-SXM5-80GB=2.5,B200-180GB=5), got "
+               "'H100-SXM5-80GB:2.5'");
 
   // A store of another format version.
   const std::string v99 = (dir_ / "v99.h5").string();

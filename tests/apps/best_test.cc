@@ -129,6 +129,8 @@ TEST(BestErrors, NameTheFlag) {
   expect_error(with(kBase, {"--tp", "5"}), "--tp: 5 does not divide the 96 attention heads");
   expect_error(with(kBase, {"--pue", "0.5"}),
                "--pue: must be at least 1 (facility / IT energy), got 0.5");
+  expect_error(with(kBase, {"--gpu-hour-usd", "B200-180GB=5"}),
+               "--gpu-hour-usd: 'B200-180GB' is not an accelerator of --gpu (H100-SXM5-80GB)");
   expect_error({"best", "--model", "dlrmv2-dcnv2", "--gpu", "H100-SXM5-80GB", "--nodes", "8"},
                "--model: best searches transformer plans; a recommendation model's best sharding "
                "is estimate's default (--sharding best)");
