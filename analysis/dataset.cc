@@ -47,6 +47,14 @@ std::string Column::format(double value) const {
   return fmt::format("{:.4g}", value);
 }
 
+std::string Column::exact(double value) const {
+  if (is_label) return format(value);
+  if (std::isnan(value)) return {};
+  if (type == engine::ColumnType::boolean) return value != 0 ? "true" : "false";
+  if (value == std::floor(value) && std::fabs(value) < 0x1p63) return fmt::format("{:.0f}", value);
+  return fmt::format("{}", value);
+}
+
 Role classify_column(std::string_view name) {
   static const std::vector<std::string_view> plan = {
       "tp",     "pp", "dp", "cp", "vp", "micro_batch", "zero", "recompute", "sequence_parallel",
@@ -104,7 +112,7 @@ Dataset::Dataset(const ColumnSource& source, Pricing pricing)
       role = Role::metric;
     // num_gpus is the cluster size: part of the design even where the store calls it a metric.
     if (info.name == "num_gpus") role = Role::design_axis;
-    columns_.push_back(Column{info.name, info.unit, info.is_label, info.labels, role});
+    columns_.push_back(Column{info.name, info.unit, info.is_label, info.labels, role, info.type});
   }
   for (const auto& p : priced_columns()) {
     const bool available = std::all_of(p.needs.begin(), p.needs.end(), [&](const std::string& n) {

@@ -33,10 +33,15 @@ struct Column {
   bool is_label = false;
   std::vector<std::string> labels;
   Role role = Role::metric;
+  engine::ColumnType type = engine::ColumnType::f64;  // as stored (priced columns: f64)
 
   bool is_axis() const noexcept { return role == Role::design_axis || role == Role::plan_axis; }
   // A value as text: the label for label columns, a compact number otherwise.
   std::string format(double value) const;
+  // A value as exact text for files (CSV, JSON Lines): the label for label columns, true/false
+  // for booleans, "" for NaN, integers without a decimal point, other numbers in the shortest form
+  // that reads back as the same double.
+  std::string exact(double value) const;
 };
 
 // The role of a stored column, from its name (docs/analysis.md lists the names).

@@ -112,11 +112,7 @@ void write_csv(const std::string& path, const Dataset& data,
     if (i < extra.size())
       for (const auto& e : extra[i]) cells.push_back(csv_quote(e));
     for (std::size_t c = 0; c < columns.size(); ++c) {
-      const Column* column = data.find(columns[c]);
-      const double v = values[c][i];
-      cells.push_back(column && column->is_label ? csv_quote(column->format(v))
-                      : std::isnan(v)            ? std::string()
-                                                 : fmt::format("{}", v));
+      cells.push_back(csv_quote(data.column(columns[c], "--csv").exact(values[c][i])));
     }
     text += fmt::format("{}\n", fmt::join(cells, ","));
   }

@@ -13,6 +13,7 @@ void MemoryTable::add(ColumnInfo info, std::vector<double> values) {
     throw Error(
         fmt::format("column '{}' has {} rows, the table {}", info.name, values.size(), rows_));
   info.is_label = info.is_label || !info.labels.empty();
+  if (info.is_label) info.type = engine::label_type(info.labels.size());
   rows_ = values.size();
   infos_.push_back(std::move(info));
   values_.push_back(std::move(values));
@@ -44,8 +45,8 @@ std::optional<double> MemoryTable::number_attribute(const std::string& name) con
 }
 
 SyntheticTable::SyntheticTable(std::uint64_t rows, std::size_t objectives) : rows_(rows) {
-  infos_.push_back(ColumnInfo{"point_id", "", false, {}, "id"});
-  infos_.push_back(ColumnInfo{"feasible", "", false, {}, "metric"});
+  infos_.push_back(ColumnInfo{"point_id", "", false, {}, "id", engine::ColumnType::u64});
+  infos_.push_back(ColumnInfo{"feasible", "", false, {}, "metric", engine::ColumnType::boolean});
   for (std::size_t j = 0; j < objectives; ++j)
     infos_.push_back(ColumnInfo{fmt::format("obj{}", j), "", false, {}, "metric"});
 }

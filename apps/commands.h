@@ -19,4 +19,5 @@ int top(const Args& args);
 int summary(const Args& args);
 int sensitivity(const Args& args);
 int report(const Args& args);
+int export_store(const Args& args);  // `export` is a C++ keyword
 }  // namespace clustersweep::cli

@@ -7,8 +7,33 @@
 
 namespace clustersweep {
 
-// Error "<what>: cannot write <path>: <reason>" on failure (the temporary is removed).
+// A file written under a fresh temporary name beside `path` and renamed over `path` by commit().
+// Destroyed uncommitted (an error, an exception), it removes the temporary. Errors read
+// "<what>: cannot write <path>: <reason>".
+class AtomicFile {
+ public:
+  AtomicFile(std::string path, std::string what, bool executable = false);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  // The temporary's name, for a library that writes the file itself (HDF5).
+  const std::string& temporary() const noexcept { return temporary_; }
+  void write(std::string_view text);  // appends
+  void commit();
+
+ private:
+  [[noreturn]] void fail(int error);
+  std::string path_, what_, temporary_;
+  bool executable_;
+  int fd_ = -1;
+};
+
 void write_file_atomically(const std::string& path, std::string_view text, std::string_view what,
                            bool executable = false);
+
+// True when both paths name one existing file (same device and inode: a hard link, a symbolic
+// link or another spelling of the path counts), so that no output ever replaces an input.
+bool same_file(const std::string& a, const std::string& b);
 
 }  // namespace clustersweep

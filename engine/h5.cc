@@ -1,6 +1,7 @@
 #include "engine/h5.h"
 
 #include <fmt/format.h>
+#include <hdf5_hl.h>
 
 #include <mutex>
 
@@ -273,6 +274,28 @@ void write_attribute(hid_t object, const std::string& name, std::uint64_t value,
                      const std::string& context) {
   Id space = scalar_dataspace(context);
   put_attribute(object, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, space.get(), &value, context);
+}
+
+void write_attribute(hid_t object, const std::string& name, const std::vector<std::uint8_t>& values,
+                     const std::string& context) {
+  Id space = dataspace_1d(values.size(), context);
+  put_attribute(object, name, H5T_STD_U8LE, H5T_NATIVE_UINT8, space.get(), values.data(), context);
+}
+
+void write_attribute(hid_t object, const std::string& name,
+                     const std::vector<std::uint16_t>& values, const std::string& context) {
+  Id space = dataspace_1d(values.size(), context);
+  put_attribute(object, name, H5T_STD_U16LE, H5T_NATIVE_UINT16, space.get(), values.data(),
+                context);
+}
+
+void attach_dimension(hid_t scale, const std::string& name, const std::vector<hid_t>& attached,
+                      const std::string& context) {
+  check(H5DSset_scale(scale, name.c_str()), context,
+        fmt::format("cannot make '{}' a dimension scale", name).c_str());
+  for (hid_t dataset : attached)
+    check(H5DSattach_scale(dataset, scale, 0), context,
+          fmt::format("cannot attach dimension '{}'", name).c_str());
 }
 
 namespace {

@@ -111,6 +111,17 @@ void write_attribute(hid_t object, const std::string& name, std::int64_t value,
                      const std::string& context);
 void write_attribute(hid_t object, const std::string& name, std::uint64_t value,
                      const std::string& context);
+// A 1-D array of unsigned codes (uint8 or uint16 on disk, as the values' type).
+void write_attribute(hid_t object, const std::string& name, const std::vector<std::uint8_t>& values,
+                     const std::string& context);
+void write_attribute(hid_t object, const std::string& name,
+                     const std::vector<std::uint16_t>& values, const std::string& context);
+
+// Makes `scale` the HDF5 dimension scale `name` of dimension 0 of every dataset in `attached`:
+// netCDF-4 readers (xarray's h5netcdf and netcdf4 engines) take a dataset's dimensions from the
+// scales attached to it and refuse, or skip, a dataset that has none.
+void attach_dimension(hid_t scale, const std::string& name, const std::vector<hid_t>& attached,
+                      const std::string& context);
 bool has_attribute(hid_t object, const std::string& name);
 // nullopt when absent or of another kind (a number attribute read as text, ...).
 std::optional<std::string> read_string_attribute(hid_t object, const std::string& name);

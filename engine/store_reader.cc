@@ -33,7 +33,7 @@ struct StoreReader::Impl {
           path));
     schema = format::read_schema(root, path);
     for (const auto& c : schema.columns) {
-      columns.push_back(ColumnInfo{c.name, c.unit, is_label(c.type), c.labels, c.role});
+      columns.push_back(ColumnInfo{c.name, c.unit, is_label(c.type), c.labels, c.role, c.type});
       datasets.push_back(h5::open_dataset(root, c.name, path));
       mem_types.push_back(format::memory_type(c, path));
     }

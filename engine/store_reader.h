@@ -21,6 +21,7 @@ struct ColumnInfo {
   // "design_axis", "plan_axis" or "metric"; "" when the store does not say (analysis then infers
   // it from the name).
   std::string role;
+  ColumnType type = ColumnType::f64;  // how the store keeps it (labels: label8 or label)
 };
 
 class StoreReader {

@@ -46,6 +46,29 @@ void write_axes(hid_t root, const std::vector<spaces::Axis>& axes, const std::st
     h5::write_attribute(table.get(), "units", axis.unit, context);
     h5::write_attribute(table.get(), "role",
                         std::string(axis.is_plan ? "plan_axis" : "design_axis"), context);
+    // Each value table is its own dimension (a netCDF coordinate variable).
+    h5::attach_dimension(table.get(), axis.name, {}, context);
+  }
+}
+
+// CF-1.8 flags on a label column, so that netCDF tools that read no HDF5 enum (xarray's h5netcdf
+// engine shows the codes) can name the codes: flag_values 0..n-1 and flag_meanings, the labels
+// separated by blanks (a blank inside a label becomes '_').
+void write_flags(hid_t dataset, const Column& column, const std::string& context) {
+  std::string meanings;
+  for (const auto& label : column.labels) {
+    if (!meanings.empty()) meanings += ' ';
+    for (char c : label) meanings += c == ' ' ? '_' : c;
+  }
+  h5::write_attribute(dataset, "flag_meanings", meanings, context);
+  if (column.type == ColumnType::label8) {
+    std::vector<std::uint8_t> codes(column.labels.size());
+    for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<std::uint8_t>(i);
+    h5::write_attribute(dataset, "flag_values", codes, context);
+  } else {
+    std::vector<std::uint16_t> codes(column.labels.size());
+    for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<std::uint16_t>(i);
+    h5::write_attribute(dataset, "flag_values", codes, context);
   }
 }
 
@@ -58,12 +81,24 @@ void create_store(const std::string& path, const StoreHeader& header) {
   RunStats unfinished;
   unfinished.mpi_size = header.mpi_size;
   write_header(root, header, unfinished, path);
+  std::vector<h5::Id> datasets;
   for (const auto& column : header.schema.columns) {
     h5::Id type = format::file_type(column, path);
     h5::Id dataset = h5::create_dataset(root, column.name, type.get(), header.rows, path);
     h5::write_attribute(dataset.get(), "units", column.unit, path);
     h5::write_attribute(dataset.get(), "role", column.role, path);
+    if (is_label(column.type)) write_flags(dataset.get(), column, path);
+    datasets.push_back(std::move(dataset));
   }
+  // Every column lies on one dimension, point_id (its own coordinate), so netCDF-4 readers see
+  // the store as one table.
+  if (!datasets.empty()) {
+    std::vector<hid_t> attached;
+    for (std::size_t i = 1; i < datasets.size(); ++i) attached.push_back(datasets[i].get());
+    h5::attach_dimension(datasets.front().get(), header.schema.columns.front().name, attached,
+                         path);
+  }
+  datasets.clear();
   write_axes(root, header.axes, path);
   h5::Id progress = h5::create_group(root, "progress", path);
   const std::vector<std::uint8_t> done(header.chunks, 0);
@@ -72,6 +107,11 @@ void create_store(const std::string& path, const StoreHeader& header) {
               done.data(), path);
   write_table(progress.get(), "chunk_rows", H5T_STD_U64LE, H5T_NATIVE_UINT64, rows.size(),
               rows.data(), path);
+  {
+    h5::Id done_set = h5::open_dataset(progress.get(), "chunk_done", path);
+    h5::Id rows_set = h5::open_dataset(progress.get(), "chunk_rows", path);
+    h5::attach_dimension(done_set.get(), "chunk_done", {rows_set.get()}, path);
+  }
   progress.reset();
   file.close();
   // A store whose every row gets written (not a staging file, whose unused slots stay holes)

@@ -10,8 +10,10 @@ packages=(
   libgtest-dev libgmock-dev
 )
 if [[ "${1:-}" == "--test" ]]; then
-  # The real-scheduler tests, the h5py reader test, the headless SVG render test, the format check.
-  packages+=(slurm-wlm munge python3-h5py python3-numpy chromium clang-format)
+  # The real-scheduler tests, the h5py/pandas/xarray reader tests, the headless SVG render test,
+  # the format check.
+  packages+=(slurm-wlm munge python3-h5py python3-numpy python3-pandas python3-xarray python3-h5netcdf
+             chromium clang-format)
 fi
 
 missing=()

@@ -321,6 +321,31 @@ TEST_F(CliTest, TopSummaryEnergySensitivityAndReportRun) {
   EXPECT_TRUE(fs::exists(dir_ / "report" / "index.html"));
 }
 
+// The store opens in h5py, pandas and xarray exactly as docs/store-format.md shows (the test runs
+// its recipes), and `export` round-trips the rows into CSV, JSON Lines and netCDF-4 with labels
+// as text and the priced columns `top` prints, priced per accelerator.
+TEST_F(CliTest, TheDocsPythonRecipesRunAndExportRoundTrips) {
+  const std::string prices = "A100-SXM4-80GB=1.5,H100-SXM5-80GB=2.5";
+  const std::string csv = (dir_ / "export.csv").string(), jsonl = (dir_ / "export.jsonl").string(),
+                    nc = (dir_ / "export.nc").string(), top = (dir_ / "top.csv").string();
+  for (const auto& [output, extra] :
+       {std::pair{csv, std::string()}, {jsonl, " --where 'num_nodes == 2'"}, {nc, ""}}) {
+    const Result r =
+        run(cs("export " + store_ + " -o " + output + " --gpu-hour-usd " + prices + extra));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("Wrote ", 0), 0u) << r.out;
+  }
+  const Result t =
+      run(cs("top " + store_ + " --by cost_usd -n 5 --gpu-hour-usd " + prices + " --csv " + top));
+  ASSERT_EQ(t.code, 0) << t.err;
+  const Result py =
+      run("/usr/bin/python3 " CLUSTERSWEEP_SOURCE_DIR
+          "/tests/analysis/store_recipes.py " CLUSTERSWEEP_SOURCE_DIR "/docs/store-format.md " +
+          store_ + " " + csv + " " + jsonl + " " + nc + " " + top + " " + prices);
+  EXPECT_EQ(py.code, 0) << py.out << py.err;
+  EXPECT_EQ(py.out.rfind("ok ", 0), 0u) << py.out << py.err;
+}
+
 TEST_F(CliTest, BadInputGetsOneClearErrorAndExitCode2) {
   const auto expect_error = [&](const std::string& arguments, const std::string& message) {
     const Result r = run(cs(arguments));
@@ -362,6 +387,19 @@ TEST_F(CliTest, BadInputGetsOneClearErrorAndExitCode2) {
                "clustersweep top: error: --gpu-hour-usd: must be a non-negative number, or "
                "ACCELERATOR=PRICE,... (e.g. H100-SXM5-80GB=2.5,B200-180GB=5), got "
                "'H100-SXM5-80GB:2.5'");
+
+  // An export never replaces its store, and names its format by the file's extension.
+  expect_error("export " + store_ + " -o " + store_,
+               "clustersweep export: error: -o: '" + store_ +
+                   "' is the store being exported; name another file");
+  expect_error("export " + store_ + " -o " + (dir_ / "out.parquet").string(),
+               "clustersweep export: error: -o: cannot tell the format of '" +
+                   (dir_ / "out.parquet").string() +
+                   "'; name the file .csv, .jsonl (JSON Lines) or .nc (netCDF-4)");
+  expect_error("export " + store_ + " -o " + (dir_ / "x.csv").string() + " --columns gpu,cost",
+               "clustersweep export: error: --columns: unknown column 'cost'; did you mean "
+               "'cost_usd'?");
+  EXPECT_FALSE(fs::exists(dir_ / "x.csv"));
 
   // A store of another format version.
   const std::string v99 = (dir_ / "v99.h5").string();
