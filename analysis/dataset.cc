@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "analysis/filter.h"
 #include "base/error.h"
+#include "base/format.h"
 #include "base/names.h"
 
 namespace clustersweep::analysis {
@@ -45,6 +47,56 @@ std::string Column::format(double value) const {
   if (std::isnan(value)) return "nan";
   if (value == std::floor(value) && std::fabs(value) < 1e15) return fmt::format("{:.0f}", value);
   return fmt::format("{:.4g}", value);
+}
+
+std::string Column::display(double value) const {
+  if (is_label || is_axis() || role == Role::id) return format(value);
+  return format_quantity(value, unit);
+}
+
+std::string Column::heading() const {
+  static const std::map<std::string_view, std::string_view> kShort = {
+      {"point_id", "point"},
+      {"num_nodes", "nodes"},
+      {"num_gpus", "GPUs"},
+      {"gpus_per_node", "GPUs/node"},
+      {"nvlink_domain", "NVL domain"},
+      {"nvlink_gbytes_per_s", "NVL GB/s"},
+      {"inter_node_gbps_per_gpu", "net Gb/s"},
+      {"hbm_gb", "HBM GB"},
+      {"expansion_gb", "exp GB"},
+      {"expansion_gbytes_per_s", "exp GB/s"},
+      {"global_batch", "batch"},
+      {"micro_batch", "mb"},
+      {"sequence_parallel", "sp"},
+      {"pipeline_split", "split"},
+      {"recompute", "recomp"},
+      {"time_to_train_s", "time to train"},
+      {"step_time_s", "step time"},
+      {"tokens_per_s", "tokens/s"},
+      {"samples_per_s", "samples/s"},
+      {"energy_kwh", "energy"},
+      {"energy_to_train_j", "IT energy"},
+      {"cost_usd", "cost"},
+      {"co2e_kg", "CO2e"},
+      {"gpu_hours", "GPU-hours"},
+      {"mem_per_gpu_bytes", "mem/GPU"},
+  };
+  const auto it = kShort.find(name);
+  std::string text(it == kShort.end() ? std::string_view(name) : it->second);
+  if (unit.find("electricity only") != std::string::npos) text += ", electricity only";
+  return text;
+}
+
+std::string legend(const std::vector<const Column*>& columns) {
+  std::vector<std::string> entries;
+  for (const Column* c : columns) {
+    std::string shown = c->heading();
+    const auto comma = shown.find(',');
+    if (comma != std::string::npos) shown.resize(comma);
+    if (shown != c->name) entries.push_back(fmt::format("{} = {}", shown, c->name));
+  }
+  return fmt::format("{}", fmt::join(entries, ", "));
 }
 
 std::string Column::exact(double value) const {

@@ -38,11 +38,23 @@ struct Column {
   bool is_axis() const noexcept { return role == Role::design_axis || role == Role::plan_axis; }
   // A value as text: the label for label columns, a compact number otherwise.
   std::string format(double value) const;
+  // A value as tables, reports and charts show it: the label for labels, an axis value as a
+  // number, a measured value in readable units (format_quantity: "141 days", "$1.14M", "56.3%").
+  std::string display(double value) const;
+  // The column's name in table headings: short where the name is long ("net Gb/s" for
+  // inter_node_gbps_per_gpu, "mb" for micro_batch, "time to train" for time_to_train_s),
+  // with ", electricity only" for a cost without a GPU price. legend() lists the short ones.
+  std::string heading() const;
   // A value as exact text for files (CSV, JSON Lines): the label for label columns, true/false
   // for booleans, "" for NaN, integers without a decimal point, other numbers in the shortest form
   // that reads back as the same double.
   std::string exact(double value) const;
 };
+
+// "mb = micro_batch, sp = sequence_parallel" for the columns whose heading is not their name
+// (empty when none): what a table prints under itself so that its headings can be typed back as
+// --by, --where or --columns names.
+std::string legend(const std::vector<const Column*>& columns);
 
 // The role of a stored column, from its name (docs/analysis.md lists the names).
 Role classify_column(std::string_view name);

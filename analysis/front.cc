@@ -13,6 +13,7 @@
 #include "analysis/output.h"
 #include "analysis/rank.h"
 #include "base/error.h"
+#include "base/format.h"
 #include "engine/mpi_gather.h"
 
 namespace clustersweep::analysis {
@@ -207,35 +208,9 @@ std::string group_name(const Dataset& data, const FrontRequest& request, const F
   return fmt::format("{}={}", request.group_by, data.find(request.group_by)->format(front.group));
 }
 
-// The axis settings in which a front row's ties differ from it, compactly:
-// "expansion_gb=128|256|512 inter_node_gbps_per_gpu=400 (4 rows)".
-std::string tie_settings(const Dataset& data, std::uint64_t row,
-                         const std::vector<std::uint64_t>& ties) {
-  std::vector<std::string> axes;
-  for (const Column* c : data.axes()) axes.push_back(c->name);
-  std::vector<std::uint64_t> rows = {row};
-  rows.insert(rows.end(), ties.begin(), ties.end());
-  const auto values = fetch_rows(data, rows, axes);
-  std::vector<std::string> differ;
-  for (std::size_t c = 0; c < axes.size(); ++c) {
-    std::vector<double> others;
-    for (std::size_t i = 1; i < rows.size(); ++i)
-      if (values[c][i] != values[c][0]) others.push_back(values[c][i]);
-    if (others.empty()) continue;
-    std::sort(others.begin(), others.end());
-    others.erase(std::unique(others.begin(), others.end()), others.end());
-    std::vector<std::string> shown;
-    for (double v : others) shown.push_back(data.find(axes[c])->format(v));
-    differ.push_back(fmt::format("{}={}", axes[c], fmt::join(shown, "|")));
-  }
-  return fmt::format("{} ({} row{})", fmt::join(differ, " "), ties.size(),
-                     ties.size() == 1 ? "" : "s");
-}
-
 std::string objective_label(const Dataset& data, const Objective& o) {
   const Column* c = data.find(o.column);
-  return fmt::format("{}{}", axis_label(o.column, c ? c->unit : ""),
-                     o.maximize ? ", maximized" : "");
+  return fmt::format("{}{}", c ? c->heading() : o.column, o.maximize ? ", maximized" : "");
 }
 
 }  // namespace
@@ -267,43 +242,29 @@ void print_fronts(std::ostream& out, const Dataset& data, const FrontRequest& re
       return request.objectives[0].maximize ? x > y : x < y;
     });
     order.resize(std::min(limit, order.size()));
-    // Every row the front stands for, ties included: what "common to all rows" is said of.
-    std::vector<std::uint64_t> all = f.rows;
     std::size_t tied = 0;
-    for (const auto& t : f.ties) {
-      all.insert(all.end(), t.begin(), t.end());
-      tied += t.size();
-    }
+    for (const auto& t : f.ties) tied += t.size();
     out << '\n';
     if (!request.group_by.empty())
       out << fmt::format("{}: {} points on the front\n", group_name(data, request, f),
                          f.rows.size());
     if (tied > 0)
-      out << fmt::format(
-          "{} more rows tie with a front row in every objective; each front row stands for its "
-          "ties (the one on the fewest GPUs, then with the least memory; --all-ties lists them)\n",
-          tied);
+      out << wrap_words(fmt::format("{} more rows tie with a front row in every objective; each "
+                                    "front row stands for its ties (the one on the fewest GPUs, "
+                                    "then with the least memory; --all-ties lists them)",
+                                    tied),
+                        TextTable::kWidth, "")
+          << '\n';
     if (order.empty()) {
       out << "No row matches.\n";
       continue;
     }
-    std::vector<RowRef> rows;
-    for (std::size_t i : order) rows.push_back({f.rows[i], f.values[i * k]});
-    std::vector<std::string> common;
-    TextTable table = rows_table(data, rows, metrics, common, {}, all);
-    if (tied > 0) {
-      table.header.insert(table.header.begin() + 1, "ties");
-      for (std::size_t r = 0; r < order.size(); ++r)
-        table.rows[r].insert(
-            table.rows[r].begin() + 1,
-            f.ties[order[r]].empty() ? std::string() : fmt::format("{}", f.ties[order[r]].size()));
+    TiedRows shown;
+    for (std::size_t i : order) {
+      shown.rows.push_back({f.rows[i], f.values[i * k]});
+      shown.ties.push_back(f.ties[i]);
     }
-    if (!common.empty()) out << fmt::format("Common to all rows: {}\n\n", fmt::join(common, " "));
-    table.print(out);
-    for (std::size_t r = 0; r < order.size(); ++r)
-      if (!f.ties[order[r]].empty())
-        out << fmt::format("  {}: also {}\n", r + 1,
-                           tie_settings(data, f.rows[order[r]], f.ties[order[r]]));
+    print_tied_table(out, tied_table(data, shown, metrics));
     if (order.size() < f.rows.size())
       out << fmt::format("... {} more on this front (--limit, or --csv FILE for all)\n",
                          f.rows.size() - order.size());
@@ -347,6 +308,8 @@ ScatterPlot front_plot(const Dataset& data, const FrontRequest& request,
                            result.rows_selected, k > 2 ? ", projected on the first two" : "");
   plot.x_label = objective_label(data, request.objectives[0]);
   plot.y_label = objective_label(data, request.objectives[1]);
+  plot.x_unit = data.find(request.objectives[0].column)->unit;
+  plot.y_unit = data.find(request.objectives[1].column)->unit;
   Series all{fmt::format("all points ({} sampled)", result.sample.size() / k),
              "#b0b0b0",
              1.6,

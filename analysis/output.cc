@@ -29,6 +29,11 @@ bool looks_numeric(const std::string& s) {
 
 }  // namespace
 
+bool TextTable::align_right(std::size_t column, const std::string& cell) const {
+  if (column < right.size()) return right[column] != 0;
+  return align_numbers_right && looks_numeric(cell);
+}
+
 void TextTable::print(std::ostream& out) const {
   std::vector<std::size_t> width(header.size());
   for (std::size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
@@ -39,7 +44,7 @@ void TextTable::print(std::ostream& out) const {
     std::string text;
     for (std::size_t c = 0; c < cells.size() && c < width.size(); ++c) {
       if (c) text += "  ";
-      const bool right = !is_header && align_numbers_right && looks_numeric(cells[c]);
+      const bool right = !is_header && align_right(c, cells[c]);
       text += right ? fmt::format("{:>{}}", cells[c], width[c])
                     : fmt::format("{:<{}}", cells[c], width[c]);
     }
@@ -59,8 +64,9 @@ std::string TextTable::html() const {
   out += "</tr>\n";
   for (const auto& row : rows) {
     out += "<tr>";
-    for (const auto& cell : row)
-      out += (looks_numeric(cell) ? "<td class=\"num\">" : "<td>") + xml_escape(cell) + "</td>";
+    for (std::size_t c = 0; c < row.size(); ++c)
+      out +=
+          (align_right(c, row[c]) ? "<td class=\"num\">" : "<td>") + xml_escape(row[c]) + "</td>";
     out += "</tr>\n";
   }
   return out + "</table>\n";

@@ -14,8 +14,13 @@ struct TextTable {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
   bool align_numbers_right = true;
+  // Per column, 1 to align right, 0 left; when empty, cells that read as numbers go right.
+  std::vector<char> right = {};
+  // Tables, and the lines about them, fit terminals this wide.
+  static constexpr std::size_t kWidth = 120;
   void print(std::ostream& out) const;
   std::string html() const;  // an HTML <table>
+  bool align_right(std::size_t column, const std::string& cell) const;
 };
 
 // The values of `columns` at the store rows `rows` (any order), column-major:

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 #include <queue>
@@ -44,6 +45,147 @@ std::vector<RowRef> top_rows(const Dataset& data, const Objective& by, std::size
   return out;
 }
 
+std::size_t TiedRows::tied() const noexcept {
+  std::size_t n = 0;
+  for (const auto& t : ties) n += t.size();
+  return n;
+}
+
+TiedRows top_distinct_rows(const Dataset& data, const Objective& by, std::size_t n,
+                           ScanOptions options, const std::vector<std::string>& same) {
+  const Column& column = data.column(by.column, "--by");
+  if (column.is_label)
+    throw InputError(fmt::format("--by: column '{}' holds labels, not numbers", column.name));
+  options.feasible_only = true;
+  if (n == 0) return {};
+  // Scan columns: by, the `same` ones, then the tie-break columns the store has.
+  std::vector<std::string> columns = {column.name};
+  for (const auto& c : same)
+    if (c != column.name) columns.push_back(data.column(c, "--columns").name);
+  const std::size_t keys = columns.size();
+  for (const char* name : {"num_gpus", "mem_per_gpu_bytes"})
+    if (data.find(name)) columns.push_back(name);
+  struct Group {
+    double value;                     // by, negated when maximized
+    std::vector<double> key;          // the `same` values
+    std::vector<double> rank;         // the tie-break values of `best`
+    std::uint64_t first, best;        // store rows: the group's first and its representative
+    std::vector<std::uint64_t> rows;  // every row of the group
+  };
+  // Groups by (value, first row); a group pushed out of the n best never returns (the n better
+  // ones stay better), so every group kept has all its rows.
+  std::vector<Group> groups;
+  const double sign = by.maximize ? -1 : 1;
+  const auto equal = [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); };
+  Scan scan(data, columns, options);
+  std::vector<double> key(keys - 1), rank(columns.size() - keys);
+  while (scan.next())
+    for (std::size_t i = 0; i < scan.size(); ++i) {
+      const double v = sign * scan[0][i];
+      if (!scan.keep(i) || std::isnan(v)) continue;
+      if (groups.size() == n && v > groups.back().value) continue;
+      const std::uint64_t row = scan.offset() + i;
+      for (std::size_t c = 1; c < keys; ++c) key[c - 1] = scan[c][i];
+      for (std::size_t c = keys; c < columns.size(); ++c) rank[c - keys] = scan[c][i];
+      const auto found = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+        return g.value == v && std::equal(key.begin(), key.end(), g.key.begin(), equal);
+      });
+      if (found != groups.end()) {
+        found->rows.push_back(row);
+        if (std::lexicographical_compare(rank.begin(), rank.end(), found->rank.begin(),
+                                         found->rank.end())) {
+          found->rank = rank;
+          found->best = row;
+        }
+        continue;
+      }
+      // Rows come in store order, so a new group goes after every group of the same value.
+      const auto at = std::upper_bound(groups.begin(), groups.end(), v,
+                                       [](double x, const Group& g) { return x < g.value; });
+      groups.insert(at, Group{v, key, rank, row, row, {row}});
+      if (groups.size() > n) groups.pop_back();
+    }
+  TiedRows out;
+  for (auto& g : groups) {
+    out.rows.push_back({g.best, sign * g.value});
+    g.rows.erase(std::find(g.rows.begin(), g.rows.end(), g.best));
+    out.ties.push_back(std::move(g.rows));
+  }
+  return out;
+}
+
+std::string tie_settings(const Dataset& data, std::uint64_t row,
+                         const std::vector<std::uint64_t>& ties) {
+  std::vector<std::string> axes;
+  for (const Column* c : data.axes()) axes.push_back(c->name);
+  std::vector<std::uint64_t> rows = {row};
+  rows.insert(rows.end(), ties.begin(), ties.end());
+  const auto values = fetch_rows(data, rows, axes);
+  std::vector<std::string> differ;
+  for (std::size_t c = 0; c < axes.size(); ++c) {
+    std::vector<double> others;
+    for (std::size_t i = 1; i < rows.size(); ++i)
+      if (values[c][i] != values[c][0]) others.push_back(values[c][i]);
+    if (others.empty()) continue;
+    std::sort(others.begin(), others.end());
+    others.erase(std::unique(others.begin(), others.end()), others.end());
+    std::vector<std::string> shown;
+    for (double v : others) shown.push_back(data.find(axes[c])->format(v));
+    differ.push_back(fmt::format("{}={}", axes[c], fmt::join(shown, "|")));
+  }
+  return fmt::format("{} ({} row{})", fmt::join(differ, " "), ties.size(),
+                     ties.size() == 1 ? "" : "s");
+}
+
+namespace {
+
+// The columns a rows_table() shows, for its legend.
+std::vector<const Column*> shown_columns(const Dataset& data, const TextTable& table) {
+  std::vector<const Column*> out;
+  for (const auto& heading : table.header)
+    for (const auto& c : data.columns())
+      if (c.heading() == heading) out.push_back(&c);
+  return out;
+}
+
+}  // namespace
+
+TiedTable tied_table(const Dataset& data, const TiedRows& rows,
+                     const std::vector<std::string>& metrics) {
+  // Every row shown and every row it stands for: what "common to all rows" is said of.
+  std::vector<std::uint64_t> all;
+  for (std::size_t r = 0; r < rows.rows.size(); ++r) {
+    all.push_back(rows.rows[r].row);
+    if (r < rows.ties.size()) all.insert(all.end(), rows.ties[r].begin(), rows.ties[r].end());
+  }
+  TiedTable out;
+  out.table = rows_table(data, rows.rows, metrics, out.common, {}, all);
+  out.legend = legend(shown_columns(data, out.table));
+  if (rows.tied() == 0) return out;
+  out.table.header.insert(out.table.header.begin() + 1, "ties");
+  out.table.right.insert(out.table.right.begin() + 1, 1);
+  for (std::size_t r = 0; r < rows.rows.size(); ++r) {
+    const auto& ties = rows.ties[r];
+    out.table.rows[r].insert(out.table.rows[r].begin() + 1,
+                             ties.empty() ? std::string() : fmt::format("{}", ties.size()));
+    if (!ties.empty())
+      out.also.push_back(
+          fmt::format("{}: also {}", r + 1, tie_settings(data, rows.rows[r].row, ties)));
+  }
+  return out;
+}
+
+void print_tied_table(std::ostream& out, const TiedTable& t) {
+  const auto wrapped = [&](const std::string& text, std::string_view indent) {
+    out << wrap_words(text, TextTable::kWidth, indent) << '\n';
+  };
+  if (!t.common.empty())
+    wrapped(fmt::format("Common to all rows: {}", fmt::join(t.common, " ")), "  "), out << '\n';
+  t.table.print(out);
+  for (const auto& line : t.also) wrapped("  " + line, "      ");
+  if (!t.legend.empty()) wrapped("Columns: " + t.legend, "  ");
+}
+
 TextTable rows_table(const Dataset& data, const std::vector<RowRef>& rows,
                      const std::vector<std::string>& metrics, std::vector<std::string>& common,
                      const std::vector<std::string>& labels,
@@ -72,23 +214,22 @@ TextTable rows_table(const Dataset& data, const std::vector<RowRef>& rows,
     else
       varying.push_back(c);
   }
+  // Columns: the rank (or label), point_id, the varying axes, the metrics.
+  std::vector<std::pair<const Column*, const std::vector<double>*>> shown;
+  if (has_id) shown.emplace_back(data.find("point_id"), &values.back());
+  for (std::size_t c : varying) shown.emplace_back(data.find(names[c]), &values[c]);
+  for (std::size_t m = 0; m < metrics.size(); ++m)
+    shown.emplace_back(data.find(metrics[m]), &values[axes + m]);
   TextTable table;
   table.header = {labels.empty() ? "rank" : ""};
-  if (has_id) table.header.push_back("point_id");
-  for (std::size_t c : varying) table.header.push_back(names[c]);
-  for (const auto& m : metrics) {
-    const Column* column = data.find(m);
-    table.header.push_back(column->unit.empty() ? m : fmt::format("{} [{}]", m, column->unit));
+  table.right = {labels.empty() ? char{1} : char{0}};
+  for (const auto& [column, v] : shown) {
+    table.header.push_back(column->heading());
+    table.right.push_back(!column->is_label);
   }
   for (std::size_t i = 0; i < rows.size(); ++i) {
     std::vector<std::string> cells = {i < labels.size() ? labels[i] : fmt::format("{}", i + 1)};
-    if (has_id) cells.push_back(fmt::format("{:.0f}", values.back()[i]));
-    for (std::size_t c : varying) cells.push_back(data.find(names[c])->format(values[c][i]));
-    for (std::size_t m = 0; m < metrics.size(); ++m) {
-      const Column* column = data.find(metrics[m]);
-      const double v = values[axes + m][i];
-      cells.push_back(column->is_label ? column->format(v) : fmt::format("{:.4g}", v));
-    }
+    for (const auto& [column, v] : shown) cells.push_back(column->display((*v)[i]));
     table.rows.push_back(std::move(cells));
   }
   return table;
@@ -100,10 +241,7 @@ void print_rows(std::ostream& out, const Dataset& data, const std::vector<RowRef
     out << "No row matches.\n";
     return;
   }
-  std::vector<std::string> common;
-  const TextTable table = rows_table(data, rows, metrics, common);
-  if (!common.empty()) out << fmt::format("Common to all rows: {}\n\n", fmt::join(common, " "));
-  table.print(out);
+  print_tied_table(out, tied_table(data, {rows, {}}, metrics));
 }
 
 Pricing override_pricing(Pricing p, const PricingOverrides& o) {
@@ -229,12 +367,6 @@ EnergyReport energy_report(const Dataset& data, ScanOptions options,
 
 namespace {
 
-std::string money(double usd) {
-  if (std::fabs(usd) >= 1e6) return fmt::format("${:.3g}M", usd / 1e6);
-  if (std::fabs(usd) >= 1e3) return fmt::format("${:.3g}k", usd / 1e3);
-  return fmt::format("${:.2f}", usd);
-}
-
 // "$2.5/GPU-hour", or per accelerator "$/GPU-hour H100-SXM5-80GB=2.5,B200-180GB=5".
 std::string gpu_price(const spaces::GpuPrice& price, const char* per) {
   if (price.by_gpu.empty()) return fmt::format("${}/{}", price.all, per);
@@ -254,68 +386,74 @@ std::string cost_model(const Pricing& p, const From& from) {
 
 }  // namespace
 
-void print_energy(std::ostream& out, const Dataset& data, const EnergyReport& r,
-                  const std::vector<std::string>& origin) {
+EnergyView energy_view(const Dataset& data, const EnergyReport& r,
+                       const std::vector<std::string>& origin) {
   const Pricing& p = data.pricing();
+  // Where a figure came from, when not from the store: "(--pue)", "(default)".
   const auto from = [&](std::size_t i) {
-    return i < origin.size() ? fmt::format(" ({})", origin[i]) : std::string();
+    return i < origin.size() && origin[i] != "store" ? fmt::format(" ({})", origin[i])
+                                                     : std::string();
   };
-  out << fmt::format("Pricing: PUE {}{}, electricity ${}/kWh{}, grid {} g CO2e/kWh{}\n", p.pue,
-                     from(0), p.usd_per_kwh, from(1), p.carbon_g_per_kwh, from(2));
-  out << fmt::format("Accelerators: {}\n", cost_model(p, from));
-  out << "cost_usd = energy_kwh x price per kWh + GPU time x (hourly price, or capex / "
-         "amortization)\n";
-  if (r.feasible == 0) {
-    out << "\nNo feasible design to price.\n";
-    return;
-  }
-  out << fmt::format("\n{} feasible designs re-priced:\n", r.feasible);
-  TextTable ranges{{"quantity", "min", "mean", "max"}, {}};
+  EnergyView v;
+  v.pricing = {fmt::format("Pricing{}: PUE {}{}, electricity ${}/kWh{}, grid {} g CO2e/kWh{}",
+                           origin.empty() ? "" : " (the store's unless marked)", p.pue, from(0),
+                           p.usd_per_kwh, from(1), p.carbon_g_per_kwh, from(2)),
+               fmt::format("Accelerators: {}", cost_model(p, from)),
+               "cost_usd = energy_kwh x price per kWh + GPU time x (hourly price, or capex / "
+               "amortization)"};
+  v.feasible = r.feasible;
+  if (r.feasible == 0) return v;
+  v.ranges = TextTable{{"quantity", "min", "mean", "max"}, {}};
+  v.ranges.right = {0, 1, 1, 1};
   const double n = static_cast<double>(r.feasible);
-  ranges.rows.push_back({"time to train", format_duration(r.time_s.min),
-                         format_duration(r.time_s.sum / n), format_duration(r.time_s.max)});
-  ranges.rows.push_back({"energy (MWh)", fmt::format("{:.4g}", r.energy_kwh.min / 1e3),
-                         fmt::format("{:.4g}", r.energy_kwh.sum / n / 1e3),
-                         fmt::format("{:.4g}", r.energy_kwh.max / 1e3)});
-  ranges.rows.push_back(
-      {"cost", money(r.cost_usd.min), money(r.cost_usd.sum / n), money(r.cost_usd.max)});
-  ranges.rows.push_back({"emissions (t CO2e)", fmt::format("{:.4g}", r.co2e_kg.min / 1e3),
-                         fmt::format("{:.4g}", r.co2e_kg.sum / n / 1e3),
-                         fmt::format("{:.4g}", r.co2e_kg.max / 1e3)});
-  ranges.print(out);
+  const auto range = [&](const char* name, const Range& x, const char* unit) {
+    v.ranges.rows.push_back({name, format_quantity(x.min, unit), format_quantity(x.sum / n, unit),
+                             format_quantity(x.max, unit)});
+  };
+  range("time to train", r.time_s, "s");
+  range("energy", r.energy_kwh, "kWh");
+  range("cost", r.cost_usd, "USD");
+  range("emissions (CO2e)", r.co2e_kg, "kg");
 
   std::vector<std::string> labels;
   std::vector<RowRef> rows;
-  std::vector<std::string> none;
-  const auto answer = [&](const std::string& label, const RowRef& ref) {
+  const auto answer = [&](const std::string& label, const RowRef& ref, const char* hint) {
     if (!ref.found()) {
-      none.push_back(label);
+      v.unanswered.push_back(fmt::format("No feasible design is the {}: {}", label, hint));
       return;
     }
     labels.push_back(label);
     rows.push_back(ref);
   };
-  answer("fastest", r.fastest);
-  answer("least energy", r.least_energy);
-  answer("cheapest", r.cheapest);
-  answer("least carbon", r.least_carbon);
+  answer("fastest", r.fastest, "");
+  answer("least energy", r.least_energy, "");
+  answer("cheapest", r.cheapest, "");
+  answer("least carbon", r.least_carbon, "");
   if (r.deadline_s)
     answer(fmt::format("cheapest within {:.4g} days", *r.deadline_s / 86400),
-           r.cheapest_within_deadline);
+           r.cheapest_within_deadline, "none trains that fast (try a later --deadline-days)");
   if (r.budget_usd)
-    answer(fmt::format("fastest within {}", money(*r.budget_usd)), r.fastest_within_budget);
-  std::vector<std::string> common;
-  TextTable table = rows_table(data, rows, {"time_to_train_s", "energy_kwh", "cost_usd", "co2e_kg"},
-                               common, labels);
+    answer(fmt::format("fastest within {}", format_quantity(*r.budget_usd, "USD")),
+           r.fastest_within_budget, "none costs that little (try a larger --budget-usd)");
+  v.answers.table = rows_table(data, rows, {"time_to_train_s", "energy_kwh", "cost_usd", "co2e_kg"},
+                               v.answers.common, labels);
+  v.answers.legend = legend(shown_columns(data, v.answers.table));
+  return v;
+}
+
+void print_energy(std::ostream& out, const Dataset& data, const EnergyReport& r,
+                  const std::vector<std::string>& origin) {
+  const EnergyView v = energy_view(data, r, origin);
+  for (const auto& line : v.pricing) out << line << '\n';
+  if (v.feasible == 0) {
+    out << "\nNo feasible design to price.\n";
+    return;
+  }
+  out << fmt::format("\n{} feasible designs re-priced:\n", v.feasible);
+  v.ranges.print(out);
   out << "\n";
-  if (!common.empty())
-    out << fmt::format("Common to these designs: {}\n\n", fmt::join(common, " "));
-  table.print(out);
-  for (const auto& label : none)
-    out << fmt::format("\nNo feasible design is the {}: {}\n", label,
-                       label.rfind("cheapest within", 0) == 0
-                           ? "none trains that fast (try a later --deadline-days)"
-                           : "none costs that little (try a larger --budget-usd)");
+  print_tied_table(out, v.answers);
+  for (const auto& line : v.unanswered) out << '\n' << line << '\n';
 }
 
 }  // namespace clustersweep::analysis

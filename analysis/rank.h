@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/dataset.h"
+#include "analysis/output.h"
 #include "analysis/pareto.h"
 #include "analysis/summary.h"
 
@@ -20,6 +21,37 @@ namespace clustersweep::analysis {
 // store order. Memory: n rows.
 std::vector<RowRef> top_rows(const Dataset& data, const Objective& by, std::size_t n,
                              ScanOptions options);
+
+// Rows that each stand for others of equal values (their ties), as `top`, Pareto fronts and the
+// report show them.
+struct TiedRows {
+  std::vector<RowRef> rows;
+  std::vector<std::vector<std::uint64_t>> ties;  // per row, the store rows it stands for, ascending
+  std::size_t tied() const noexcept;             // rows stood for, in all
+};
+
+// The n best feasible rows by `by`, best first, where rows equal in `by` and in every column of
+// `same` count once: the one on the fewest GPUs, then with the least memory per GPU, then the
+// first in the store stands for the others. Memory: n rows and their ties.
+TiedRows top_distinct_rows(const Dataset& data, const Objective& by, std::size_t n,
+                           ScanOptions options, const std::vector<std::string>& same);
+
+// The axis settings in which a row's ties differ from it, compactly:
+// "expansion_gb=128|256|512 inter_node_gbps_per_gpu=400 (4 rows)".
+std::string tie_settings(const Dataset& data, std::uint64_t row,
+                         const std::vector<std::uint64_t>& ties);
+
+// A table of tied rows: rows_table() with a "ties" column when any row stands for others, the
+// settings common to every row and tie, and one "k: also <tie_settings>" line per tied row.
+struct TiedTable {
+  TextTable table;
+  std::vector<std::string> common;
+  std::vector<std::string> also;
+  std::string legend;  // the short headings and the column names they stand for
+};
+TiedTable tied_table(const Dataset& data, const TiedRows& rows,
+                     const std::vector<std::string>& metrics);
+void print_tied_table(std::ostream& out, const TiedTable& table);
 
 // A table of rows: rank, point_id, the axes that differ among the rows, then `metrics`. Axes with
 // one value across all rows are printed once above the table.
@@ -72,6 +104,18 @@ struct EnergyReport {
   std::optional<double> budget_usd;  // --budget-usd
   RowRef fastest_within_budget;      // min time_to_train_s with cost_usd <= budget
 };
+
+// energy_report() as text: the pricing lines, the ranges of every priced quantity, the designs
+// that answer each question, and the questions no design answers.
+struct EnergyView {
+  std::vector<std::string> pricing;
+  std::uint64_t feasible = 0;
+  TextTable ranges;
+  TiedTable answers;
+  std::vector<std::string> unanswered;
+};
+EnergyView energy_view(const Dataset& data, const EnergyReport& report,
+                       const std::vector<std::string>& origin);
 
 EnergyReport energy_report(const Dataset& data, ScanOptions options,
                            std::optional<double> deadline_days, std::optional<double> budget_usd);

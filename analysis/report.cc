@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <sstream>
+#include <algorithm>
 
 #include "analysis/front.h"
 #include "analysis/output.h"
@@ -11,6 +11,7 @@
 #include "analysis/summary.h"
 #include "analysis/svg.h"
 #include "base/error.h"
+#include "base/format.h"
 
 namespace clustersweep::analysis {
 namespace {
@@ -25,7 +26,36 @@ th { background: #eee; } td.num { text-align: right; font-variant-numeric: tabul
 figure { margin: 1em 0; } .note { color: #555; font-size: 13px; }
 )";
 
-std::string pre(const std::string& text) { return "<pre>" + xml_escape(text) + "</pre>\n"; }
+// The columns of `candidates` the store has, once each, leaving out design axes (rows_table shows
+// those that vary) unless one is `keep`.
+std::vector<std::string> metric_columns(const Dataset& data,
+                                        const std::vector<std::string>& candidates,
+                                        const std::string& keep) {
+  std::vector<std::string> out;
+  for (const auto& m : candidates) {
+    const Column* c = data.find(m);
+    if (c && std::find(out.begin(), out.end(), m) == out.end() &&
+        (m == keep || c->role != Role::design_axis))
+      out.push_back(m);
+  }
+  return out;
+}
+
+std::string note(const std::string& text) {
+  return "<p class=\"note\">" + xml_escape(text) + "</p>\n";
+}
+
+// A table of rows standing for their ties, as HTML: the settings common to all, the table, what
+// the ties differ in, and the short headings' column names.
+std::string tied_html(const TiedTable& t) {
+  std::string html;
+  if (!t.common.empty())
+    html += note(fmt::format("Common to all rows: {}", fmt::join(t.common, " ")));
+  html += t.table.html();
+  for (const auto& line : t.also) html += note(line);
+  if (!t.legend.empty()) html += note("Columns: " + t.legend);
+  return html;
+}
 
 std::string pareto_section(const Dataset& data, const ReportOptions& options, const std::string& x,
                            const std::string& y, const std::string& group_by) {
@@ -37,13 +67,105 @@ std::string pareto_section(const Dataset& data, const ReportOptions& options, co
   request.scan.feasible_only = true;
   request.sample_size = options.sample_size;
   const FrontResult result = compute_fronts(data, request);
-  std::string html = fmt::format("<h3>{} vs {}{}</h3>\n", x, y,
-                                 group_by.empty() ? "" : ", one front per " + group_by);
+  std::string html =
+      fmt::format("<h3>{} vs {}{}</h3>\n", data.find(x)->heading(), data.find(y)->heading(),
+                  group_by.empty() ? "" : ", one front per " + group_by);
   if (result.rows_selected == 0) return html + "<p>No feasible point.</p>\n";
   html += "<figure>" + render_svg(front_plot(data, request, result)) + "</figure>\n";
-  std::ostringstream table;
-  print_fronts(table, data, request, result, 12);
-  return html + pre(table.str());
+  const std::vector<std::string> shown = metric_columns(data, {x, y, "num_gpus", "mfu"}, x);
+  for (const auto& f : result.fronts) {
+    // The designs of the front by the first objective, each standing for its ties.
+    std::vector<std::size_t> order(f.rows.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return f.values[a * 2] < f.values[b * 2];
+    });
+    order.resize(std::min<std::size_t>(order.size(), 12));
+    TiedRows rows;
+    for (std::size_t i : order) {
+      rows.rows.push_back({f.rows[i], f.values[i * 2]});
+      rows.ties.push_back(f.ties[i]);
+    }
+    if (!group_by.empty())
+      html += fmt::format("<h4>{} = {}: {} designs on the front</h4>\n", xml_escape(group_by),
+                          xml_escape(data.find(group_by)->format(f.group)), f.rows.size());
+    html += tied_html(tied_table(data, rows, shown));
+  }
+  return html;
+}
+
+std::string summary_section(const Dataset& data, const Summary& s) {
+  std::string html = fmt::format(
+      "<p>{} points stored, {} selected, {} feasible ({:.1f}%).</p>\n", with_commas(s.rows),
+      with_commas(s.selected), with_commas(s.feasible),
+      s.selected ? 100.0 * static_cast<double>(s.feasible) / static_cast<double>(s.selected) : 0.0);
+  TextTable axes{{"axis", "role", "values"}, {}, false};
+  for (const auto& a : s.axes) {
+    std::vector<std::string> values;
+    for (double v : a.values) values.push_back(a.column->format(v));
+    axes.rows.push_back({a.column->name,
+                         a.column->role == Role::plan_axis ? "plan" : "cluster/workload",
+                         fmt::format("{}{}{}", fmt::join(values, ", "), a.more ? ", ..." : "",
+                                     a.column->unit.empty() ? "" : " " + a.column->unit)});
+  }
+  html += "<h3>Swept axes</h3>\n" + axes.html();
+  if (!s.infeasible_reasons.empty()) {
+    TextTable reasons{{"why infeasible", "points"}, {}};
+    for (const auto& [name, count] : s.infeasible_reasons)
+      reasons.rows.push_back({name, with_commas(count)});
+    html += reasons.html();
+  }
+  if (s.feasible == 0) return html + "<p>No feasible point: nothing to rank.</p>\n";
+  const Column& target = *data.find(s.target);
+  const std::vector<std::string> shown =
+      metric_columns(data, {s.target, "num_gpus", "mfu", "energy_kwh", "cost_usd"}, s.target);
+  {
+    TiedTable t;
+    std::vector<RowRef> rows;
+    std::vector<std::string> labels;
+    for (const auto& [gpu, best] : s.best_per_accelerator) {
+      labels.push_back(gpu);
+      rows.push_back(best);
+    }
+    t.table = rows_table(data, rows, shown, t.common, labels);
+    html += fmt::format("<h3>Best design per accelerator</h3>\n") +
+            note(fmt::format("The feasible design with the least {} on each accelerator.",
+                             target.heading())) +
+            tied_html(t);
+  }
+  html += "<h3>How much the cluster configuration matters</h3>\n" +
+          note(
+              "Each configuration (workload and cluster) at its best plan; the spread is the "
+              "worst configuration's over the best's (COMET reports up to 7.7x).");
+  TextTable spreads{{"workload", "configurations", "spread", "best", "worst"}, {}};
+  spreads.right = {0, 1, 1, 1, 1};
+  for (const auto& v : {&s.spreads, &s.spreads_at_equal_gpus}) {
+    if (v == &s.spreads_at_equal_gpus && s.spreads_at_equal_gpus.size() == s.spreads.size()) break;
+    for (const auto& spread : *v)
+      spreads.rows.push_back({spread.workload.empty() ? "all" : spread.workload,
+                              with_commas(spread.designs), fmt::format("{:.2f}x", spread.ratio()),
+                              target.display(spread.best.value),
+                              target.display(spread.worst.value)});
+  }
+  html += spreads.html();
+  if (!s.spreads.empty()) {
+    TiedTable t;
+    t.table = rows_table(data, {s.spreads.front().best, s.spreads.front().worst}, shown, t.common,
+                         {"best", "worst"});
+    html += tied_html(t);
+  }
+  html += "<h3>Memory-expansion tier</h3>\n";
+  const ExpansionGain& e = s.expansion;
+  if (!s.has_expansion_axis || e.groups == 0)
+    return html +
+           "<p>Not swept: no cluster was evaluated both with and without expansion "
+           "memory.</p>\n";
+  html += fmt::format(
+      "<p>{} clusters compared with and without the tier: faster with it in {}, feasible only "
+      "with it in {}; gain (best without / best with) up to {:.2f}x, median {:.2f}x (COMET "
+      "reports up to 1.4x).</p>\n",
+      e.groups, e.improved, e.enabled, e.max_gain, e.median_gain);
+  return html;
 }
 
 }  // namespace
@@ -69,9 +191,7 @@ std::string render_report(const Dataset& data, const ReportOptions& options) {
   Summary summary;
   if (has_time) {
     summary = summarize(data, "time_to_train_s", options.scan);
-    std::ostringstream text;
-    print_summary(text, data, summary);
-    html += pre(text.str());
+    html += summary_section(data, summary);
   } else {
     html += "<p>The store has no time_to_train_s column.</p>\n";
   }
@@ -79,52 +199,67 @@ std::string render_report(const Dataset& data, const ReportOptions& options) {
   // Pareto plots.
   html +=
       "<h2>Pareto fronts</h2>\n<p class=\"note\">Grey: a uniform sample of the feasible designs; "
-      "coloured: the non-dominated ones (both objectives minimized).</p>\n";
+      "coloured: the designs no other design beats on both axes (both minimized), one front per "
+      "accelerator. Below each plot, the front's designs, fastest first; a row stands for the "
+      "designs of equal objectives (ties).</p>\n";
   if (has_time) {
-    html += pareto_section(data, options, "time_to_train_s", "energy_kwh", "");
+    // One front per accelerator in every plot: the question is usually which one to buy.
     const Column* gpu = data.find("gpu");
-    html += pareto_section(data, options, "time_to_train_s", "cost_usd",
-                           gpu && gpu->is_label && gpu->labels.size() > 1 ? "gpu" : "");
+    const std::string by_gpu = gpu && gpu->is_label && gpu->labels.size() > 1 ? "gpu" : "";
+    html += pareto_section(data, options, "time_to_train_s", "energy_kwh", by_gpu);
+    html += pareto_section(data, options, "time_to_train_s", "cost_usd", by_gpu);
   }
 
   // Best designs.
   if (has_time) {
-    html += fmt::format("<h2>Best designs by time to train</h2>\n");
-    const auto rows = top_rows(data, {"time_to_train_s", false}, options.best_rows, options.scan);
-    std::vector<std::string> metrics;
-    for (const char* c :
-         {"time_to_train_s", "num_gpus", "mfu", "energy_kwh", "cost_usd", "co2e_kg"})
-      if (data.find(c) &&
-          (std::string(c) == "time_to_train_s" || data.find(c)->role != Role::design_axis))
-        metrics.push_back(c);
-    if (rows.empty()) {
+    html += "<h2>Best designs by time to train</h2>\n" +
+            note(
+                "The fastest distinct results: rows equal in every column shown are one row, "
+                "the one on the fewest GPUs, then with the least memory.");
+    const std::vector<std::string> metrics = metric_columns(
+        data, {"time_to_train_s", "num_gpus", "mfu", "energy_kwh", "cost_usd", "co2e_kg"},
+        "time_to_train_s");
+    const auto rows = top_distinct_rows(data, {"time_to_train_s", false}, options.best_rows,
+                                        options.scan, metrics);
+    if (rows.rows.empty()) {
       html += "<p>No feasible point.</p>\n";
     } else {
-      std::vector<std::string> common;
-      const TextTable table = rows_table(data, rows, metrics, common);
-      if (!common.empty())
+      const TiedTable t = tied_table(data, rows, metrics);
+      if (!t.common.empty())
         html += fmt::format("<p class=\"note\">Common to all rows: {}</p>\n",
-                            xml_escape(fmt::format("{}", fmt::join(common, " "))));
-      html += table.html();
+                            xml_escape(fmt::format("{}", fmt::join(t.common, " "))));
+      html += t.table.html();
+      for (const auto& line : t.also)
+        html += fmt::format("<p class=\"note\">{}</p>\n", xml_escape(line));
     }
   }
 
   // Energy, cost and carbon.
   if (data.find("energy_kwh") && data.find("cost_usd")) {
     html += "<h2>Energy, cost and carbon</h2>\n";
-    std::ostringstream text;
-    print_energy(text, data, energy_report(data, options.scan, std::nullopt, std::nullopt), {});
-    html += pre(text.str());
+    const EnergyView v =
+        energy_view(data, energy_report(data, options.scan, std::nullopt, std::nullopt), {});
+    for (const auto& line : v.pricing) html += note(line);
+    if (v.feasible > 0) {
+      html += note(fmt::format("The range of each quantity over the {} feasible designs, then "
+                               "the design that is best at each.",
+                               with_commas(v.feasible))) +
+              v.ranges.html() + tied_html(v.answers);
+    }
   }
 
   // Sensitivity.
   if (has_time && summary.feasible >= 2) {
     html += "<h2>Sensitivity of time to train</h2>\n";
     const Sensitivity s = sensitivity(data, "time_to_train_s", options.scan);
+    html +=
+        note(fmt::format("How much of the variance of log(time to train) each swept axis "
+                         "explains; all axes together explain {:.1f}%, their interactions "
+                         "the rest.",
+                         100 * s.full_r2));
     html += "<figure>" + render_svg(sensitivity_chart(s)) + "</figure>\n";
-    std::ostringstream text;
-    print_sensitivity(text, s);
-    html += pre(text.str());
+    html += sensitivity_table(s).html();
+    for (const auto& line : sensitivity_notes(s)) html += note(line);
   }
   html +=
       "<p class=\"note\">Generated by <code>clustersweep report</code>; docs/analysis.md explains "

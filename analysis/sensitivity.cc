@@ -4,11 +4,15 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <map>
 #include <ostream>
+#include <random>
 
 #include "analysis/output.h"
 #include "base/error.h"
+#include "base/format.h"
 
 namespace clustersweep::analysis {
 namespace {
@@ -110,7 +114,14 @@ Sensitivity sensitivity(const Dataset& data, const std::string& target, ScanOpti
     factors.push_back(std::move(f));
   }
 
-  // Pass 2: the normal equations X'X b = X'y on y = log(target).
+  // Pass 2: the normal equations X'X b = X'y on y = log(target), and which level pairs of two
+  // categorical factors occur together (to find the factors that move together).
+  std::vector<std::vector<std::uint8_t>> pairs(factors.size() * factors.size());
+  for (std::size_t a = 0; a < factors.size(); ++a)
+    for (std::size_t b = a + 1; b < factors.size(); ++b)
+      if (!factors[a].numeric && !factors[b].numeric)
+        pairs[a * factors.size() + b].resize(factors[a].levels.size() * factors[b].levels.size());
+  std::vector<std::size_t> level_of(factors.size());
   const auto p = static_cast<Eigen::Index>(width);
   Eigen::MatrixXd xtx = Eigen::MatrixXd::Zero(p, p);
   Eigen::VectorXd xty = Eigen::VectorXd::Zero(p);
@@ -135,6 +146,7 @@ Sensitivity sensitivity(const Dataset& data, const std::string& target, ScanOpti
           }
           const auto level = static_cast<std::size_t>(
               std::lower_bound(f.levels.begin(), f.levels.end(), v) - f.levels.begin());
+          level_of[static_cast<std::size_t>(&f - factors.data())] = level;
           if (level == 0) continue;
           at.push_back(f.first_column + level - 1);
           value.push_back(1.0);
@@ -147,73 +159,183 @@ Sensitivity sensitivity(const Dataset& data, const std::string& target, ScanOpti
         }
         yty += y * y;
         n += 1;
+        for (std::size_t a = 0; a < factors.size(); ++a)
+          for (std::size_t b = a + 1; b < factors.size(); ++b) {
+            auto& seen = pairs[a * factors.size() + b];
+            if (!seen.empty()) seen[level_of[a] * factors[b].levels.size() + level_of[b]] = 1;
+          }
       }
   }
   // Only the lower triangle was accumulated (columns are added in ascending order).
   xtx = xtx.selfadjointView<Eigen::Lower>();
 
-  std::vector<std::size_t> all(width);
-  for (std::size_t c = 0; c < width; ++c) all[c] = c;
-  result.full_r2 = r_squared(xtx, xty, yty, n, all);
-  for (const Factor& f : factors) {
-    std::vector<std::size_t> without, alone = {0};
-    for (std::size_t c = 0; c < width; ++c) {
-      const bool mine = c >= f.first_column && c < f.first_column + f.width();
-      if (!mine)
-        without.push_back(c);
-      else
-        alone.push_back(c);
+  // Groups: factors joined when each value of one goes with exactly one value of the other.
+  std::vector<std::size_t> group(factors.size());
+  for (std::size_t a = 0; a < factors.size(); ++a) group[a] = a;
+  const auto root = [&](std::size_t a) {
+    while (group[a] != a) a = group[a];
+    return a;
+  };
+  for (std::size_t a = 0; a < factors.size(); ++a)
+    for (std::size_t b = a + 1; b < factors.size(); ++b) {
+      const auto& seen = pairs[a * factors.size() + b];
+      if (seen.empty() || factors[a].levels.size() != factors[b].levels.size()) continue;
+      if (static_cast<std::size_t>(std::count(seen.begin(), seen.end(), 1)) ==
+          factors[a].levels.size())
+        group[root(b)] = root(a);
     }
+  std::vector<std::vector<std::size_t>> groups;  // factor indices, in axis order
+  std::vector<std::size_t> group_index(factors.size());
+  for (std::size_t a = 0; a < factors.size(); ++a) {
+    const std::size_t r = root(a);
+    if (r == a) {
+      group_index[a] = groups.size();
+      groups.emplace_back();
+    }
+    group_index[a] = group_index[r];
+    groups[group_index[a]].push_back(a);
+  }
+
+  // R^2 of a set of groups (bit g = group g), memoized: the Shapley shares reuse every subset.
+  std::map<std::uint64_t, double> memo;
+  const auto fit = [&](std::uint64_t set) {
+    const auto it = memo.find(set);
+    if (it != memo.end()) return it->second;
+    std::vector<std::size_t> use = {0};
+    for (std::size_t g = 0; g < groups.size(); ++g)
+      if (set >> g & 1)
+        for (std::size_t f : groups[g])
+          for (std::size_t c = 0; c < factors[f].width(); ++c)
+            use.push_back(factors[f].first_column + c);
+    std::sort(use.begin(), use.end());
+    return memo[set] = r_squared(xtx, xty, yty, n, use);
+  };
+  const std::size_t k = groups.size();
+  const std::uint64_t everything = k == 64 ? ~0ull : (std::uint64_t{1} << k) - 1;
+  result.full_r2 = fit(everything);
+
+  // Shapley shares: exact over every subset for up to kExactGroups groups, else the average over
+  // a fixed sample of orders (seeded, so the same store gives the same shares).
+  constexpr std::size_t kExactGroups = 12, kSampledOrders = 256;
+  std::vector<double> share(k, 0);
+  if (k <= kExactGroups) {
+    std::vector<double> weight(k, 0);  // |S|! (k - |S| - 1)! / k!
+    for (std::size_t size = 0; size < k; ++size) {
+      double w = 1.0 / static_cast<double>(k);
+      for (std::size_t i = 1; i <= size; ++i)
+        w *= static_cast<double>(i) / static_cast<double>(k - i);
+      weight[size] = w;
+    }
+    for (std::uint64_t set = 0; set <= everything; ++set)
+      for (std::size_t g = 0; g < k; ++g)
+        if (!(set >> g & 1))
+          share[g] += weight[static_cast<std::size_t>(std::popcount(set))] *
+                      (fit(set | std::uint64_t{1} << g) - fit(set));
+  } else {
+    result.shares_sampled = true;
+    std::mt19937_64 random(20261125);
+    std::vector<std::size_t> order(k);
+    for (std::size_t i = 0; i < k; ++i) order[i] = i;
+    for (std::size_t s = 0; s < kSampledOrders; ++s) {
+      std::shuffle(order.begin(), order.end(), random);
+      std::uint64_t set = 0;
+      double before = 0;
+      for (std::size_t g : order) {
+        set |= std::uint64_t{1} << g;
+        const double after = fit(set);
+        share[g] += (after - before) / static_cast<double>(kSampledOrders);
+        before = after;
+      }
+    }
+  }
+  for (std::size_t g = 0; g < k; ++g) {
     AxisEffect e;
-    e.column = axes[f.axis];
-    e.levels = f.numeric ? kMaxLevels + 1 : f.levels.size();
-    e.numeric = f.numeric;
-    e.unique_r2 = std::max(0.0, result.full_r2 - r_squared(xtx, xty, yty, n, without));
-    e.alone_r2 = r_squared(xtx, xty, yty, n, alone);
+    for (std::size_t f : groups[g]) e.columns.push_back(axes[factors[f].axis]);
+    e.column = e.columns.front();
+    const Factor& first = factors[groups[g].front()];
+    e.levels = first.numeric ? kMaxLevels + 1 : first.levels.size();
+    e.numeric = first.numeric;
+    e.unique_r2 = std::max(0.0, result.full_r2 - fit(everything & ~(std::uint64_t{1} << g)));
+    e.alone_r2 = fit(std::uint64_t{1} << g);
+    e.share_r2 = std::max(0.0, share[g]);
     result.effects.push_back(e);
   }
   std::stable_sort(
       result.effects.begin(), result.effects.end(), [](const AxisEffect& a, const AxisEffect& b) {
-        return a.unique_r2 != b.unique_r2 ? a.unique_r2 > b.unique_r2 : a.alone_r2 > b.alone_r2;
+        return a.share_r2 != b.share_r2 ? a.share_r2 > b.share_r2 : a.alone_r2 > b.alone_r2;
       });
   return result;
 }
 
-void print_sensitivity(std::ostream& out, const Sensitivity& r) {
-  out << fmt::format(
-      "Sensitivity of log({}) to the swept axes: {} feasible points; all axes together\n"
-      "(main effects) explain {:.1f}% of its variance, interactions the rest.\n\n",
-      r.target, r.rows, 100 * r.full_r2);
-  TextTable table{{"rank", "axis", "values", "unique %", "alone %"}, {}};
+std::string AxisEffect::name() const {
+  std::vector<std::string> names;
+  for (const Column* c : columns) names.push_back(c->name);
+  if (names.empty() && column) names.push_back(column->name);
+  return fmt::format("{}", fmt::join(names, " = "));
+}
+
+TextTable sensitivity_table(const Sensitivity& r) {
+  TextTable table{{"rank", "axis", "values", "share %", "alone %", "unique %"}, {}};
+  table.right = {1, 0, 1, 1, 1, 1};
   for (std::size_t i = 0; i < r.effects.size(); ++i) {
     const AxisEffect& e = r.effects[i];
     table.rows.push_back(
-        {fmt::format("{}", i + 1), e.column->name,
+        {fmt::format("{}", i + 1), e.name(),
          e.numeric ? fmt::format(">{} (numeric)", kMaxLevels) : fmt::format("{}", e.levels),
-         fmt::format("{:.2f}", 100 * e.unique_r2), fmt::format("{:.2f}", 100 * e.alone_r2)});
+         fmt::format("{:.1f}", 100 * e.share_r2), fmt::format("{:.1f}", 100 * e.alone_r2),
+         fmt::format("{:.1f}", 100 * e.unique_r2)});
   }
-  table.print(out);
-  out << "\nunique: R^2 lost when the axis is left out of the full model; alone: R^2 of the axis "
-         "by itself.\n";
+  return table;
+}
+
+std::vector<std::string> sensitivity_notes(const Sensitivity& r) {
+  std::vector<std::string> notes = {
+      fmt::format("share: the axis's part of the {:.1f}% all axes explain, averaged over every "
+                  "order in which the axes can enter the model (Shapley){}; the shares add up to "
+                  "the total.",
+                  100 * r.full_r2, r.shares_sampled ? ", from 256 sampled orders" : ""),
+      "alone: what the axis explains by itself. unique: what is lost when it is left out. An "
+      "axis that moves with others explains much alone and little uniquely.",
+  };
+  for (const AxisEffect& e : r.effects)
+    if (e.columns.size() > 1)
+      notes.push_back(fmt::format(
+          "{} move together in these points (each value of one goes with one value of the "
+          "other): no fit can tell their effects apart.",
+          e.name()));
   if (r.plan_axes_excluded)
-    out << "The store keeps the best plan(s) of each design: the plan axes hold the chosen plan, "
-           "not a swept\n"
-           "factor, and are left out.\n";
+    notes.push_back(
+        "The store keeps the best plan(s) of each design: the plan axes hold the chosen plan, not "
+        "a swept factor, and are left out.");
   if (!r.constant_axes.empty()) {
     std::vector<std::string> names;
     for (const Column* c : r.constant_axes) names.push_back(c->name);
-    out << fmt::format("Not varied among the fitted points: {}\n", fmt::join(names, ", "));
+    notes.push_back(fmt::format("Not varied among the fitted points: {}.", fmt::join(names, ", ")));
   }
+  return notes;
+}
+
+void print_sensitivity(std::ostream& out, const Sensitivity& r) {
+  out << wrap_words(fmt::format("Sensitivity of log({}) to the swept axes: {} feasible points; all "
+                                "axes together (main effects) explain {:.1f}% of its variance, "
+                                "interactions the rest.",
+                                r.target, r.rows, 100 * r.full_r2),
+                    TextTable::kWidth, "")
+      << "\n\n";
+  sensitivity_table(r).print(out);
+  out << '\n';
+  for (const auto& note : sensitivity_notes(r))
+    out << wrap_words(note, TextTable::kWidth, "  ") << '\n';
 }
 
 BarChart sensitivity_chart(const Sensitivity& r) {
   BarChart chart;
   chart.title = fmt::format("Variance of log({}) explained per axis (all axes: {:.1f}%)", r.target,
                             100 * r.full_r2);
-  chart.value_label = "unique share of the variance (%): R² lost without the axis";
+  chart.value_label = "share of the variance explained (%, Shapley)";
   for (const AxisEffect& e : r.effects) {
-    chart.labels.push_back(e.column->name);
-    chart.values.push_back(100 * e.unique_r2);
+    chart.labels.push_back(e.name());
+    chart.values.push_back(100 * e.share_r2);
   }
   return chart;
 }

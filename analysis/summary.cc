@@ -20,11 +20,13 @@ bool is_workload_axis(const std::string& name) {
 
 bool is_expansion_axis(const std::string& name) { return name.rfind("expansion_", 0) == 0; }
 
-std::string format_target(const Column& column, double value) {
-  if (column.unit == "s" ||
-      (column.name.size() > 2 && column.name.substr(column.name.size() - 2) == "_s"))
-    return fmt::format("{} ({:.4g} s)", format_duration(value), value);
-  return fmt::format("{:.4g}{}", value, column.unit.empty() ? "" : " " + column.unit);
+std::string format_target(const Column& column, double value) { return column.display(value); }
+
+// A line of `text` after `indent`, wrapped to the width of the tables.
+std::string wrapped(std::string_view indent, const std::string& text) {
+  return wrap_words(fmt::format("{}{}", indent, text), TextTable::kWidth,
+                    fmt::format("{}  ", indent)) +
+         "\n";
 }
 
 }  // namespace
@@ -266,12 +268,13 @@ void print_summary(std::ostream& out, const Dataset& data, const Summary& s) {
   }
 
   if (!s.constant_axes.empty())
-    out << fmt::format("\nDesigns below omit the axes with one value: {}\n",
-                       fmt::join(s.constant_axes, ", "));
+    out << "\n"
+        << wrapped("", fmt::format("Designs below omit the axes with one value: {}",
+                                   fmt::join(s.constant_axes, ", ")));
   out << fmt::format("\nBest design per accelerator (minimum {}):\n", s.target);
   for (const auto& [gpu, best] : s.best_per_accelerator)
-    out << fmt::format("  {}: {}\n    {}\n", gpu, format_target(target, best.value),
-                       describe_design(data, best.row, s.constant_axes));
+    out << fmt::format("  {}: {}\n", gpu, format_target(target, best.value))
+        << wrapped("    ", describe_design(data, best.row, s.constant_axes));
 
   out << fmt::format(
       "\nSpread of {} across cluster configurations (each configuration's best plan;\n"
@@ -282,9 +285,8 @@ void print_summary(std::ostream& out, const Dataset& data, const Summary& s) {
                        spread.workload.empty() ? "" : spread.workload + ": ", spread.designs,
                        spread.ratio(), format_target(target, spread.best.value),
                        format_target(target, spread.worst.value));
-    out << fmt::format("    best:  {}\n    worst: {}\n",
-                       describe_design(data, spread.best.row, s.constant_axes),
-                       describe_design(data, spread.worst.row, s.constant_axes));
+    out << wrapped("    ", "best:  " + describe_design(data, spread.best.row, s.constant_axes))
+        << wrapped("    ", "worst: " + describe_design(data, spread.worst.row, s.constant_axes));
   }
 
   if (!s.spreads_at_equal_gpus.empty() && s.spreads_at_equal_gpus.size() != s.spreads.size()) {
@@ -295,13 +297,12 @@ void print_summary(std::ostream& out, const Dataset& data, const Summary& s) {
       each.push_back(fmt::format("{}: {:.2f}x", spread.workload, spread.ratio()));
       if (spread.ratio() > widest->ratio()) widest = &spread;
     }
-    out << fmt::format("  {}\n", fmt::join(each, ", "));
-    out << fmt::format(
-        "  widest: {} over {} configurations\n    best:  {}  {}\n    worst: {}  {}\n",
-        widest->workload, widest->designs, format_target(target, widest->best.value),
-        describe_design(data, widest->best.row, s.constant_axes),
-        format_target(target, widest->worst.value),
-        describe_design(data, widest->worst.row, s.constant_axes));
+    out << wrapped("  ", fmt::format("{}", fmt::join(each, ", ")));
+    out << fmt::format("  widest: {} over {} configurations\n", widest->workload, widest->designs)
+        << wrapped("    ", fmt::format("best:  {}  {}", format_target(target, widest->best.value),
+                                       describe_design(data, widest->best.row, s.constant_axes)))
+        << wrapped("    ", fmt::format("worst: {}  {}", format_target(target, widest->worst.value),
+                                       describe_design(data, widest->worst.row, s.constant_axes)));
   }
 
   out << "\nMemory-expansion tier (clusters equal but for the expansion memory; best without / "
@@ -317,11 +318,11 @@ void print_summary(std::ostream& out, const Dataset& data, const Summary& s) {
       e.improved, e.enabled);
   if (e.max_gain > 0) {
     out << fmt::format("  gain: max {:.2f}x, median {:.2f}x\n", e.max_gain, e.median_gain);
-    out << fmt::format("    without: {}  {}\n    with:    {}  {}\n",
-                       format_target(target, e.max_without.value),
-                       describe_design(data, e.max_without.row, s.constant_axes),
-                       format_target(target, e.max_with.value),
-                       describe_design(data, e.max_with.row, s.constant_axes));
+    out << wrapped("    ",
+                   fmt::format("without: {}  {}", format_target(target, e.max_without.value),
+                               describe_design(data, e.max_without.row, s.constant_axes)))
+        << wrapped("    ", fmt::format("with:    {}  {}", format_target(target, e.max_with.value),
+                                       describe_design(data, e.max_with.row, s.constant_axes)));
   }
 }
 

@@ -7,6 +7,8 @@
 #include <limits>
 #include <numeric>
 
+#include "base/format.h"
+
 namespace clustersweep::analysis {
 namespace {
 
@@ -107,12 +109,27 @@ std::string xml_escape(const std::string& text) {
   return out;
 }
 
-std::string axis_label(const std::string& name, const std::string& unit) {
-  return unit.empty() ? name : fmt::format("{} ({})", name, unit);
-}
-
-std::string render_svg(const ScatterPlot& plot, int width, int height) {
+std::string render_svg(const ScatterPlot& stored, int width, int height) {
   const double left = 90, right = 30, top = 50, bottom = 70;
+  // The values in the display units of their ranges.
+  double x_max = 0, y_max = 0;
+  for (const auto& s : stored.series)
+    for (std::size_t i = 0; i < s.x.size(); ++i) {
+      if (std::isfinite(s.x[i])) x_max = std::max(x_max, std::fabs(s.x[i]));
+      if (std::isfinite(s.y[i])) y_max = std::max(y_max, std::fabs(s.y[i]));
+    }
+  const DisplayUnit x_unit = display_unit(stored.x_unit, x_max);
+  const DisplayUnit y_unit = display_unit(stored.y_unit, y_max);
+  ScatterPlot plot = stored;
+  for (auto& s : plot.series) {
+    for (double& v : s.x) v /= x_unit.divisor;
+    for (double& v : s.y) v /= y_unit.divisor;
+  }
+  const auto label = [](const std::string& text, const DisplayUnit& unit) {
+    return unit.name().empty() ? text : fmt::format("{} ({})", text, unit.name());
+  };
+  plot.x_label = label(plot.x_label, x_unit);
+  plot.y_label = label(plot.y_label, y_unit);
   double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo, y_lo = x_lo, y_hi = -x_lo;
   for (const auto& s : plot.series)
     for (std::size_t i = 0; i < s.x.size(); ++i) {

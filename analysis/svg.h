@@ -17,7 +17,10 @@ struct Series {
 
 struct ScatterPlot {
   std::string title;
-  std::string x_label, y_label;  // with units, e.g. "time to train (s)"
+  std::string x_label, y_label;  // e.g. "time to train"
+  // The stored units of x and y ("s", "USD", "kWh"): the axes show the values in the readable
+  // unit of their range (days, $M, MWh; base/format.h display_unit) and name it in the label.
+  std::string x_unit, y_unit;
   // Logarithmic axes; by default chosen when all values are positive and max/min >= 20.
   enum class Scale {
     automatic,
@@ -40,8 +43,5 @@ std::string render_svg(const BarChart& chart, int width = 820);
 
 // Escapes &, <, >, " for SVG/HTML text and attributes.
 std::string xml_escape(const std::string& text);
-
-// An axis label "name (unit)", or just the name without a unit.
-std::string axis_label(const std::string& name, const std::string& unit);
 
 }  // namespace clustersweep::analysis

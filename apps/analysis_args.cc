@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <iostream>
+
 #include "base/error.h"
 
 namespace clustersweep::cli {
@@ -59,6 +61,14 @@ void read_pricing_flags(const po::variables_map& vm, StoreArgs& args) {
     throw InputError("missing the results store: give its path, e.g. results.h5");
   if (args.chunk_rows == 0) throw InputError("--chunk-rows: must be positive, got 0");
 }
+
+void add_json_option(po::options_description& options, bool& json) {
+  options.add_options()("json", po::bool_switch(&json),
+                        "print one JSON object instead of the tables: numbers unformatted, units "
+                        "in the keys (schema in docs/analysis.md)");
+}
+
+void print_json(const analysis::Json& value) { std::cout << value.dump(2) << '\n'; }
 
 OpenStore::OpenStore(const StoreArgs& args)
     : source(args.store),

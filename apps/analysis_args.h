@@ -7,6 +7,7 @@
 
 #include "analysis/dataset.h"
 #include "analysis/filter.h"
+#include "analysis/json.h"
 #include "analysis/rank.h"
 #include "analysis/source.h"
 #include "apps/cli.h"
@@ -29,6 +30,10 @@ void add_pricing_options(po::options_description& options, const std::string& de
 analysis::PricingOverrides read_pricing_overrides(const po::variables_map& vm);
 // Copies the pricing flags that were given into args.pricing (Boost cannot bind std::optional).
 void read_pricing_flags(const po::variables_map& vm, StoreArgs& args);
+
+// --json: one JSON object on standard output in place of the tables (docs/analysis.md).
+void add_json_option(po::options_description& options, bool& json);
+void print_json(const analysis::Json& value);
 
 // An opened store with its columns, pricing and filter.
 struct OpenStore {

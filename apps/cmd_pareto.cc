@@ -53,7 +53,7 @@ int bench(std::uint64_t rows, std::size_t objectives, std::size_t chunk_rows,
 int pareto(const Args& args) {
   StoreArgs store;
   std::string objectives, group_by, csv, svg;
-  bool all_ties = false;
+  bool all_ties = false, json = false;
   std::size_t limit = 20, sample = 4000;
   std::uint64_t bench_rows = 0;
   po::options_description options("Options");
@@ -74,6 +74,7 @@ int pareto(const Args& args) {
       "all-ties", po::bool_switch(&all_ties),
       "every row of equal objectives, not one for them all (the one on the fewest GPUs, then "
       "with the least memory per GPU)");
+  add_json_option(options, json);
   // The hidden --bench-rows N (kept out of --help).
   Args rest;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -107,15 +108,18 @@ int pareto(const Args& args) {
   request.all_ties = all_ties;
   const auto result = analysis::compute_fronts(open.data, request, &mpi);
   if (mpi.rank() != 0) return 0;
-  analysis::print_fronts(std::cout, open.data, request, result, limit);
+  if (json)
+    print_json(analysis::fronts_json(open.data, request, result, store.where));
+  else
+    analysis::print_fronts(std::cout, open.data, request, result, limit);
   if (!csv.empty()) {
     analysis::write_fronts_csv(csv, open.data, request, result);
-    std::cout << fmt::format("\nWrote {}\n", csv);
+    if (!json) std::cout << fmt::format("\nWrote {}\n", csv);
   }
   if (!svg.empty()) {
     write_file_atomically(
         svg, analysis::render_svg(analysis::front_plot(open.data, request, result)), "--svg");
-    std::cout << fmt::format("Wrote {}\n", svg);
+    if (!json) std::cout << fmt::format("Wrote {}\n", svg);
   }
   return 0;
 }

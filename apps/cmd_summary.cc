@@ -11,11 +11,13 @@ namespace clustersweep::cli {
 int summary(const Args& args) {
   StoreArgs store;
   std::string target = "time_to_train_s";
+  bool json = false;
   po::options_description options("Options");
   po::positional_options_description positional;
   add_store_options(options, positional, store);
   options.add_options()("target", po::value(&target)->default_value(target),
                         "the column to minimize (best designs, spread, expansion gain)");
+  add_json_option(options, json);
   const auto vm =
       parse(args, options, positional, "summary results.h5 [options]",
             "What was swept, how many points are feasible, the best design per accelerator,\n"
@@ -26,6 +28,10 @@ int summary(const Args& args) {
   read_pricing_flags(*vm, store);
   OpenStore open(store);
   const auto s = analysis::summarize(open.data, target, open.scan());
+  if (json) {
+    print_json(analysis::summary_json(open.data, s, store.where));
+    return 0;
+  }
   if (!store.where.empty()) std::cout << "Filter: --where " << store.where << '\n';
   analysis::print_summary(std::cout, open.data, s);
   return 0;

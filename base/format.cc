@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace clustersweep {
@@ -22,13 +23,103 @@ std::string format_number(double value) {
   return fmt::format("{}", value);
 }
 
-std::string format_duration(double seconds) {
-  if (std::isnan(seconds)) return "nan";
-  if (seconds >= 86400 * 365.25) return fmt::format("{:.3g} years", seconds / (86400 * 365.25));
-  if (seconds >= 86400) return fmt::format("{:.3g} days", seconds / 86400);
-  if (seconds >= 3600) return fmt::format("{:.3g} h", seconds / 3600);
-  if (seconds >= 60) return fmt::format("{:.3g} min", seconds / 60);
-  return fmt::format("{:.3g} s", seconds);
+std::string DisplayUnit::name() const {
+  std::string text = prefix + suffix;
+  return text.empty() || text[0] != ' ' ? text : text.substr(1);
+}
+
+namespace {
+
+// value / 1000^k with SI prefixes, e.g. " M" + "tokens/s", for magnitudes from 1 to 10^18.
+DisplayUnit si(std::string_view unit, double magnitude, bool spaced) {
+  static const char* const kPrefix[] = {"", "k", "M", "G", "T", "P", "E"};
+  int k = 0;
+  while (magnitude >= 1000 && k < 6) {
+    magnitude /= 1000;
+    ++k;
+  }
+  DisplayUnit d;
+  d.divisor = std::pow(1000.0, k);
+  d.suffix = fmt::format("{}{}{}", spaced && !unit.empty() ? " " : "", kPrefix[k], unit);
+  return d;
+}
+
+}  // namespace
+
+DisplayUnit display_unit(std::string_view unit, double magnitude) {
+  magnitude = std::fabs(magnitude);
+  if (!std::isfinite(magnitude)) magnitude = 0;
+  if (unit == "s") {
+    constexpr double kDay = 86400, kYear = 365.25 * kDay;
+    if (magnitude >= kYear) return {kYear, "", " years"};
+    if (magnitude >= kDay) return {kDay, "", " days"};
+    if (magnitude >= 3600) return {3600, "", " h"};
+    if (magnitude >= 60) return {60, "", " min"};
+    return {1, "", " s"};
+  }
+  if (unit == "kWh") {
+    if (magnitude >= 1e6) return {1e6, "", " GWh"};
+    if (magnitude >= 1e3) return {1e3, "", " MWh"};
+    return {1, "", " kWh"};
+  }
+  if (unit.rfind("USD", 0) == 0) {
+    if (magnitude >= 1e9) return {1e9, "$", "B"};
+    if (magnitude >= 1e6) return {1e6, "$", "M"};
+    if (magnitude >= 1e3) return {1e3, "$", "k"};
+    return {1, "$", ""};
+  }
+  if (unit == "kg")
+    return magnitude >= 1e3 ? DisplayUnit{1e3, "", " t"} : DisplayUnit{1, "", " kg"};
+  if (unit == "fraction") return {0.01, "", "%"};
+  if (unit == "h") {  // GPU-hours: "1.56M h", not mega-hours
+    DisplayUnit d = si("", magnitude, false);
+    d.suffix += " h";
+    return d;
+  }
+  if (unit == "B" || unit == "J" || unit == "FLOP" || unit == "tokens/s" || unit == "samples/s")
+    return si(unit, magnitude, true);
+  DisplayUnit d;
+  if (!unit.empty()) d.suffix = fmt::format(" {}", unit);
+  return d;
+}
+
+std::string format_quantity(double value, std::string_view unit) {
+  if (std::isnan(value)) return "nan";
+  if (unit.empty()) {
+    if (value == std::floor(value) && std::fabs(value) < 1e6) return format_number(value);
+    const DisplayUnit d = si("", std::fabs(value), false);
+    return fmt::format("{:.3g}{}", value / d.divisor, d.suffix);
+  }
+  const DisplayUnit d = display_unit(unit, value);
+  const double v = value / d.divisor;
+  // Past the largest unit (1,000s of years or tonnes), whole numbers rather than 1.2e+03.
+  return std::fabs(v) >= 1000 ? fmt::format("{}{:.0f}{}", d.prefix, v, d.suffix)
+                              : fmt::format("{}{:.3g}{}", d.prefix, v, d.suffix);
+}
+
+std::string format_duration(double seconds) { return format_quantity(seconds, "s"); }
+
+std::string wrap_words(std::string_view text, std::size_t width, std::string_view indent) {
+  // Leading blanks are the first line's own indent.
+  std::size_t start = std::min(text.find_first_not_of(' '), text.size());
+  const std::string lead(text.substr(0, start));
+  std::string out, line = lead;
+  while (start < text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view word = text.substr(start, end - start);
+    start = end + 1;
+    if (word.empty()) continue;
+    const bool fresh = line == lead || line == indent;  // nothing but an indent yet
+    if (!fresh && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line = std::string(indent);
+    } else if (!fresh) {
+      line += ' ';
+    }
+    line += word;
+  }
+  return out + line;
 }
 
 std::string format_bytes(double bytes) {

@@ -206,7 +206,7 @@ TEST_F(CliTest, EveryCommandReadsARecommendationModelStore) {
   const Result top =
       run(cs("top " + store + " --by max:samples_per_s -n 3 --where \"sharding != " + "'best'\""));
   ASSERT_EQ(top.code, 0) << top.err;
-  EXPECT_NE(top.out.find("samples_per_s [samples/s]"), std::string::npos) << top.out;
+  EXPECT_NE(top.out.find("samples/s = samples_per_s"), std::string::npos) << top.out;
   EXPECT_NE(top.out.find("sharding=column"), std::string::npos) << top.out;
   for (const std::string& command :
        {"pareto " + store + " --objectives time_to_train_s,cost_usd --svg " +
@@ -344,6 +344,73 @@ TEST_F(CliTest, TheDocsPythonRecipesRunAndExportRoundTrips) {
           store_ + " " + csv + " " + jsonl + " " + nc + " " + top + " " + prices);
   EXPECT_EQ(py.code, 0) << py.out << py.err;
   EXPECT_EQ(py.out.rfind("ok ", 0), 0u) << py.out << py.err;
+}
+
+// `top` shows one row for the rows equal in every column it shows (unless --all-ties), and says
+// in which settings the others differ.
+TEST_F(CliTest, TopHoldsNoTwoRowsEqualInEveryShownColumnUnlessAllTies) {
+  const auto keys = [&](const std::string& extra) {
+    const std::string csv = (dir_ / "top-ties.csv").string();
+    const Result r = run(cs("top " + store_ + " -n 10 --csv " + csv + extra));
+    EXPECT_EQ(r.code, 0) << r.err;
+    std::vector<std::string> out;
+    for (const auto& row : csv_rows(csv))
+      out.push_back(row.at("time_to_train_s") + "," + row.at("num_gpus") + "," + row.at("mfu") +
+                    "," + row.at("energy_kwh") + "," + row.at("cost_usd"));
+    return std::pair{out, r.out};
+  };
+  const auto [distinct, text] = keys("");
+  EXPECT_EQ(distinct.size(), 10u);
+  EXPECT_EQ(std::set<std::string>(distinct.begin(), distinct.end()).size(), distinct.size());
+  EXPECT_NE(text.find("more rows equal a shown row in every column shown"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  1: also "), std::string::npos) << text;
+  const auto [all, all_text] = keys(" --all-ties");
+  EXPECT_LT(std::set<std::string>(all.begin(), all.end()).size(), all.size());
+}
+
+// summary, top and pareto --json print one JSON object each, with unformatted numbers that agree
+// with the terminal and CSV output of the same command.
+TEST_F(CliTest, SummaryTopAndParetoJsonParseAndAgreeWithTheTables) {
+  const std::string dir = dir_.string();
+  const auto json = [&](const std::string& name, const std::string& arguments) {
+    const Result r = run(cs(arguments));
+    EXPECT_EQ(r.code, 0) << r.err;
+    std::ofstream(dir + "/" + name + ".json") << r.out;
+  };
+  json("summary", "summary " + store_ + " --json --where \"num_nodes >= 4\"");
+  json("top", "top " + store_ + " --by cost_usd -n 4 --json --csv " + dir + "/top4.csv");
+  json("pareto", "pareto " + store_ + " --objectives time_to_train_s,cost_usd --json --csv " + dir +
+                     "/front.csv");
+  const std::string check = R"(
+import json, sys
+import pandas as pd
+d = sys.argv[1]
+s = json.load(open(d + "/summary.json"))
+assert s["schema"] == "clustersweep-summary/1" and s["where"] == "num_nodes >= 4", s["schema"]
+assert 0 < s["feasible"] <= s["selected"] < s["rows"] == 147456
+assert sorted(s["best_per_accelerator"]) == ["A100-SXM4-80GB", "H100-SXM5-80GB"]
+best = s["best_per_accelerator"]["H100-SXM5-80GB"]
+assert best["gpu"] == "H100-SXM5-80GB" and best["feasible"] is True and best["num_nodes"] >= 4
+assert isinstance(best["tp"], int) and isinstance(best["time_to_train_s"], float)
+assert [a["name"] for a in s["axes"] if a["name"] == "gpu"] == ["gpu"]
+t = json.load(open(d + "/top.json"))
+csv = pd.read_csv(d + "/top4.csv", float_precision="round_trip")
+assert t["schema"] == "clustersweep-top/1" and t["by"] == "cost_usd" and len(t["rows"]) == 4
+assert [r["point_id"] for r in t["rows"]] == list(csv.point_id)
+assert [r["cost_usd"] for r in t["rows"]] == list(csv.cost_usd)
+p = json.load(open(d + "/pareto.json"))
+front = pd.read_csv(d + "/front.csv", float_precision="round_trip")
+rows = p["fronts"][0]["rows"]
+assert p["schema"] == "clustersweep-pareto/1" and len(p["fronts"]) == 1
+assert [r["point_id"] for r in rows] == list(front.point_id)
+assert [len(r["tied_point_ids"]) for r in rows] == list(front.ties)
+assert [r["time_to_train_s"] for r in rows] == list(front.time_to_train_s)
+print("ok")
+)";
+  std::ofstream(dir + "/check_json.py") << check;
+  const Result py = run("/usr/bin/python3 " + dir + "/check_json.py " + dir);
+  EXPECT_EQ(py.out, "ok\n") << py.err;
 }
 
 TEST_F(CliTest, BadInputGetsOneClearErrorAndExitCode2) {

@@ -83,8 +83,9 @@ TEST_F(RenderTest, ParetoSvgDraws) {
   request.scan.feasible_only = true;
   const auto result = compute_fronts(data, request);
   const std::string svg = render_svg(front_plot(data, request, result));
-  EXPECT_NE(svg.find("time_to_train_s (s)"), std::string::npos);
-  EXPECT_NE(svg.find("energy_kwh (kWh)"), std::string::npos);
+  // Axes in the readable unit of their range, and a log scale where values span decades.
+  EXPECT_NE(svg.find(">time to train (days) — log scale<"), std::string::npos);
+  EXPECT_NE(svg.find(">energy (MWh)<"), std::string::npos);
   EXPECT_NE(svg.find("gpu=H100-SXM5-80GB"), std::string::npos);
   write_file_atomically((dir / "pareto.svg").string(), svg, "test");
   const Stats s = screenshot(dir / "pareto.svg", dir / "pareto.png");

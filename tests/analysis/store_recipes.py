@@ -97,7 +97,7 @@ for c in exported.columns:
                               equal_nan=True), c
 
 # The priced columns equal those `top` writes for the same rows under the same prices.
-top = pd.read_csv(top_csv)
+top = pd.read_csv(top_csv, float_precision="round_trip")
 joined = top.merge(exported, on="point_id", suffixes=("_top", ""))
 assert len(joined) == len(top) > 0
 for c in ("cost_usd", "energy_kwh", "gpu_hours", "co2e_kg", "time_to_train_s"):

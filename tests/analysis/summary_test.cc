@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <random>
 #include <sstream>
+#include <tuple>
 
 #include "analysis/rank.h"
 #include "analysis/sensitivity.h"
@@ -112,6 +115,67 @@ TEST_F(SummaryTest, TopMatchesASortAndKeepsStoreOrderOnTies) {
   }
   const auto slowest = top_rows(data, {"time_to_train_s", true}, 1, chunks(9));
   EXPECT_EQ(slowest[0].value, sorted.back().first);
+}
+
+// Rows equal in the ranked column and every column shown are one row, whatever the chunking:
+// the n best groups by (value, first row), each shown by its row on the fewest GPUs, then with
+// the least memory, then the first, standing for all the others.
+TEST(TopDistinct, EqualsGroupingEveryRowByItsShownValues) {
+  std::mt19937_64 random(7);
+  const std::size_t n_rows = 500;
+  std::vector<double> id(n_rows), feasible(n_rows), time(n_rows), cost(n_rows), gpus(n_rows),
+      memory(n_rows);
+  for (std::size_t i = 0; i < n_rows; ++i) {
+    id[i] = static_cast<double>(i);
+    feasible[i] = random() % 5 != 0;
+    time[i] = static_cast<double>(random() % 12);
+    cost[i] = static_cast<double>(random() % 3);
+    gpus[i] = static_cast<double>(8 << (random() % 3));
+    memory[i] = static_cast<double>(random() % 4);
+  }
+  MemoryTable table;
+  table.add({"point_id", "", false, {}, "id"}, id);
+  table.add({"feasible", "", false, {}, "metric"}, feasible);
+  table.add({"time_to_train_s", "s", false, {}, "metric"}, time);
+  table.add({"cost_usd", "USD", false, {}, "metric"}, cost);
+  table.add({"num_gpus", "", false, {}, "design_axis"}, gpus);
+  table.add({"mem_per_gpu_bytes", "B", false, {}, "metric"}, memory);
+  Dataset data(table, Pricing{});
+  for (bool maximize : {false, true})
+    for (std::size_t n : {1u, 5u, 40u}) {
+      // Brute force: groups of (time, cost) in order of (time, first row).
+      std::map<std::pair<double, double>, std::vector<std::size_t>> groups;
+      for (std::size_t i = 0; i < n_rows; ++i)
+        if (feasible[i]) groups[{time[i], cost[i]}].push_back(i);
+      std::vector<std::vector<std::size_t>> ordered;
+      for (auto& [key, members] : groups) ordered.push_back(members);
+      std::sort(ordered.begin(), ordered.end(), [&](const auto& a, const auto& b) {
+        const double x = time[a[0]], y = time[b[0]];
+        if (x != y) return maximize ? x > y : x < y;
+        return a[0] < b[0];
+      });
+      ordered.resize(std::min(n, ordered.size()));
+      for (std::size_t chunk : {7u, 1000u}) {
+        ScanOptions options;
+        options.chunk_rows = chunk;
+        const TiedRows top = top_distinct_rows(data, {"time_to_train_s", maximize}, n, options,
+                                               {"time_to_train_s", "cost_usd"});
+        ASSERT_EQ(top.rows.size(), ordered.size());
+        for (std::size_t g = 0; g < ordered.size(); ++g) {
+          const auto& members = ordered[g];
+          const std::size_t best =
+              *std::min_element(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
+                return std::tuple(gpus[a], memory[a], a) < std::tuple(gpus[b], memory[b], b);
+              });
+          EXPECT_EQ(top.rows[g].row, best) << "group " << g << " n " << n;
+          EXPECT_EQ(top.rows[g].value, time[best]);
+          std::vector<std::uint64_t> others;
+          for (std::size_t m : members)
+            if (m != best) others.push_back(m);
+          EXPECT_EQ(top.ties[g], others);
+        }
+      }
+    }
 }
 
 TEST_F(SummaryTest, EnergyAnswersDeadlineAndBudget) {
@@ -227,6 +291,52 @@ TEST(Sensitivity, RecoversAnAdditiveModelExactly) {
   // Variance shares: gpu 0.36 of a two-level +/-0.6 effect, nodes var of {0,-0.7,-1.4,-2.1}...
   const double var_gpu = 0.36, var_nodes = 0.6125, var_tp = 0.05 * 0.05 * 2.0 / 3.0;
   EXPECT_NEAR(s.effects[1].unique_r2, var_gpu / (var_gpu + var_nodes + var_tp), 1e-9);
+}
+
+// With collinear axes, what they explain jointly is shared out (Shapley) rather than given to no
+// one (unique) or to each (alone): the shares add up to the full R^2; axes that move together
+// are one group; an axis that mostly follows another gets a share between its unique and alone.
+TEST(Sensitivity, SharesSplitWhatCollinearAxesExplainTogether) {
+  std::vector<double> gpu, nvlink, nodes, partner, feasible, time;
+  std::mt19937_64 random(3);
+  for (int g = 0; g < 2; ++g)
+    for (int n = 0; n < 4; ++n)
+      for (int r = 0; r < 25; ++r) {
+        gpu.push_back(g);
+        nvlink.push_back(g ? 450 : 300);  // follows the accelerator exactly
+        nodes.push_back(1 << n);
+        partner.push_back(random() % 10 == 0 ? 1 - g : g);  // follows it 90% of the time
+        feasible.push_back(1);
+        time.push_back(std::exp(1.0 - 0.6 * g - 0.7 * n + 0.1 * partner.back() +
+                                0.01 * static_cast<double>(r % 5)));
+      }
+  MemoryTable t;
+  t.add({"gpu", "", true, {"A100", "H100"}, "design_axis"}, gpu);
+  t.add({"nvlink_gbytes_per_s", "GB/s", false, {}, "design_axis"}, nvlink);
+  t.add({"num_nodes", "", false, {}, "design_axis"}, nodes);
+  t.add({"partner", "", false, {}, "design_axis"}, partner);
+  t.add({"feasible", "", false, {}, "metric"}, feasible);
+  t.add({"time_to_train_s", "s", false, {}, "metric"}, time);
+  Dataset data(t, Pricing{});
+  const Sensitivity s = sensitivity(data, "time_to_train_s", {});
+  double total = 0;
+  for (const auto& e : s.effects) total += e.share_r2;
+  EXPECT_NEAR(total, s.full_r2, 1e-9);
+  ASSERT_EQ(s.effects.size(), 3u);  // num_nodes, gpu = nvlink_gbytes_per_s, partner
+  const auto find = [&](const std::string& name) {
+    for (const auto& e : s.effects)
+      if (e.name() == name) return e;
+    ADD_FAILURE() << "no effect " << name;
+    return AxisEffect{};
+  };
+  const AxisEffect accelerator = find("gpu = nvlink_gbytes_per_s");
+  EXPECT_GT(accelerator.share_r2, 0.05);
+  EXPECT_LE(accelerator.share_r2, accelerator.alone_r2 + 1e-12);
+  EXPECT_GT(accelerator.unique_r2, 0.01);  // grouped, its aliased twin no longer hides it
+  const AxisEffect p = find("partner");
+  EXPECT_LT(p.unique_r2, p.share_r2);
+  EXPECT_LT(p.share_r2, p.alone_r2);
+  EXPECT_EQ(s.effects.front().name(), "num_nodes");
 }
 
 TEST_F(SummaryTest, SensitivityOnTheSweepRanksClusterSizeFirst) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -87,6 +88,34 @@ TEST(Format, Numbers) {
   EXPECT_EQ(format_bytes(512), "512 B");
   EXPECT_EQ(format_bytes(1.5e9), "1.5 GB");
   EXPECT_EQ(format_clock(3725), "1:02:05");
+}
+
+// Every measured value reads in the unit of its own magnitude, 3 significant digits.
+TEST(Format, QuantitiesInReadableUnits) {
+  EXPECT_EQ(format_quantity(1.218e7, "s"), "141 days");
+  EXPECT_EQ(format_quantity(3.444e7, "s"), "1.09 years");
+  EXPECT_EQ(format_quantity(6.69, "s"), "6.69 s");
+  EXPECT_EQ(format_quantity(569400, "kWh"), "569 MWh");
+  EXPECT_EQ(format_quantity(7.71e6, "kWh"), "7.71 GWh");
+  EXPECT_EQ(format_quantity(1.139e6, "USD"), "$1.14M");
+  EXPECT_EQ(format_quantity(830, "USD, electricity only"), "$830");
+  EXPECT_EQ(format_quantity(3.08e6, "kg"), "3080 t");
+  EXPECT_EQ(format_quantity(0.5633, "fraction"), "56.3%");
+  EXPECT_EQ(format_quantity(1.712e11, "B"), "171 GB");
+  EXPECT_EQ(format_quantity(1.56e6, "h"), "1.56M h");
+  EXPECT_EQ(format_quantity(4096, ""), "4096");
+  EXPECT_EQ(format_quantity(2.5e7, ""), "25M");
+  EXPECT_EQ(format_quantity(200, "Gbit/s"), "200 Gbit/s");
+  EXPECT_EQ(format_quantity(std::nan(""), "s"), "nan");
+  EXPECT_EQ(display_unit("USD", 2e6).name(), "$M");
+  EXPECT_EQ(display_unit("s", 2e7).name(), "days");
+  EXPECT_EQ(display_unit("fraction", 0.5).name(), "%");
+}
+
+TEST(Format, WrapWordsKeepsTheFirstIndentAndIndentsTheRest) {
+  EXPECT_EQ(wrap_words("  a bb ccc dddd", 8, "    "), "  a bb\n    ccc\n    dddd");
+  EXPECT_EQ(wrap_words("short", 80, "  "), "short");
+  EXPECT_EQ(wrap_words("averyveryverylongword x", 5, " "), "averyveryverylongword\n x");
 }
 
 }  // namespace
