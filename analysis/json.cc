@@ -1,6 +1,8 @@
 #include "analysis/json.h"
 
+#include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "analysis/output.h"
 
@@ -159,6 +161,71 @@ Json fronts_json(const Dataset& data, const FrontRequest& request, const FrontRe
     fronts.push_back(std::move(front));
   }
   out["fronts"] = std::move(fronts);
+  return out;
+}
+
+Json energy_json(const Dataset& data, const EnergyReport& r, const std::vector<std::string>& origin,
+                 const std::string& where) {
+  Json out = json_header("clustersweep-energy/1", data, where);
+  Json pricing = Json::object();
+  std::size_t i = 0;
+  Pricing::for_each(data.pricing(), [&](const char* name, const auto& value) {
+    Json field = Json::object();
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, double>)
+      field["value"] = value;
+    else if (value.by_gpu.empty())
+      field["value"] = value.given() ? Json(value.all) : Json(nullptr);
+    else
+      for (const auto& [gpu, price] : value.by_gpu) field["value"][gpu] = price;
+    field["from"] = i < origin.size() ? Json(origin[i]) : Json(nullptr);
+    pricing[name] = std::move(field);
+    ++i;
+  });
+  out["pricing"] = std::move(pricing);
+  out["feasible"] = r.feasible;
+  const double n = static_cast<double>(std::max<std::uint64_t>(r.feasible, 1));
+  const auto range = [&](const Range& v) {
+    return r.feasible ? Json{{"min", v.min}, {"mean", v.sum / n}, {"max", v.max}} : Json(nullptr);
+  };
+  out["ranges"] = {{"time_to_train_s", range(r.time_s)},
+                   {"energy_kwh", range(r.energy_kwh)},
+                   {"cost_usd", range(r.cost_usd)},
+                   {"co2e_kg", range(r.co2e_kg)}};
+  const auto row = [&](const RowRef& ref) {
+    return ref.found() ? rows_json(data, {ref.row}).front() : Json(nullptr);
+  };
+  out["fastest"] = row(r.fastest);
+  out["least_energy"] = row(r.least_energy);
+  out["cheapest"] = row(r.cheapest);
+  out["least_carbon"] = row(r.least_carbon);
+  out["deadline_s"] = r.deadline_s ? Json(*r.deadline_s) : Json(nullptr);
+  out["cheapest_within_deadline"] = r.deadline_s ? row(r.cheapest_within_deadline) : Json(nullptr);
+  out["budget_usd"] = r.budget_usd ? Json(*r.budget_usd) : Json(nullptr);
+  out["fastest_within_budget"] = r.budget_usd ? row(r.fastest_within_budget) : Json(nullptr);
+  return out;
+}
+
+Json sensitivity_json(const Dataset& data, const Sensitivity& r, const std::string& where) {
+  Json out = json_header("clustersweep-sensitivity/1", data, where);
+  out["target"] = r.target;
+  out["rows"] = r.rows;
+  out["full_r2"] = r.full_r2;
+  out["shares_sampled"] = r.shares_sampled;
+  Json effects = Json::array();
+  for (const AxisEffect& e : r.effects) {
+    std::vector<std::string> axes;
+    for (const Column* c : e.columns) axes.push_back(c->name);
+    effects.push_back({{"axes", axes},
+                       {"levels", e.numeric ? Json(nullptr) : Json(e.levels)},
+                       {"share_r2", e.share_r2},
+                       {"alone_r2", e.alone_r2},
+                       {"unique_r2", e.unique_r2}});
+  }
+  out["effects"] = std::move(effects);
+  std::vector<std::string> constant;
+  for (const Column* c : r.constant_axes) constant.push_back(c->name);
+  out["constant_axes"] = constant;
+  out["plan_axes_excluded"] = r.plan_axes_excluded;
   return out;
 }
 

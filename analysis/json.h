@@ -10,6 +10,7 @@
 #include "analysis/dataset.h"
 #include "analysis/front.h"
 #include "analysis/rank.h"
+#include "analysis/sensitivity.h"
 #include "analysis/summary.h"
 
 namespace clustersweep::analysis {
@@ -33,5 +34,9 @@ Json top_json(const Dataset& data, const Objective& by, const TiedRows& rows,
               const std::string& where);
 Json fronts_json(const Dataset& data, const FrontRequest& request, const FrontResult& result,
                  const std::string& where);
+// `origin`: per pricing field, "--flag", "store" or "default" (resolve_pricing).
+Json energy_json(const Dataset& data, const EnergyReport& report,
+                 const std::vector<std::string>& origin, const std::string& where);
+Json sensitivity_json(const Dataset& data, const Sensitivity& result, const std::string& where);
 
 }  // namespace clustersweep::analysis

@@ -11,6 +11,7 @@ namespace clustersweep::cli {
 
 int energy(const Args& args) {
   StoreArgs store;
+  bool json = false;
   po::options_description options("Options");
   po::positional_options_description positional;
   add_store_options(options, positional, store);
@@ -18,6 +19,7 @@ int energy(const Args& args) {
                         "also find the cheapest design that trains within this many days")(
       "budget-usd", po::value<double>(),
       "also find the fastest design whose training costs at most this");
+  add_json_option(options, json);
   const auto vm =
       parse(args, options, positional,
             "energy results.h5 [--pue X] [--price-per-kwh X] [--carbon-g-per-kwh X] "
@@ -35,7 +37,10 @@ int energy(const Args& args) {
   if (vm->count("budget-usd")) budget = (*vm)["budget-usd"].as<double>();
   OpenStore open(store);
   const auto report = analysis::energy_report(open.data, open.scan(), deadline, budget);
-  analysis::print_energy(std::cout, open.data, report, open.pricing_origin);
+  if (json)
+    print_json(analysis::energy_json(open.data, report, open.pricing_origin, store.where));
+  else
+    analysis::print_energy(std::cout, open.data, report, open.pricing_origin);
   return 0;
 }
 

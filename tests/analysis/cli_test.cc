@@ -369,9 +369,9 @@ TEST_F(CliTest, TopHoldsNoTwoRowsEqualInEveryShownColumnUnlessAllTies) {
   EXPECT_LT(std::set<std::string>(all.begin(), all.end()).size(), all.size());
 }
 
-// summary, top and pareto --json print one JSON object each, with unformatted numbers that agree
-// with the terminal and CSV output of the same command.
-TEST_F(CliTest, SummaryTopAndParetoJsonParseAndAgreeWithTheTables) {
+// summary, top, pareto, energy and sensitivity --json print one JSON object each, with
+// unformatted numbers that agree with the terminal and CSV output of the same command.
+TEST_F(CliTest, AnalysisJsonParsesAndAgreesWithTheTables) {
   const std::string dir = dir_.string();
   const auto json = [&](const std::string& name, const std::string& arguments) {
     const Result r = run(cs(arguments));
@@ -382,6 +382,8 @@ TEST_F(CliTest, SummaryTopAndParetoJsonParseAndAgreeWithTheTables) {
   json("top", "top " + store_ + " --by cost_usd -n 4 --json --csv " + dir + "/top4.csv");
   json("pareto", "pareto " + store_ + " --objectives time_to_train_s,cost_usd --json --csv " + dir +
                      "/front.csv");
+  json("energy", "energy " + store_ + " --json --deadline-days 200 --pue 1.3");
+  json("sensitivity", "sensitivity " + store_ + " --json");
   const std::string check = R"(
 import json, sys
 import pandas as pd
@@ -406,6 +408,16 @@ assert p["schema"] == "clustersweep-pareto/1" and len(p["fronts"]) == 1
 assert [r["point_id"] for r in rows] == list(front.point_id)
 assert [len(r["tied_point_ids"]) for r in rows] == list(front.ties)
 assert [r["time_to_train_s"] for r in rows] == list(front.time_to_train_s)
+e = json.load(open(d + "/energy.json"))
+assert e["schema"] == "clustersweep-energy/1" and e["feasible"] > 0
+assert e["pricing"]["pue"] == {"value": 1.3, "from": "--pue"}
+assert e["pricing"]["usd_per_kwh"]["from"] == "store"
+assert e["ranges"]["cost_usd"]["min"] == e["cheapest"]["cost_usd"]
+assert e["cheapest_within_deadline"]["time_to_train_s"] <= 200 * 86400
+v = json.load(open(d + "/sensitivity.json"))
+assert v["schema"] == "clustersweep-sensitivity/1" and v["target"] == "time_to_train_s"
+assert abs(sum(x["share_r2"] for x in v["effects"]) - v["full_r2"]) < 1e-9
+assert ["gpu", "nvlink_gbytes_per_s"] in [x["axes"] for x in v["effects"]]
 print("ok")
 )";
   std::ofstream(dir + "/check_json.py") << check;
