@@ -187,6 +187,24 @@ std::vector<const Column*> Dataset::axes() const {
   return out;
 }
 
+std::vector<std::string> Dataset::column_names() const {
+  std::vector<std::string> out;
+  if (find("point_id")) out.push_back("point_id");
+  for (const auto& c : columns_)
+    if (c.name != "point_id") out.push_back(c.name);
+  return out;
+}
+
+std::vector<std::string> Dataset::column_list(std::string_view text, std::string_view what) const {
+  std::vector<std::string> out;
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    out.push_back(column(text.substr(start, comma - start), what).name);
+    start = comma + 1;
+  }
+  return out;
+}
+
 const Column* Dataset::find(std::string_view name) const noexcept {
   for (const auto& c : columns_)
     if (c.name == name) return &c;

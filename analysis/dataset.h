@@ -69,6 +69,11 @@ class Dataset {
   const std::vector<Column>& columns() const noexcept { return columns_; }
   std::vector<const Column*> axes() const;
 
+  // Every column's name, stored then priced, point_id first: what a row of a CSV or JSON holds.
+  std::vector<std::string> column_names() const;
+  // "a,b,c" as column names; InputError "<what>: unknown column ..." as column() for a bad one.
+  std::vector<std::string> column_list(std::string_view text, std::string_view what) const;
+
   const Column* find(std::string_view name) const noexcept;
   // The column or InputError "<what>: unknown column 'X'; did you mean 'Y'?".
   const Column& column(std::string_view name, std::string_view what) const;

@@ -64,12 +64,6 @@ ExportFormat export_format(const std::string& path, const std::string& flag) {
       flag, path));
 }
 
-std::vector<std::string> export_columns(const Dataset& data) {
-  std::vector<std::string> out;
-  for (const auto& c : data.columns()) out.push_back(c.name);
-  return out;
-}
-
 std::uint64_t export_rows(const Dataset& data, std::vector<std::string> columns,
                           const ScanOptions& options, const std::string& path,
                           const std::vector<std::pair<std::string, std::string>>& attributes) {

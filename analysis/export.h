@@ -15,10 +15,6 @@ enum class ExportFormat { csv, jsonl, netcdf };
 // `flag` and the valid extensions otherwise.
 ExportFormat export_format(const std::string& path, const std::string& flag);
 
-// The columns an export writes by default: point_id first, every stored column, then the priced
-// ones (energy_kwh, co2e_kg, gpu_hours, cost_usd).
-std::vector<std::string> export_columns(const Dataset& data);
-
 // Writes the rows `options` keeps, `columns` in order (point_id is put first when missing: it is
 // the netCDF dimension and the key that joins an export back to its store), to `path` through a
 // temporary file renamed at the end. `attributes` become the netCDF file's global attributes (the

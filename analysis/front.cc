@@ -227,12 +227,9 @@ void print_fronts(std::ostream& out, const Dataset& data, const FrontRequest& re
                      result.fronts.size() > 1
                          ? fmt::format(", {} fronts by {}", result.fronts.size(), request.group_by)
                          : "");
-  std::vector<std::string> metrics;
-  for (const auto& o : request.objectives) metrics.push_back(o.column);
-  for (const char* extra : {"time_to_train_s", "num_gpus", "mfu"})
-    if (data.find(extra) && std::find(metrics.begin(), metrics.end(), extra) == metrics.end() &&
-        data.find(extra)->role != Role::design_axis)
-      metrics.push_back(extra);
+  std::vector<std::string> objectives;
+  for (const auto& o : request.objectives) objectives.push_back(o.column);
+  const auto metrics = metric_columns(data, objectives, {"time_to_train_s", "num_gpus", "mfu"});
   const std::size_t k = request.objectives.size();
   for (const auto& f : result.fronts) {
     std::vector<std::size_t> order(f.rows.size());
@@ -273,10 +270,7 @@ void print_fronts(std::ostream& out, const Dataset& data, const FrontRequest& re
 
 void write_fronts_csv(const std::string& path, const Dataset& data, const FrontRequest& request,
                       const FrontResult& result) {
-  std::vector<std::string> columns;
-  if (data.find("point_id")) columns.push_back("point_id");
-  for (const auto& c : data.columns())
-    if (c.name != "point_id") columns.push_back(c.name);
+  const std::vector<std::string> columns = data.column_names();
   std::vector<std::uint64_t> rows;
   std::vector<std::vector<std::string>> extra;
   for (const auto& f : result.fronts)

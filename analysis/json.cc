@@ -22,11 +22,7 @@ Json json_value(const Column& column, double value) {
 
 Json rows_json(const Dataset& data, const std::vector<std::uint64_t>& rows,
                std::vector<std::string> columns) {
-  if (columns.empty()) {
-    if (data.find("point_id")) columns.push_back("point_id");
-    for (const auto& c : data.columns())
-      if (c.name != "point_id") columns.push_back(c.name);
-  }
+  if (columns.empty()) columns = data.column_names();
   const auto values = fetch_rows(data, rows, columns);
   Json out = Json::array();
   for (std::size_t i = 0; i < rows.size(); ++i) {

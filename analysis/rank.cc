@@ -139,57 +139,15 @@ std::string tie_settings(const Dataset& data, std::uint64_t row,
 
 namespace {
 
-// The columns a rows_table() shows, for its legend.
-std::vector<const Column*> shown_columns(const Dataset& data, const TextTable& table) {
-  std::vector<const Column*> out;
-  for (const auto& heading : table.header)
-    for (const auto& c : data.columns())
-      if (c.heading() == heading) out.push_back(&c);
-  return out;
-}
-
-}  // namespace
-
-TiedTable tied_table(const Dataset& data, const TiedRows& rows,
-                     const std::vector<std::string>& metrics) {
-  // Every row shown and every row it stands for: what "common to all rows" is said of.
-  std::vector<std::uint64_t> all;
-  for (std::size_t r = 0; r < rows.rows.size(); ++r) {
-    all.push_back(rows.rows[r].row);
-    if (r < rows.ties.size()) all.insert(all.end(), rows.ties[r].begin(), rows.ties[r].end());
-  }
-  TiedTable out;
-  out.table = rows_table(data, rows.rows, metrics, out.common, {}, all);
-  out.legend = legend(shown_columns(data, out.table));
-  if (rows.tied() == 0) return out;
-  out.table.header.insert(out.table.header.begin() + 1, "ties");
-  out.table.right.insert(out.table.right.begin() + 1, 1);
-  for (std::size_t r = 0; r < rows.rows.size(); ++r) {
-    const auto& ties = rows.ties[r];
-    out.table.rows[r].insert(out.table.rows[r].begin() + 1,
-                             ties.empty() ? std::string() : fmt::format("{}", ties.size()));
-    if (!ties.empty())
-      out.also.push_back(
-          fmt::format("{}: also {}", r + 1, tie_settings(data, rows.rows[r].row, ties)));
-  }
-  return out;
-}
-
-void print_tied_table(std::ostream& out, const TiedTable& t) {
-  const auto wrapped = [&](const std::string& text, std::string_view indent) {
-    out << wrap_words(text, TextTable::kWidth, indent) << '\n';
-  };
-  if (!t.common.empty())
-    wrapped(fmt::format("Common to all rows: {}", fmt::join(t.common, " ")), "  "), out << '\n';
-  t.table.print(out);
-  for (const auto& line : t.also) wrapped("  " + line, "      ");
-  if (!t.legend.empty()) wrapped("Columns: " + t.legend, "  ");
-}
-
-TextTable rows_table(const Dataset& data, const std::vector<RowRef>& rows,
-                     const std::vector<std::string>& metrics, std::vector<std::string>& common,
+// A table of rows: rank (or `labels`), point_id, the axes that differ among the rows, then
+// `metrics`; `common` gets the axis settings shared by every row of `about`, and `legend` the
+// column names of the short headings.
+TiedTable rows_table(const Dataset& data, const std::vector<RowRef>& rows,
+                     const std::vector<std::string>& metrics,
                      const std::vector<std::string>& labels,
                      const std::vector<std::uint64_t>& about) {
+  TiedTable out;
+  std::vector<std::string>& common = out.common;
   std::vector<std::string> names;
   for (const Column* c : data.axes()) names.push_back(c->name);
   const std::size_t axes = names.size();
@@ -201,7 +159,6 @@ TextTable rows_table(const Dataset& data, const std::vector<RowRef>& rows,
   const auto values = fetch_rows(data, ids, names);
 
   std::vector<std::size_t> varying;
-  common.clear();
   const std::vector<std::string> axis_names(names.begin(),
                                             names.begin() + static_cast<std::ptrdiff_t>(axes));
   const auto stated =
@@ -220,28 +177,70 @@ TextTable rows_table(const Dataset& data, const std::vector<RowRef>& rows,
   for (std::size_t c : varying) shown.emplace_back(data.find(names[c]), &values[c]);
   for (std::size_t m = 0; m < metrics.size(); ++m)
     shown.emplace_back(data.find(metrics[m]), &values[axes + m]);
-  TextTable table;
+  TextTable& table = out.table;
   table.header = {labels.empty() ? "rank" : ""};
   table.right = {labels.empty() ? char{1} : char{0}};
+  std::vector<const Column*> columns;
   for (const auto& [column, v] : shown) {
     table.header.push_back(column->heading());
     table.right.push_back(!column->is_label);
+    columns.push_back(column);
   }
+  out.legend = legend(columns);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     std::vector<std::string> cells = {i < labels.size() ? labels[i] : fmt::format("{}", i + 1)};
     for (const auto& [column, v] : shown) cells.push_back(column->display((*v)[i]));
     table.rows.push_back(std::move(cells));
   }
-  return table;
+  return out;
 }
 
-void print_rows(std::ostream& out, const Dataset& data, const std::vector<RowRef>& rows,
-                const std::vector<std::string>& metrics) {
-  if (rows.empty()) {
-    out << "No row matches.\n";
-    return;
+}  // namespace
+
+TiedTable tied_table(const Dataset& data, const TiedRows& rows,
+                     const std::vector<std::string>& metrics,
+                     const std::vector<std::string>& labels) {
+  // Every row shown and every row it stands for: what "common to all rows" is said of.
+  std::vector<std::uint64_t> all;
+  for (std::size_t r = 0; r < rows.rows.size(); ++r) {
+    all.push_back(rows.rows[r].row);
+    if (r < rows.ties.size()) all.insert(all.end(), rows.ties[r].begin(), rows.ties[r].end());
   }
-  print_tied_table(out, tied_table(data, {rows, {}}, metrics));
+  TiedTable out = rows_table(data, rows.rows, metrics, labels, all);
+  if (rows.tied() == 0) return out;
+  out.table.header.insert(out.table.header.begin() + 1, "ties");
+  out.table.right.insert(out.table.right.begin() + 1, 1);
+  for (std::size_t r = 0; r < rows.rows.size(); ++r) {
+    const auto& ties = rows.ties[r];
+    out.table.rows[r].insert(out.table.rows[r].begin() + 1,
+                             ties.empty() ? std::string() : fmt::format("{}", ties.size()));
+    if (!ties.empty())
+      out.also.push_back(
+          fmt::format("{}: also {}", r + 1, tie_settings(data, rows.rows[r].row, ties)));
+  }
+  return out;
+}
+
+std::vector<std::string> metric_columns(const Dataset& data, const std::vector<std::string>& always,
+                                        const std::vector<std::string>& candidates) {
+  std::vector<std::string> out = always;
+  for (const auto& m : candidates) {
+    const Column* c = data.find(m);
+    if (c && c->role != Role::design_axis && std::find(out.begin(), out.end(), m) == out.end())
+      out.push_back(m);
+  }
+  return out;
+}
+
+void print_tied_table(std::ostream& out, const TiedTable& t) {
+  const auto wrapped = [&](const std::string& text, std::string_view indent) {
+    out << wrap_words(text, TextTable::kWidth, indent) << '\n';
+  };
+  if (!t.common.empty())
+    wrapped(fmt::format("Common to all rows: {}", fmt::join(t.common, " ")), "  "), out << '\n';
+  t.table.print(out);
+  for (const auto& line : t.also) wrapped("  " + line, "      ");
+  if (!t.legend.empty()) wrapped("Columns: " + t.legend, "  ");
 }
 
 Pricing override_pricing(Pricing p, const PricingOverrides& o) {
@@ -435,9 +434,8 @@ EnergyView energy_view(const Dataset& data, const EnergyReport& r,
   if (r.budget_usd)
     answer(fmt::format("fastest within {}", format_quantity(*r.budget_usd, "USD")),
            r.fastest_within_budget, "none costs that little (try a larger --budget-usd)");
-  v.answers.table = rows_table(data, rows, {"time_to_train_s", "energy_kwh", "cost_usd", "co2e_kg"},
-                               v.answers.common, labels);
-  v.answers.legend = legend(shown_columns(data, v.answers.table));
+  v.answers = tied_table(data, {rows, {}}, {"time_to_train_s", "energy_kwh", "cost_usd", "co2e_kg"},
+                         labels);
   return v;
 }
 

@@ -41,30 +41,25 @@ TiedRows top_distinct_rows(const Dataset& data, const Objective& by, std::size_t
 std::string tie_settings(const Dataset& data, std::uint64_t row,
                          const std::vector<std::uint64_t>& ties);
 
-// A table of tied rows: rows_table() with a "ties" column when any row stands for others, the
-// settings common to every row and tie, and one "k: also <tie_settings>" line per tied row.
+// A table of rows (rank, point_id, the axes that differ, the metrics) with a "ties" column when any
+// row stands for others, the settings common to every row and tie, and one
+// "k: also <tie_settings>" line per tied row.
 struct TiedTable {
   TextTable table;
   std::vector<std::string> common;
   std::vector<std::string> also;
   std::string legend;  // the short headings and the column names they stand for
 };
+// `labels` (optional, one per row) replaces the rank column.
 TiedTable tied_table(const Dataset& data, const TiedRows& rows,
-                     const std::vector<std::string>& metrics);
+                     const std::vector<std::string>& metrics,
+                     const std::vector<std::string>& labels = {});
 void print_tied_table(std::ostream& out, const TiedTable& table);
 
-// A table of rows: rank, point_id, the axes that differ among the rows, then `metrics`. Axes with
-// one value across all rows are printed once above the table.
-void print_rows(std::ostream& out, const Dataset& data, const std::vector<RowRef>& rows,
-                const std::vector<std::string>& metrics);
-// The same table, and the "name=value" of the axes common to all rows in `common`.
-struct TextTable;
-// `labels` (optional, one per row) replaces the rank column. `common` gets the axis settings
-// shared by every row of `about` (default: the rows shown), and only the other axes are columns.
-TextTable rows_table(const Dataset& data, const std::vector<RowRef>& rows,
-                     const std::vector<std::string>& metrics, std::vector<std::string>& common,
-                     const std::vector<std::string>& labels = {},
-                     const std::vector<std::uint64_t>& about = {});
+// The metric columns of a table: every column of `always`, then those of `candidates` the store
+// has and that are not design axes (the table shows the axes that vary), each once.
+std::vector<std::string> metric_columns(const Dataset& data, const std::vector<std::string>& always,
+                                        const std::vector<std::string>& candidates);
 
 // Pricing flags; unset ones keep the store's (spec's) value, or the documented default.
 struct PricingOverrides {

@@ -26,21 +26,6 @@ th { background: #eee; } td.num { text-align: right; font-variant-numeric: tabul
 figure { margin: 1em 0; } .note { color: #555; font-size: 13px; }
 )";
 
-// The columns of `candidates` the store has, once each, leaving out design axes (rows_table shows
-// those that vary) unless one is `keep`.
-std::vector<std::string> metric_columns(const Dataset& data,
-                                        const std::vector<std::string>& candidates,
-                                        const std::string& keep) {
-  std::vector<std::string> out;
-  for (const auto& m : candidates) {
-    const Column* c = data.find(m);
-    if (c && std::find(out.begin(), out.end(), m) == out.end() &&
-        (m == keep || c->role != Role::design_axis))
-      out.push_back(m);
-  }
-  return out;
-}
-
 std::string note(const std::string& text) {
   return "<p class=\"note\">" + xml_escape(text) + "</p>\n";
 }
@@ -72,7 +57,7 @@ std::string pareto_section(const Dataset& data, const ReportOptions& options, co
                   group_by.empty() ? "" : ", one front per " + group_by);
   if (result.rows_selected == 0) return html + "<p>No feasible point.</p>\n";
   html += "<figure>" + render_svg(front_plot(data, request, result)) + "</figure>\n";
-  const std::vector<std::string> shown = metric_columns(data, {x, y, "num_gpus", "mfu"}, x);
+  const std::vector<std::string> shown = metric_columns(data, {x, y}, {"num_gpus", "mfu"});
   for (const auto& f : result.fronts) {
     // The designs of the front by the first objective, each standing for its ties.
     std::vector<std::size_t> order(f.rows.size());
@@ -99,16 +84,7 @@ std::string summary_section(const Dataset& data, const Summary& s) {
       "<p>{} points stored, {} selected, {} feasible ({:.1f}%).</p>\n", with_commas(s.rows),
       with_commas(s.selected), with_commas(s.feasible),
       s.selected ? 100.0 * static_cast<double>(s.feasible) / static_cast<double>(s.selected) : 0.0);
-  TextTable axes{{"axis", "role", "values"}, {}, false};
-  for (const auto& a : s.axes) {
-    std::vector<std::string> values;
-    for (double v : a.values) values.push_back(a.column->format(v));
-    axes.rows.push_back({a.column->name,
-                         a.column->role == Role::plan_axis ? "plan" : "cluster/workload",
-                         fmt::format("{}{}{}", fmt::join(values, ", "), a.more ? ", ..." : "",
-                                     a.column->unit.empty() ? "" : " " + a.column->unit)});
-  }
-  html += "<h3>Swept axes</h3>\n" + axes.html();
+  html += "<h3>Swept axes</h3>\n" + swept_axes_table(s).html();
   if (!s.infeasible_reasons.empty()) {
     TextTable reasons{{"why infeasible", "points"}, {}};
     for (const auto& [name, count] : s.infeasible_reasons)
@@ -118,20 +94,18 @@ std::string summary_section(const Dataset& data, const Summary& s) {
   if (s.feasible == 0) return html + "<p>No feasible point: nothing to rank.</p>\n";
   const Column& target = *data.find(s.target);
   const std::vector<std::string> shown =
-      metric_columns(data, {s.target, "num_gpus", "mfu", "energy_kwh", "cost_usd"}, s.target);
+      metric_columns(data, {s.target}, {"num_gpus", "mfu", "energy_kwh", "cost_usd"});
   {
-    TiedTable t;
-    std::vector<RowRef> rows;
+    TiedRows rows;
     std::vector<std::string> labels;
     for (const auto& [gpu, best] : s.best_per_accelerator) {
       labels.push_back(gpu);
-      rows.push_back(best);
+      rows.rows.push_back(best);
     }
-    t.table = rows_table(data, rows, shown, t.common, labels);
-    html += fmt::format("<h3>Best design per accelerator</h3>\n") +
+    html += "<h3>Best design per accelerator</h3>\n" +
             note(fmt::format("The feasible design with the least {} on each accelerator.",
                              target.heading())) +
-            tied_html(t);
+            tied_html(tied_table(data, rows, shown, labels));
   }
   html += "<h3>How much the cluster configuration matters</h3>\n" +
           note(
@@ -148,12 +122,9 @@ std::string summary_section(const Dataset& data, const Summary& s) {
                               target.display(spread.worst.value)});
   }
   html += spreads.html();
-  if (!s.spreads.empty()) {
-    TiedTable t;
-    t.table = rows_table(data, {s.spreads.front().best, s.spreads.front().worst}, shown, t.common,
-                         {"best", "worst"});
-    html += tied_html(t);
-  }
+  if (!s.spreads.empty())
+    html += tied_html(tied_table(data, {{s.spreads.front().best, s.spreads.front().worst}, {}},
+                                 shown, {"best", "worst"}));
   html += "<h3>Memory-expansion tier</h3>\n";
   const ExpansionGain& e = s.expansion;
   if (!s.has_expansion_axis || e.groups == 0)
@@ -217,8 +188,7 @@ std::string render_report(const Dataset& data, const ReportOptions& options) {
                 "The fastest distinct results: rows equal in every column shown are one row, "
                 "the one on the fewest GPUs, then with the least memory.");
     const std::vector<std::string> metrics = metric_columns(
-        data, {"time_to_train_s", "num_gpus", "mfu", "energy_kwh", "cost_usd", "co2e_kg"},
-        "time_to_train_s");
+        data, {"time_to_train_s"}, {"num_gpus", "mfu", "energy_kwh", "cost_usd", "co2e_kg"});
     const auto rows = top_distinct_rows(data, {"time_to_train_s", false}, options.best_rows,
                                         options.scan, metrics);
     if (rows.rows.empty()) {

@@ -233,16 +233,7 @@ std::string describe_design(const Dataset& data, std::uint64_t row,
   return plan.empty() ? design : design + " | " + plan;
 }
 
-void print_summary(std::ostream& out, const Dataset& data, const Summary& s) {
-  const Column& target = *data.find(s.target);
-  out << fmt::format("Store: {}\n", data.source().path());
-  if (const auto version = data.source().string_attribute("tool_version"))
-    out << fmt::format("Written by clustersweep {}\n", *version);
-  out << fmt::format(
-      "Points: {} stored, {} selected, {} feasible ({:.1f}%)\n", s.rows, s.selected, s.feasible,
-      s.selected ? 100.0 * static_cast<double>(s.feasible) / static_cast<double>(s.selected) : 0.0);
-
-  out << "\nSwept axes:\n";
+TextTable swept_axes_table(const Summary& s) {
   TextTable axes{{"axis", "role", "values"}, {}, false};
   for (const auto& a : s.axes) {
     std::vector<std::string> values;
@@ -253,7 +244,20 @@ void print_summary(std::ostream& out, const Dataset& data, const Summary& s) {
     axes.rows.push_back(
         {a.column->name, a.column->role == Role::plan_axis ? "plan" : "cluster/workload", text});
   }
-  axes.print(out);
+  return axes;
+}
+
+void print_summary(std::ostream& out, const Dataset& data, const Summary& s) {
+  const Column& target = *data.find(s.target);
+  out << fmt::format("Store: {}\n", data.source().path());
+  if (const auto version = data.source().string_attribute("tool_version"))
+    out << fmt::format("Written by clustersweep {}\n", *version);
+  out << fmt::format(
+      "Points: {} stored, {} selected, {} feasible ({:.1f}%)\n", s.rows, s.selected, s.feasible,
+      s.selected ? 100.0 * static_cast<double>(s.feasible) / static_cast<double>(s.selected) : 0.0);
+
+  out << "\nSwept axes:\n";
+  swept_axes_table(s).print(out);
 
   if (!s.infeasible_reasons.empty()) {
     out << "\nInfeasible points by reason:\n";

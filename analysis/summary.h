@@ -64,6 +64,9 @@ inline constexpr std::size_t kMaxListedValues = 24;
 Summary summarize(const Dataset& data, const std::string& target, ScanOptions options);
 
 void print_summary(std::ostream& out, const Dataset& data, const Summary& summary);
+// The swept axes with their role and values, as print_summary and the report show them.
+struct TextTable;
+TextTable swept_axes_table(const Summary& summary);
 
 // "gpu=H100-SXM5-80GB num_nodes=64 ... | tp=8 pp=4 ..." for one row: design axes, then plan axes,
 // leaving out the axes named in `skip` (e.g. those with one value in the whole sweep).

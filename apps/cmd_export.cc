@@ -37,17 +37,8 @@ int export_store(const Args& args) {
         fmt::format("-o: '{}' is the store being exported; name another file", output));
   analysis::export_format(output, "-o");
   OpenStore open(store);
-  std::vector<std::string> names;
-  if (columns.empty()) {
-    names = analysis::export_columns(open.data);
-  } else {
-    std::size_t start = 0;
-    while (start <= columns.size()) {
-      const std::size_t comma = std::min(columns.find(',', start), columns.size());
-      names.push_back(open.data.column(columns.substr(start, comma - start), "--columns").name);
-      start = comma + 1;
-    }
-  }
+  const std::vector<std::string> names =
+      columns.empty() ? open.data.column_names() : open.data.column_list(columns, "--columns");
   std::vector<std::pair<std::string, std::string>> attributes = {
       {"Conventions", "CF-1.8"},
       {"title", "clustersweep export of " + store.store},

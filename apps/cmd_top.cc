@@ -40,21 +40,11 @@ int top(const Args& args) {
   analysis::Objective objective;
   objective.maximize = by.rfind("max:", 0) == 0;
   objective.column = open.data.column(objective.maximize ? by.substr(4) : by, "--by").name;
-  std::vector<std::string> shown;
-  if (columns.empty()) {
-    shown.push_back(objective.column);
-    for (const char* c : {"time_to_train_s", "num_gpus", "mfu", "energy_kwh", "cost_usd"})
-      if (open.data.find(c) && std::find(shown.begin(), shown.end(), c) == shown.end() &&
-          open.data.find(c)->role != analysis::Role::design_axis)
-        shown.push_back(c);
-  } else {
-    std::size_t start = 0;
-    while (start <= columns.size()) {
-      const std::size_t comma = std::min(columns.find(',', start), columns.size());
-      shown.push_back(open.data.column(columns.substr(start, comma - start), "--columns").name);
-      start = comma + 1;
-    }
-  }
+  const std::vector<std::string> shown =
+      columns.empty() ? analysis::metric_columns(
+                            open.data, {objective.column},
+                            {"time_to_train_s", "num_gpus", "mfu", "energy_kwh", "cost_usd"})
+                      : open.data.column_list(columns, "--columns");
   analysis::TiedRows top;
   if (all_ties)
     top.rows = analysis::top_rows(open.data, objective, n, open.scan());
@@ -81,10 +71,7 @@ int top(const Args& args) {
       analysis::print_tied_table(std::cout, analysis::tied_table(open.data, top, shown));
   }
   if (!csv.empty()) {
-    std::vector<std::string> all;
-    if (open.data.find("point_id")) all.push_back("point_id");
-    for (const auto& c : open.data.columns())
-      if (c.name != "point_id") all.push_back(c.name);
+    const auto all = open.data.column_names();
     std::vector<std::uint64_t> ids;
     for (const auto& r : rows) ids.push_back(r.row);
     analysis::write_csv(csv, open.data, all, analysis::fetch_rows(open.data, ids, all));
