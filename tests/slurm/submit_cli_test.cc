@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
+#include "base/format.h"
 #include "slurm/process.h"
 #include "tests/slurm/test_util.h"
 
@@ -232,6 +234,37 @@ TEST(StatusCli, ReportsACompleteStoreAndSaysWhenSlurmCannotBeAsked) {
       std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("  sweep   12            state unknown\n"), std::string::npos) << r.out;
+}
+
+TEST(StatusCli, JsonSaysWhatTheTextSays) {
+  ScratchDir dir;
+  const auto run =
+      clustersweep({"run", kTiny, "-o", dir / "results.h5", "--progress", "none", "--no-summary"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  testing::write_text(
+      dir / "results.h5.slurm-jobs",
+      "clustersweep-slurm-jobs 1\nsubmission 2026-11-22T10:00:00Z 0\njob sweep 77 /x.sbatch\n");
+  const auto text = clustersweep({"status", dir / "results.h5"}, fake_slurm(dir));
+  const auto r = clustersweep({"status", dir / "results.h5", "--json"}, fake_slurm(dir));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto json = nlohmann::json::parse(r.out);
+  EXPECT_EQ(json["schema"], "clustersweep-status/1");
+  EXPECT_EQ(json["state"], "complete");
+  EXPECT_EQ(json["points"], 1024);
+  EXPECT_EQ(json["points_done"], 1024);
+  EXPECT_EQ(json["rate"]["measured"], "the run that finished the store");
+  EXPECT_NE(
+      text.out.find(fmt::format(
+          "rate:   {} points/s",
+          with_commas(static_cast<std::uint64_t>(json["rate"]["points_per_s"].get<double>())))),
+      std::string::npos)
+      << text.out;
+  EXPECT_EQ(json["jobs"][0]["state"], "RUNNING");
+  EXPECT_EQ(json["jobs"][0]["elapsed_s"], 10);
+  EXPECT_EQ(json["jobs"][0]["time_limit_s"], 600);
+  EXPECT_NE(text.out.find("  sweep   77            RUNNING     0:10 of 10:00 on vm\n"),
+            std::string::npos)
+      << text.out;
 }
 
 }  // namespace
