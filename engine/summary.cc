@@ -1,11 +1,14 @@
 #include "engine/summary.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <ostream>
 
+#include "base/format.h"
 #include "engine/evaluate.h"
 
 namespace clustersweep::engine {
@@ -13,20 +16,6 @@ namespace clustersweep::engine {
 namespace {
 
 constexpr std::uint64_t kReadRows = 1 << 18;
-
-const char* objective_column(spaces::Objective objective) {
-  switch (objective) {
-    case spaces::Objective::step_time:
-      return "step_time_s";
-    case spaces::Objective::time_to_train:
-      return "time_to_train_s";
-    case spaces::Objective::energy:
-      return "energy_to_train_j";
-    case spaces::Objective::cost:
-      return "cost_usd";
-  }
-  return "time_to_train_s";
-}
 
 }  // namespace
 
@@ -43,66 +32,78 @@ std::uint64_t count_feasible(const StoreReader& store) {
 
 std::vector<BestRow> best_designs(const StoreReader& store, spaces::Objective objective,
                                   std::size_t top) {
-  const bool cost = objective == spaces::Objective::cost;
   const spaces::Pricing pricing = spaces::stored_pricing(store);
-  std::vector<BestRow> best;  // at most `top` designs, sorted by objective
-  std::vector<double> feasible, design, value, gpus, gpu, time, energy;
   const std::vector<double> price = pricing.usd_per_gpu_s(store.find_column("gpu")->labels);
+  std::vector<BestRow> best;  // at most `top` lines, sorted by objective
+  struct Candidate {
+    std::uint64_t row = 0;
+    double objective = 0, gpus = 0, memory = 0;
+    std::array<double, 5> figures{};
+  };
+  // A design's best plan joins the line of equal figures, or makes a line of its own.
+  auto add = [&](const Candidate& c) {
+    auto same = std::find_if(best.begin(), best.end(),
+                             [&](const BestRow& b) { return b.figures == c.figures; });
+    if (same != best.end()) {
+      std::vector<double> gpus, memory;
+      store.read("num_gpus", same->row, 1, gpus);
+      store.read("mem_per_gpu_bytes", same->row, 1, memory);
+      std::uint64_t tied = c.row;
+      if (std::pair(c.gpus, c.memory) < std::pair(gpus[0], memory[0])) std::swap(tied, same->row);
+      same->tied_rows.push_back(tied);
+      return;
+    }
+    if (best.size() == top && c.objective >= best.back().objective) return;
+    const auto at = std::upper_bound(best.begin(), best.end(), c.objective,
+                                     [](double v, const BestRow& b) { return v < b.objective; });
+    best.insert(at, BestRow{c.row, c.objective, c.figures, {}});
+    if (best.size() > top) best.pop_back();
+  };
+  std::vector<double> feasible, design, gpus, gpu, time, step, mfu, energy, memory;
+  std::optional<Candidate> current;  // the best plan so far of the design being read
+  double current_design = -1;
   for (std::uint64_t offset = 0; offset < store.rows(); offset += kReadRows) {
     const std::uint64_t n = std::min(kReadRows, store.rows() - offset);
     store.read("feasible", offset, n, feasible);
     store.read("design_id", offset, n, design);
-    if (cost) {
-      store.read("num_gpus", offset, n, gpus);
-      store.read("gpu", offset, n, gpu);
-      store.read("time_to_train_s", offset, n, time);
-      store.read("energy_to_train_j", offset, n, energy);
-    } else {
-      store.read(objective_column(objective), offset, n, value);
-    }
+    store.read("num_gpus", offset, n, gpus);
+    store.read("gpu", offset, n, gpu);
+    store.read("time_to_train_s", offset, n, time);
+    store.read("step_time_s", offset, n, step);
+    store.read("mfu", offset, n, mfu);
+    store.read("energy_to_train_j", offset, n, energy);
+    store.read("mem_per_gpu_bytes", offset, n, memory);
     for (std::uint64_t i = 0; i < n; ++i) {
-      if (feasible[i] == 0) continue;
-      const double v = cost ? pricing.cost_usd(price[static_cast<std::size_t>(gpu[i])], gpus[i],
-                                               time[i], energy[i])
-                            : value[i];
-      if (!std::isfinite(v)) continue;
-      const auto id = static_cast<std::uint64_t>(design[i]);
-      auto same = std::find_if(best.begin(), best.end(),
-                               [&](const BestRow& b) { return b.design_id == id; });
-      if (same != best.end()) {
-        if (v >= same->objective) continue;
-        best.erase(same);
-      } else if (best.size() == top && v >= best.back().objective) {
-        continue;
+      if (design[i] != current_design) {
+        if (current) add(*current);
+        current.reset();
+        current_design = design[i];
       }
-      const BestRow row{offset + i, id, v};
-      best.insert(std::upper_bound(
-                      best.begin(), best.end(), row,
-                      [](const BestRow& a, const BestRow& b) { return a.objective < b.objective; }),
-                  row);
-      if (best.size() > top) best.pop_back();
+      if (feasible[i] == 0) continue;
+      const double cost =
+          pricing.cost_usd(price[static_cast<std::size_t>(gpu[i])], gpus[i], time[i], energy[i]);
+      const double v = objective == spaces::Objective::cost        ? cost
+                       : objective == spaces::Objective::step_time ? step[i]
+                       : objective == spaces::Objective::energy    ? energy[i]
+                                                                   : time[i];
+      if (!std::isfinite(v) || (current && v >= current->objective)) continue;
+      current =
+          Candidate{offset + i, v, gpus[i], memory[i], {time[i], step[i], mfu[i], energy[i], cost}};
     }
   }
+  if (current) add(*current);
   return best;
 }
 
 namespace {
 
+// An axis value as the analysis tables print it: a label's name, else the number.
 std::string format_value(const ColumnInfo& column, double v) {
   if (column.is_label) {
     const auto i = static_cast<std::size_t>(v);
     return i < column.labels.size() ? column.labels[i] : fmt::format("#{}", v);
   }
-  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
-  return fmt::format("{:g}", v);
-}
-
-std::string duration(double seconds) {
-  if (!std::isfinite(seconds)) return "-";
-  if (seconds >= 86400) return fmt::format("{:.1f} d", seconds / 86400);
-  if (seconds >= 3600) return fmt::format("{:.1f} h", seconds / 3600);
-  if (seconds >= 1) return fmt::format("{:.2f} s", seconds);
-  return fmt::format("{:.1f} ms", seconds * 1e3);
+  return format_number(v);
 }
 
 }  // namespace
@@ -116,24 +117,16 @@ void print_best_designs(const StoreReader& store, const spaces::Space& space, st
   }
   const spaces::Pricing pricing = spaces::stored_pricing(store);
   const std::vector<double> price = pricing.usd_per_gpu_s(store.find_column("gpu")->labels);
-  out << fmt::format(
-      "best designs by {} (the best plan of each{}):\n", spaces::to_string(space.objective()),
-      pricing.prices_gpus() ? "" : "; cost $ is electricity only: no GPU price given");
-  out << fmt::format("  {:>2}  {:>10}  {:>10}  {:>5}  {:>9}  {:>10}  {}\n", "#", "train", "step",
-                     "MFU", "MWh", "cost $", "design | plan");
+  out << fmt::format("best designs by {} (the best plan of each{}):\n",
+                     spaces::to_string(space.objective()),
+                     pricing.prices_gpus() ? "" : "; cost is electricity only: no GPU price given");
+  constexpr auto kRow = "  {:>2}  {:>10}  {:>8}  {:>6}  {:>9}  {:>8}  ";
+  const std::string header = fmt::format(kRow, "#", "train", "step", "MFU", "energy", "cost");
+  out << header << "design | plan\n";
+  // The axes the sweep varies: the others are the spec's and the same in every row.
   std::vector<std::string> design_axes, plan_axes;
-  // A space without expert parallelism keeps ep = etp = 1: its plans need not say so.
-  const auto& axes = space.axes();
-  const bool experts = space.family() == estimator::Family::transformer &&
-                       (axes[spaces::kEp].size() > 1 || axes[spaces::kEp].numbers[0] != 1 ||
-                        axes[spaces::kEtp].size() > 1 || axes[spaces::kEtp].numbers[0] != 1);
-  for (const auto& a : axes) {
-    if (!a.is_plan) {
-      if (a.size() > 1) design_axes.push_back(a.name);
-    } else if (experts || (a.name != "ep" && a.name != "etp")) {
-      plan_axes.push_back(a.name);
-    }
-  }
+  for (const auto& a : space.axes())
+    if (a.size() > 1) (a.is_plan ? plan_axes : design_axes).push_back(a.name);
   // The transformer's derived degree, with its plan.
   if (store.schema().index("dp") != Schema::npos) plan_axes.push_back("dp");
   std::vector<double> v;
@@ -141,23 +134,47 @@ void print_best_designs(const StoreReader& store, const spaces::Space& space, st
     store.read(column, row, 1, v);
     return v[0];
   };
+  auto settings = [&](const std::vector<std::string>& names, std::uint64_t row) {
+    std::string text;
+    for (const auto& name : names)
+      text += fmt::format("{}{}={}", text.empty() ? "" : " ", name,
+                          format_value(*store.find_column(name), value(name, row)));
+    return text;
+  };
   for (std::size_t k = 0; k < best.size(); ++k) {
     const std::uint64_t row = best[k].row;
     const double ttt = value("time_to_train_s", row);
     const double energy = value("energy_to_train_j", row);
     const double cost = pricing.cost_usd(price[static_cast<std::size_t>(value("gpu", row))],
                                          value("num_gpus", row), ttt, energy);
-    std::string design, plan;
-    for (const auto& name : design_axes)
-      design += fmt::format("{}{}={}", design.empty() ? "" : " ", name,
-                            format_value(*store.find_column(name), value(name, row)));
-    for (const auto& name : plan_axes)
-      plan += fmt::format("{}{}={}", plan.empty() ? "" : " ", name,
-                          format_value(*store.find_column(name), value(name, row)));
-    out << fmt::format("  {:>2}  {:>10}  {:>10}  {:>4.1f}%  {:>9.1f}  {:>10.3g}  {} | {}\n", k + 1,
-                       duration(ttt), duration(value("step_time_s", row)), 100 * value("mfu", row),
-                       energy * pricing.pue / 3.6e9, cost, design.empty() ? "(one design)" : design,
-                       plan);
+    const std::string design = settings(design_axes, row);
+    // The settings wrap within 120 columns under their own heading.
+    const std::string indent(header.size(), ' ');
+    const std::string wrapped =
+        wrap_words(fmt::format("{}{} | {}", indent, design.empty() ? "(one design)" : design,
+                               settings(plan_axes, row)),
+                   120, indent);
+    out << fmt::format(kRow, k + 1, format_quantity(ttt, "s"),
+                       format_quantity(value("step_time_s", row), "s"),
+                       format_quantity(value("mfu", row), "fraction"),
+                       format_quantity(energy * pricing.pue / 3.6e6, "kWh"),
+                       format_quantity(cost, "USD"))
+        << std::string_view(wrapped).substr(indent.size()) << '\n';
+    if (best[k].tied_rows.empty()) continue;
+    // The tied designs in one line: how many, and which settings tell them apart.
+    std::vector<std::string> differ;
+    for (const auto* names : {&design_axes, &plan_axes})
+      for (const auto& name : *names) {
+        const double mine = value(name, row);
+        if (std::any_of(best[k].tied_rows.begin(), best[k].tied_rows.end(),
+                        [&](std::uint64_t r) { return value(name, r) != mine; }))
+          differ.push_back(name);
+      }
+    const auto n = best[k].tied_rows.size();
+    out << wrap_words(fmt::format("{}(+{} design{} with the same figures, differing in {})", indent,
+                                  n, n == 1 ? "" : "s", fmt::join(differ, ", ")),
+                      120, indent)
+        << '\n';
   }
 }
 

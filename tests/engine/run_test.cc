@@ -95,6 +95,43 @@ TEST_F(RunTest, ReportsTheRunAndTheBestDesigns) {
   EXPECT_FALSE(std::filesystem::exists(dir_ / "r.h5.partial"));
 }
 
+// Designs whose best plans are equal in every figure of the table make one row that says how many
+// and which settings tell them apart; the kept one is the first of the fewest GPUs.
+TEST_F(RunTest, TheBestDesignsTableShowsTiedDesignsOnce) {
+  // On 2 and 4 nodes the data-parallel all-reduce hides behind the compute at 200 Gbit/s as at
+  // 400: each of the 8 designs has a twin on the other bandwidth, and 4 rows show all 8.
+  const std::string s = spec("s.toml", small_spec("best-per-design"));
+  std::string out;
+  ASSERT_EQ(run(command(1, {"run", s, "-o", dir_ / "r.h5"}), &out), 0) << out;
+  const auto table = out.find("best designs by time_to_train (the best plan of each):\n");
+  ASSERT_NE(table, std::string::npos) << out;
+  std::size_t rows = 0, ties = 0;
+  for (std::size_t at = out.find('\n', table) + 1; at < out.size(); at = out.find('\n', at) + 1) {
+    const std::string line = out.substr(at, out.find('\n', at) - at);
+    if (line.find(" inter_node_gbps_per_gpu=200") != std::string::npos) ++rows;
+    EXPECT_EQ(line.find("inter_node_gbps_per_gpu=400"), std::string::npos) << out;
+    if (line.find("(+1 design with the same figures, differing in") != std::string::npos) ++ties;
+  }
+  EXPECT_EQ(rows, 4u) << out;
+  EXPECT_EQ(ties, 4u) << out;
+}
+
+// A store of every point and one of each design's best plan give the same table: the first reads
+// each design's rows (contiguous, as point ids run design by design) for its best plan.
+TEST_F(RunTest, TheBestDesignsTableIsTheSameForEveryKeepMode) {
+  std::string table[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string s = spec("s.toml", small_spec(i == 0 ? "all" : "best-per-design"));
+    std::string out;
+    ASSERT_EQ(
+        run(command(2, {"run", s, "-o", dir_ / "r.h5", "--force", "--chunk-points", "777"}), &out),
+        0)
+        << out;
+    table[i] = out.substr(out.find("best designs by"));
+  }
+  EXPECT_EQ(table[0], table[1]);
+}
+
 TEST_F(RunTest, MixtureOfExpertsSweepNamesTheBestExpertParallelPlanOfEachCluster) {
   // The shipped DeepSeek-V3 study: H800, H100 and GB200 NVL72 at two sizes, every ep.
   const std::string s = CLUSTERSWEEP_SOURCE_DIR "/examples/deepseek-v3-ep.toml";
@@ -109,9 +146,12 @@ TEST_F(RunTest, MixtureOfExpertsSweepNamesTheBestExpertParallelPlanOfEachCluster
       const auto at = out.find(design, table);
       if (at == std::string::npos) continue;  // no plan of this cluster fits in memory
       ++designs;
-      const std::string line = out.substr(at, out.find('\n', at) - at);
-      EXPECT_NE(line.find(" ep="), std::string::npos) << line;
-      EXPECT_NE(line.find(" etp=1"), std::string::npos) << line;
+      // The row's settings run on over the lines that follow it, up to the next numbered row.
+      std::size_t end = out.find('\n', at);
+      while (end + 5 < out.size() && out.compare(end + 1, 4, "    ") == 0)
+        end = out.find('\n', end + 1);
+      const std::string settings = out.substr(at, end - at);
+      EXPECT_NE(settings.find(" ep="), std::string::npos) << settings;
     }
   }
   EXPECT_GE(designs, 4) << out;
