@@ -1,0 +1,372 @@
+#!/usr/bin/python3
+"""Regenerates the figures of docs/case-studies.md from what clustersweep computes now.
+
+The document marks every generated part: a block between `<!-- begin generated: NAME -->` and
+`<!-- end generated: NAME -->`, a value inside prose between `<!--v:NAME-->` and `<!--/v-->`.
+The script runs the studies' sweeps (COMET GPT-3 175B and Transformer-1T, DeepSeek-V3) into a
+scratch folder, reads them back with `summary --json`, `sensitivity --json`, `top --json` and
+`status --json`, evaluates the DLRM points with `estimate --json`, and fills the marks. Prose
+between the marks is written by hand and must stay true of the figures it cites; the test
+`CaseStudiesAreCurrent` runs `--check`.
+
+Usage: scripts/case-studies.py [--check] [--bin build/bin/clustersweep] [--doc docs/case-studies.md]
+  --check  write nothing; print a diff and exit 1 when the document is not current
+(About 5 s on one core.)"""
+import argparse
+import difflib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import tomllib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Clustersweep:
+    def __init__(self, binary, scratch):
+        self.binary, self.scratch = binary, scratch
+
+    def __call__(self, *args):
+        return subprocess.run([self.binary, *args], check=True, capture_output=True,
+                              text=True).stdout
+
+    def json(self, *args):
+        return json.loads(self(*args, "--json"))
+
+    def sweep(self, example):
+        store = os.path.join(self.scratch, example.replace(".toml", ".h5"))
+        self("run", os.path.join(ROOT, "examples", example), "-o", store, "--progress", "none",
+             "--no-summary")
+        return store
+
+
+# How the figures read: the same rules throughout the document.
+def x(ratio):
+    return f"{ratio:.3g}x" if ratio < 10 else f"{ratio:.1f}x"
+
+
+def days(seconds):
+    d = seconds / 86400
+    return f"{d:.3g} days"
+
+
+def pct(fraction):
+    p = 100 * fraction
+    return f"{p:.1f}%" if p >= 0.1 else f"{p:.2f}%" if p >= 0.01 else f"{p:.3f}%"
+
+
+def commas(n):
+    return f"{n:,}"
+
+
+def ratio_range(ratios):
+    lo, hi = min(ratios), max(ratios)
+    return x(lo) if f"{lo:.3g}" == f"{hi:.3g}" else f"{lo:.3g}–{x(hi)}"
+
+
+SHORT = {"num_nodes": "num_nodes", "inter_node_gbps_per_gpu": "scale-out", "hbm_gb": "HBM",
+         "expansion_gb": "expansion", "expansion_gbytes_per_s": "expansion bandwidth",
+         "gpu": "gpu", "nvlink_gbytes_per_s": "NVLink"}
+
+
+def shares(sensitivity, n=4):
+    parts = []
+    for e in sensitivity["effects"][:n]:
+        name = " with ".join(SHORT.get(a, a) for a in e["axes"])
+        parts.append(f"{name} {pct(e['share_r2'])}")
+    return ", ".join(parts)
+
+
+def spec_list(value):
+    return value if isinstance(value, str) else ", ".join(str(v) for v in value)
+
+
+def settings(row, axes):
+    return " ".join(f"{a}={row[a]}" for a in axes)
+
+
+def comet(cs, values, blocks):
+    studies = {}
+    for key, example in [("175b", "comet-gpt3-175b.toml"), ("1t", "comet-transformer-1t.toml")]:
+        store = cs.sweep(example)
+        with open(os.path.join(ROOT, "examples", example), "rb") as f:
+            spec = tomllib.load(f)
+        summary = cs.json("summary", store)
+        per_gpu = {gpu: cs.json("summary", store, "--where", f"gpu == '{gpu}'")
+                   for gpu in summary["best_per_accelerator"]}
+        studies[key] = dict(store=store, spec=spec, summary=summary, per_gpu=per_gpu,
+                            sensitivity=cs.json("sensitivity", store),
+                            status=cs.json("status", store, "--interval", "0"))
+    a, b = studies["175b"], studies["1t"]
+
+    def axis(study, name):
+        return next(ax["values"] for ax in study["summary"]["axes"] if ax["name"] == name)
+
+    def listed(values, unit=""):
+        return ", ".join(str(v) for v in values) + unit
+
+    rows = [
+        ("tokens", lambda s: f"{s['spec']['workload']['training_tokens'] / 1e9:.0f} B"),
+        ("accelerators", lambda s: ", ".join(axis(s, "gpu"))),
+        ("cluster sizes", lambda s: f"{min(axis(s, 'num_gpus'))}–{max(axis(s, 'num_gpus'))} GPUs "
+                                    f"({min(axis(s, 'num_nodes'))}–{max(axis(s, 'num_nodes'))} "
+                                    "nodes)"),
+        ("scale-out per GPU", lambda s: listed(axis(s, "inter_node_gbps_per_gpu"), " Gbit/s")),
+        ("HBM per GPU (what-if)", lambda s: listed(axis(s, "hbm_gb"), " GB")),
+        ("expansion tier per GPU", lambda s: listed(axis(s, "expansion_gb"), " GB") + " at " +
+         " or ".join(str(v) for v in axis(s, "expansion_gbytes_per_s")) + " GB/s"),
+        ("plans", lambda s: "; ".join(f"{k} {spec_list(v)}" for k, v in s["spec"]["plan"].items())),
+        ("points evaluated / designs kept",
+         lambda s: f"{commas(s['status']['points'])} / {commas(s['summary']['rows'])}"),
+    ]
+    table = ["| | GPT-3 175B (`comet-gpt3-175b.toml`) | Transformer-1T "
+             "(`comet-transformer-1t.toml`) |", "|---|---|---|"]
+    table += [f"| {name} | {f(a)} | {f(b)} |" for name, f in rows]
+    blocks["comet-studies"] = "\n".join(table)
+
+    def spread(study):
+        s = study["summary"]["spreads"][0]
+        return (f"{x(s['ratio'])} ({days(s['worst']['time_to_train_s'])} vs "
+                f"{days(s['best']['time_to_train_s'])})")
+
+    def within(study):
+        if len(study["per_gpu"]) == 1:
+            return f"{x(study['summary']['spreads'][0]['ratio'])} (one type)"
+        return ", ".join(f"{x(p['spreads'][0]['ratio'])} {gpu.split('-')[0]}"
+                         for gpu, p in study["per_gpu"].items())
+
+    def equal_gpus(study):
+        eq = study["summary"]["spreads_at_equal_gpus"]
+        widest = max(eq, key=lambda s: s["ratio"])
+        text = (f"{ratio_range([s['ratio'] for s in eq])} ({x(widest['ratio'])} at "
+                f"{widest['workload'].split('=')[1]} GPUs)")
+        if len(study["per_gpu"]) > 1:
+            text += "; one accelerator: " + ", ".join(
+                f"{ratio_range([s['ratio'] for s in p['spreads_at_equal_gpus']])} "
+                f"{gpu.split('-')[0]}" for gpu, p in study["per_gpu"].items())
+        return text
+
+    def expansion(study, what):
+        e = study["summary"]["expansion"]
+        if what == "max":
+            return f"**{x(e['max_gain'])}**"
+        return (f"{x(e['median_gain'])}; {e['faster_with_tier']} of "
+                f"{e['clusters_compared']}")
+
+    results = [
+        ("spread over all configurations (worst best-plan time / best)", "up to 7.7x", spread),
+        ("spread within one accelerator type", "", within),
+        ("spread at equal GPU count (widest size)", "", equal_gpus),
+        ("expansion tier: max gain (best without / best with)", "up to 1.4x",
+         lambda s: expansion(s, "max")),
+        ("expansion tier: median gain; clusters faster with it", "",
+         lambda s: expansion(s, "median")),
+        ("what explains log(time) (sensitivity, Shapley share)", "",
+         lambda s: shares(s["sensitivity"])),
+    ]
+    table = ["| quantity | COMET | GPT-3 175B | Transformer-1T |", "|---|---|---|---|"]
+    table += [f"| {name} | {theirs} | {f(a)} | {f(b)} |" for name, theirs, f in results]
+    blocks["comet-results"] = "\n".join(table)
+
+    e = a["summary"]["expansion"]
+    without, with_ = e["max_gain_without"], e["max_gain_with"]
+    plan = ["tp", "pp", "vp", "micro_batch", "offload", "dp"]
+    blocks["comet-expansion-example"] = "\n".join([
+        "```",
+        f"without: {days(without['time_to_train_s']):<10} {settings(without, plan)}",
+        f"with:    {days(with_['time_to_train_s']):<10} "
+        f"{settings(with_, ['expansion_gb', 'expansion_gbytes_per_s'])} | "
+        f"{settings(with_, plan)}",
+        "```"])
+    values["175b-example-cluster"] = (
+        f"{without['num_gpus']} H100s with {without['hbm_gb']} GB of HBM and "
+        f"{without['inter_node_gbps_per_gpu']} Gbit/s per GPU")
+    values["175b-example-tp"] = f"{without['tp']} → {with_['tp']}"
+
+    s = a["summary"]["spreads"][0]
+    values["175b-spread"] = x(s["ratio"])
+    values["175b-spread-ends"] = (
+        f"{s['worst']['num_gpus']} GPUs at {s['worst']['inter_node_gbps_per_gpu']} Gbit/s with "
+        f"{s['best']['num_gpus']} GPUs at {s['best']['inter_node_gbps_per_gpu']} Gbit/s")
+    values["175b-size-range"] = f"{max(axis(a, 'num_gpus')) // min(axis(a, 'num_gpus'))}"
+    values["1t-size-range"] = f"{max(axis(b, 'num_gpus')) // min(axis(b, 'num_gpus'))}"
+    eq = {s["workload"]: s["ratio"] for s in a["summary"]["spreads_at_equal_gpus"]}
+    largest = max(axis(a, "num_gpus"))
+    values["175b-equal-largest"] = x(eq[f"num_gpus={largest}"])
+    values["175b-largest"] = commas(max(axis(a, "num_gpus")))
+    one_gpu = [r for p in b["per_gpu"].values() for r in
+               (s["ratio"] for s in p["spreads_at_equal_gpus"])]
+    values["1t-equal-one-gpu"] = f"{min(one_gpu):.3g}–{x(max(one_gpu))}"
+    eq_b = max(b["summary"]["spreads_at_equal_gpus"], key=lambda s: s["ratio"])
+    values["1t-equal-two-gpus"] = (f"{x(eq_b['ratio'])} at {eq_b['workload'].split('=')[1]} "
+                                   "GPUs")
+    within_b = [p["spreads"][0]["ratio"] for p in b["per_gpu"].values()]
+    values["1t-within"] = ratio_range(within_b)
+    values["175b-max-gain"] = x(e["max_gain"])
+    values["175b-median-gain"] = x(e["median_gain"])
+    values["1t-max-gain"] = x(b["summary"]["expansion"]["max_gain"])
+    for hbm in (40, 80):
+        tier = cs.json("summary", a["store"], "--where", f"hbm_gb == {hbm}")["expansion"]
+        values[f"175b-gain-hbm{hbm}"] = x(tier["max_gain"])
+    plans = cs.json("top", a["store"], "-n", str(a["summary"]["rows"]), "--all-ties")["rows"]
+    values["175b-best-plans"] = (
+        "tp " + ", ".join(str(v) for v in sorted({r["tp"] for r in plans})) +
+        "; pp " + ", ".join(str(v) for v in sorted({r["pp"] for r in plans})) +
+        "; offload " + ", ".join(sorted({r["offload"] for r in plans})))
+
+
+# MLPerf DLRMv2 and DLRM-xlarge, point by point with `estimate --json`.
+SHARDINGS = ["table", "row", "column", "table_row", "data", "best"]
+
+
+def dlrm(cs, values, blocks):
+    def estimate(*args):
+        return json.loads(cs("estimate", "--json", *args))
+
+    def placement(e):
+        counts = {}
+        for t in e["tables"]:
+            counts[t["sharding"]] = counts.get(t["sharding"], 0) + 1
+        return " ".join(f"{k}:{v}" for k, v in sorted(counts.items()))
+
+    table = ["| GPUs | scale-out Gbit/s | " + " | ".join(SHARDINGS) + " | best placement |",
+             "|---:|---:|" + "---:|" * len(SHARDINGS) + "---|"]
+    best = {}
+    for gpus in [8, 16, 32, 64, 128]:
+        for gbps in [100, 400] if gpus > 8 else [400]:
+            row = []
+            for s in SHARDINGS:
+                e = estimate("--model", "dlrmv2-dcnv2", "--gpu", "H100-SXM5-80GB", "--gpus",
+                             str(gpus), "--precision", "fp16", "--inter-node-gbps-per-gpu",
+                             str(gbps), "--sharding", s)
+                row.append(f"{e['samples_per_s'] / 1e6:.1f}" if e["feasible"] else "OOM")
+            best[gpus, gbps] = e
+            table.append(f"| {gpus} | {gbps} | " + " | ".join(row) + f" | {placement(e)} |")
+    blocks["dlrmv2-sharding"] = "\n".join(table)
+
+    rate = {k: e["samples_per_s"] for k, e in best.items()}
+    values["dlrmv2-gain-400"] = x(rate[128, 400] / rate[8, 400])
+    values["dlrmv2-gain-100"] = x(rate[128, 100] / rate[8, 400])
+    nic = [rate[g, 400] / rate[g, 100] for g in [16, 32, 64, 128]]
+    values["dlrmv2-nic"] = ratio_range(nic)
+    values["dlrmv2-one-node"] = f"{rate[8, 400] / 1e6:.1f} M"
+    values["dlrmv2-128"] = f"{rate[128, 400] / 1e6:.1f} M"
+    values["dlrmv2-placement"] = placement(best[128, 400])
+
+    table = ["| GPU | expansion tier | samples/s (millions) | in HBM GB | in the tier GB | "
+             "lookups s | step s |", "|---|---|---:|---:|---:|---:|---:|"]
+    runs = {}
+    for gpu, gb, bw in [("A100-SXM4-40GB", 0, 0), ("A100-SXM4-40GB", 64, 32),
+                        ("A100-SXM4-40GB", 64, 64), ("A100-SXM4-40GB", 64, 128),
+                        ("A100-SXM4-80GB", 0, 0)]:
+        args = ["--model", "dlrm-criteo-xlarge", "--gpu", gpu, "--gpus", "8", "--precision",
+                "tf32"]
+        if gb:
+            args += ["--expansion-gb", str(gb), "--expansion-gbytes-per-s", str(bw)]
+        e = runs[gpu, bw] = estimate(*args)
+        m, t = e["memory_bytes"], e["step_time_s"]
+        tier = f"{gb} GB at {bw} GB/s" if gb else "none"
+        r = f"{e['samples_per_s'] / 1e6:.2f}" if e["feasible"] else "OOM"
+        table.append(f"| {gpu} | {tier} | {r} | {m['hbm'] / 1e9:.1f} | "
+                     f"{m['expansion'] / 1e9:.1f} | "
+                     f"{t['embedding_fwd'] + t['embedding_bwd']:.4f} | {t['total']:.4f} |")
+    blocks["dlrm-xlarge-tier"] = "\n".join(table)
+    slow, fast = runs["A100-SXM4-40GB", 32], runs["A100-SXM4-40GB", 128]
+    values["xlarge-need"] = f"{runs['A100-SXM4-40GB', 0]['memory_bytes']['hbm'] / 1e9:.0f} GB"
+    values["xlarge-tier"] = f"{slow['memory_bytes']['expansion'] / 1e9:.0f} GB"
+    values["xlarge-slow-tier"] = pct(slow["step_time_s"]["total"] /
+                                     fast["step_time_s"]["total"] - 1)
+    values["xlarge-80gb"] = pct(runs["A100-SXM4-80GB", 0]["samples_per_s"] /
+                                fast["samples_per_s"] - 1)
+
+
+def deepseek(cs, values, blocks):
+    store = cs.sweep("deepseek-v3-ep.toml")
+    tokens_per_step = 15360 * 4096
+    names = {"H800-SXM5-80GB": "H800", "H100-SXM5-80GB": "H100", "GB200-186GB": "GB200 NVL72"}
+    table = ["| cluster | best plan | step | tokens/s/GPU | GPU-h per 10^12 tokens | "
+             "exposed all-to-all |", "|---|---|---:|---:|---:|---:|",
+             "| DeepSeek's report, 2,048 H800 | tp 1, pp 16 (DualPipe), ep 64, ZeRO-1 | 19.9 s | "
+             "1,543 | 180 K | ~0 (DualPipe) |"]
+    best = {}
+    for gpu, name in names.items():
+        top = cs.json("top", store, "--where", f"gpu == '{gpu}' and num_gpus == 2048", "-n", "1",
+                      "--by", "step_time_s")
+        r = best[name] = top["rows"][0]
+        gpu_hours = r["num_gpus"] * r["step_time_s"] / tokens_per_step * 1e12 / 3600
+        table.append(f"| 2,048 {name} (model) | tp {r['tp']}, pp {r['pp']}, ep {r['ep']}, "
+                     f"{r['recompute']} recompute | {r['step_time_s']:.1f} s | "
+                     f"{commas(round(r['tokens_per_s'] / r['num_gpus']))} | "
+                     f"{gpu_hours / 1e3:.0f} K | {r['time_ep_a2a_s']:.1f} s |")
+        r["gpu_hours"] = gpu_hours
+    blocks["deepseek-best"] = "\n".join(table)
+    h800, gb200 = best["H800"], best["GB200 NVL72"]
+    values["ds-slower"] = pct(h800["gpu_hours"] / 180e3 - 1).replace(".0%", "%")
+    values["ds-gpu-hours"] = f"{h800['gpu_hours'] / 1e3:.0f} K"
+    values["ds-h800-ep"] = str(h800["ep"])
+    values["ds-gb200-ep"] = str(gb200["ep"])
+    values["ds-gb200-a2a"] = f"{gb200['time_ep_a2a_s']:.1f} s of the {gb200['step_time_s']:.1f} s"
+    values["ds-gb200-speedup"] = x(h800["step_time_s"] / gb200["step_time_s"])
+
+
+def fill(text, values, blocks):
+    def block(m):
+        name = m.group(1)
+        if name not in blocks:
+            sys.exit(f"case-studies.py: the document marks a block '{name}' the script does "
+                     "not make")
+        return (f"<!-- begin generated: {name} -->\n{blocks.pop(name)}\n"
+                f"<!-- end generated: {name} -->")
+
+    def value(m):
+        name = m.group(1)
+        if name not in values:
+            sys.exit(f"case-studies.py: the document marks a value '{name}' the script does "
+                     "not make")
+        return f"<!--v:{name}-->{values[name]}<!--/v-->"
+
+    used = set(values)
+    text = re.sub(r"<!-- begin generated: ([\w-]+) -->\n.*?<!-- end generated: \1 -->", block,
+                  text, flags=re.S)
+    names = set(re.findall(r"<!--v:([\w-]+)-->", text))
+    text = re.sub(r"<!--v:([\w-]+)-->.*?<!--/v-->", value, text, flags=re.S)
+    unused = sorted(blocks) + sorted(used - names)
+    if unused:
+        sys.exit("case-studies.py: the document has no mark for " + ", ".join(unused))
+    return text
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true")
+    parser.add_argument("--bin", default=os.path.join(ROOT, "build/bin/clustersweep"))
+    parser.add_argument("--doc", default=os.path.join(ROOT, "docs/case-studies.md"))
+    args = parser.parse_args()
+    values, blocks = {}, {}
+    with tempfile.TemporaryDirectory(prefix="case-studies-") as scratch:
+        cs = Clustersweep(args.bin, scratch)
+        comet(cs, values, blocks)
+        dlrm(cs, values, blocks)
+        deepseek(cs, values, blocks)
+    with open(args.doc) as f:
+        old = f.read()
+    new = fill(old, values, blocks)
+    if args.check:
+        if new != old:
+            sys.stdout.writelines(difflib.unified_diff(
+                old.splitlines(True), new.splitlines(True), args.doc, "regenerated"))
+            print(f"{args.doc} is not current: run scripts/case-studies.py")
+            return 1
+        return 0
+    if new != old:
+        with open(args.doc + ".tmp", "w") as f:
+            f.write(new)
+        os.replace(args.doc + ".tmp", args.doc)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
