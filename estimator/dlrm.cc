@@ -340,6 +340,14 @@ struct Loads {
 
 }  // namespace
 
+double DlrmEstimator::checkpoint_bytes() const noexcept {
+  const auto& m = workload_.model;
+  double rows = 0;
+  for (int t = 0; t < m.num_tables; ++t) rows += m.rows[t];
+  return rows * (m.embedding_dim * table_bytes_ + state_elements_ * 4) +
+         dense_params_ * (act_bytes_ + 12);
+}
+
 DlrmEstimate DlrmEstimator::estimate(const DlrmPlan& plan) const noexcept {
   DlrmEstimate e;
   const auto& m = workload_.model;

@@ -135,6 +135,9 @@ class DlrmEstimator {
   // Seconds the all-to-alls forward and backward add (exposed) when a GPU sends these bytes to
   // its node's peers and to other nodes in each.
   double exchange_seconds(double intra_bytes, double inter_bytes) const noexcept;
+  // One copy of the training state a restart needs: every table's rows and their optimizer state,
+  // the MLPs' weights, fp32 master weights and moments (estimator/job.h).
+  double checkpoint_bytes() const noexcept;
   // Bytes per GPU left for tables (and their state) in HBM and the expansion tier together.
   double table_capacity() const noexcept { return table_capacity_; }
 

@@ -936,6 +936,10 @@ double Estimator::step_energy_j(double total_s, double busy_s) const noexcept {
   return cluster_.num_gpus * gpu_j + num_nodes_ * cluster_.node_overhead_w * total_s;
 }
 
+double Estimator::checkpoint_bytes() const noexcept {
+  return total_params(workload_.model) * (weight_bytes_ + optimizer_bytes_);
+}
+
 double Estimator::energy_bound_j(double time_s, double busy_s) const noexcept {
   // Increasing in the step time; in the busy time too unless busy power is below idle power, when
   // the least energy has every second busy.

@@ -323,6 +323,9 @@ class Estimator {
   StepBound bound(const PlanBox& box) const noexcept;
   // The lower bound of the step energy of a plan whose step and busy times are at least these.
   double energy_bound_j(double time_s, double busy_s) const noexcept;
+  // One copy of the training state a restart needs, whatever the plan: every parameter's weight
+  // and optimizer state (fp32 master and moments), as the job model saves it (estimator/job.h).
+  double checkpoint_bytes() const noexcept;
 
   const Workload& workload() const noexcept { return workload_; }
   const Cluster& cluster() const noexcept { return cluster_; }
