@@ -72,6 +72,8 @@ std::string Column::heading() const {
       {"pipeline_split", "split"},
       {"recompute", "recomp"},
       {"time_to_train_s", "time to train"},
+      {"time_to_train_failure_free_s", "without failures"},
+      {"checkpoint_interval_s", "ckpt every"},
       {"step_time_s", "step time"},
       {"tokens_per_s", "tokens/s"},
       {"samples_per_s", "samples/s"},

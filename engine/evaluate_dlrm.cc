@@ -71,6 +71,7 @@ void DlrmChunkEvaluator::load_design(std::uint64_t design) {
     estimator_.emplace(design_data_.workload, design_data_.cluster, space_.calibration());
     steps_ = space_.training_samples() / static_cast<double>(design_data_.workload.global_batch);
     usd_per_gpu_s_ = space_.usd_per_gpu_s(design_data_);
+    job_ = space_.job(design_data_.cluster, estimator_->checkpoint_bytes());
   }
   best_.reset();
   candidates_.clear();
@@ -78,7 +79,7 @@ void DlrmChunkEvaluator::load_design(std::uint64_t design) {
 
 double DlrmChunkEvaluator::objective_of(const estimator::DlrmEstimate& e) const noexcept {
   return objective_value(objective_, space_.pricing(), usd_per_gpu_s_, e.time.total_s,
-                         e.energy_per_step_j, steps_, design_data_.cluster.num_gpus);
+                         e.energy_per_step_j, steps_, design_data_.cluster.num_gpus, job_);
 }
 
 void DlrmChunkEvaluator::evaluate_point(std::uint64_t point_id) {
@@ -158,7 +159,7 @@ void DlrmChunkEvaluator::append(std::uint64_t point_id, estimator::Infeasible re
   put(reason_col_, r, static_cast<double>(reason));
   double m[kNumDlrmMetrics];
   if (e)
-    dlrm_metric_values(*e, steps_, m);
+    dlrm_metric_values(*e, steps_, job_, m);
   else
     std::fill(m, m + kNumDlrmMetrics, kNaN);
   for (int i = 0; i < kNumDlrmMetrics; ++i) put(metric_col_[i], r, m[i]);

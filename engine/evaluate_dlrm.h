@@ -63,6 +63,7 @@ class DlrmChunkEvaluator final : public FamilyEvaluator {
   spaces::DlrmDesign design_data_;
   std::optional<estimator::DlrmEstimator> estimator_;
   double steps_ = 0;          // optimizer steps to train
+  estimator::JobDesign job_;  // failures and checkpoints of the design's job
   double usd_per_gpu_s_ = 0;  // the design's accelerator price, for the cost objective
 
   std::optional<Candidate> best_;

@@ -99,6 +99,7 @@ void TransformerChunkEvaluator::load_design(std::uint64_t design) {
                                    static_cast<double>(design_data_.workload.seq_len);
     steps_ = tokens_per_step > 0 ? space_.training_tokens() / tokens_per_step : kNaN;
     usd_per_gpu_s_ = space_.usd_per_gpu_s(design_data_);
+    job_ = space_.job(design_data_.cluster, estimator_->checkpoint_bytes());
   }
   best_.reset();
   candidates_.clear();
@@ -124,7 +125,7 @@ void TransformerChunkEvaluator::next_plan_digits() noexcept {
 
 double TransformerChunkEvaluator::objective_of(const estimator::Estimate& e) const noexcept {
   return objective_value(objective_, space_.pricing(), usd_per_gpu_s_, e.time.total_s,
-                         e.energy_per_step_j, steps_, design_data_.cluster.num_gpus);
+                         e.energy_per_step_j, steps_, design_data_.cluster.num_gpus, job_);
 }
 
 void TransformerChunkEvaluator::evaluate_point(std::uint64_t point_id) {
@@ -162,7 +163,7 @@ void TransformerChunkEvaluator::evaluate_point(std::uint64_t point_id) {
 
 void TransformerChunkEvaluator::search_design() {
   if (!design_ok_) return;
-  const spaces::SearchOptions options{objective_, steps_, false};
+  const spaces::SearchOptions options{objective_, steps_, job_, false};
   const std::uint64_t first = design_ * plan_points_;
   auto candidate = [&](spaces::PlanResult& r) {
     return Candidate{first + r.plan_index, r.plan, r.estimate, r.objective};
@@ -309,7 +310,7 @@ void TransformerChunkEvaluator::append(std::uint64_t point_id, const estimator::
 
   double m[kNumTransformerMetrics];
   if (e)
-    transformer_metric_values(*e, steps_, m);
+    transformer_metric_values(*e, steps_, job_, m);
   else
     std::fill(m, m + kNumTransformerMetrics, kNaN);
   for (const auto& [column, metric] : f64_metrics_) column[r] = m[metric];

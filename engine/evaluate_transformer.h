@@ -91,6 +91,7 @@ class TransformerChunkEvaluator final : public FamilyEvaluator {
   spaces::Design design_data_;
   std::optional<estimator::Estimator> estimator_;
   double steps_ = 0;          // optimizer steps to train
+  estimator::JobDesign job_;  // failures and checkpoints of the design's job
   double usd_per_gpu_s_ = 0;  // the design's accelerator price, for the cost objective
   std::array<std::uint32_t, spaces::kNumAxes> digits_{};
 

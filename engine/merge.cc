@@ -130,6 +130,7 @@ StoreHeader merged_header(const ShardStore& first, const spaces::Space& space, s
   h.shard_index = 0;
   h.shard_count = 1;
   h.pricing = space.pricing();
+  h.reliability = space.reliability();
   h.training_tokens = space.training_tokens();
   h.chunk_points = first.header().chunk_points;
   h.designs_per_chunk = layout.designs_per_chunk();

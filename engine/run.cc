@@ -239,6 +239,7 @@ StoreHeader make_header(const spaces::Space& space, const jobs::Job& job, const 
   h.shard_index = job.options.shard.index;
   h.shard_count = job.options.shard.count;
   h.pricing = space.pricing();
+  h.reliability = space.reliability();
   h.training_tokens = space.training_tokens();
   h.chunk_points = chunk_points;
   h.designs_per_chunk = layout.designs_per_chunk();

@@ -12,6 +12,7 @@
 
 #include "estimator/dlrm.h"
 #include "estimator/estimator.h"
+#include "estimator/job.h"
 
 namespace clustersweep::spaces {
 class Space;
@@ -87,10 +88,13 @@ struct MetricColumn {
 };
 // The transformer family's metrics: what make_schema() declares and transformer_metric_values()
 // fills, side by side so that a metric is added in one place.
-inline constexpr int kNumTransformerMetrics = 22;
+inline constexpr int kNumTransformerMetrics = 25;
 inline constexpr std::array<MetricColumn, kNumTransformerMetrics> kTransformerMetrics = {{
     {"step_time_s", "s", ColumnType::f64, true},
     {"time_to_train_s", "s", ColumnType::f64, true},
+    {"time_to_train_failure_free_s", "s", ColumnType::f64, true},
+    {"goodput", "fraction", ColumnType::f64, true},
+    {"checkpoint_interval_s", "s", ColumnType::f64, true},
     {"tokens_per_s", "tokens/s", ColumnType::f64, true},
     {"mfu", "fraction", ColumnType::f64, true},
     {"model_flops_per_step", "FLOP", ColumnType::f32, false},
@@ -114,12 +118,18 @@ inline constexpr std::array<MetricColumn, kNumTransformerMetrics> kTransformerMe
 }};
 
 // The metric values of an evaluated point in kTransformerMetrics order, `steps` optimizer steps to
-// train; NaN for the needs_run metrics of a point that does not run. Inline: it runs per row.
+// train in a job with the failures and checkpoints of `job` (its time and energy to train include
+// the lost work); NaN for the needs_run metrics of a point that does not run. Inline: it runs per
+// row.
 inline void transformer_metric_values(const estimator::Estimate& e, double steps,
-                                      double* out) noexcept {
+                                      const estimator::JobDesign& job, double* out) noexcept {
   const auto& t = e.time;
+  const estimator::JobOutcome o = estimator::job_outcome(job, t.total_s, steps);
   const double run[] = {t.total_s,
+                        o.wall_s,
                         t.total_s * steps,
+                        o.goodput,
+                        o.checkpoint_interval_s,
                         e.tokens_per_s,
                         e.mfu,
                         e.model_flops_per_step,
@@ -127,7 +137,7 @@ inline void transformer_metric_values(const estimator::Estimate& e, double steps
                         e.memory.hbm_bytes,
                         e.memory.expansion_bytes,
                         e.energy_per_step_j,
-                        e.energy_per_step_j * steps,
+                        e.energy_per_step_j * steps / o.goodput,
                         t.compute_s,
                         t.memory_bound_s,
                         t.tp_comm_s,
@@ -148,10 +158,13 @@ inline void transformer_metric_values(const estimator::Estimate& e, double steps
 }
 
 // The recommendation-model family's metrics, filled by dlrm_metric_values() in this order.
-inline constexpr int kNumDlrmMetrics = 18;
+inline constexpr int kNumDlrmMetrics = 21;
 inline constexpr std::array<MetricColumn, kNumDlrmMetrics> kDlrmMetrics = {{
     {"step_time_s", "s", ColumnType::f64, true},
     {"time_to_train_s", "s", ColumnType::f64, true},
+    {"time_to_train_failure_free_s", "s", ColumnType::f64, true},
+    {"goodput", "fraction", ColumnType::f64, true},
+    {"checkpoint_interval_s", "s", ColumnType::f64, true},
     {"samples_per_s", "samples/s", ColumnType::f64, true},
     {"mfu", "fraction", ColumnType::f64, true},
     {"model_flops_per_step", "FLOP", ColumnType::f32, false},
@@ -172,10 +185,14 @@ inline constexpr std::array<MetricColumn, kNumDlrmMetrics> kDlrmMetrics = {{
 
 // The metric values of an evaluated recommendation-model point in kDlrmMetrics order.
 inline void dlrm_metric_values(const estimator::DlrmEstimate& e, double steps,
-                               double* out) noexcept {
+                               const estimator::JobDesign& job, double* out) noexcept {
   const auto& t = e.time;
+  const estimator::JobOutcome o = estimator::job_outcome(job, t.total_s, steps);
   const double run[] = {t.total_s,
+                        o.wall_s,
                         t.total_s * steps,
+                        o.goodput,
+                        o.checkpoint_interval_s,
                         e.samples_per_s,
                         e.mfu,
                         e.model_flops_per_step,
@@ -183,7 +200,7 @@ inline void dlrm_metric_values(const estimator::DlrmEstimate& e, double steps,
                         e.memory.hbm_bytes,
                         e.memory.expansion_bytes,
                         e.energy_per_step_j,
-                        e.energy_per_step_j * steps,
+                        e.energy_per_step_j * steps / o.goodput,
                         t.embedding_fwd_s,
                         t.embedding_bwd_s,
                         t.all_to_all_s,

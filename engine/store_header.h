@@ -40,6 +40,7 @@ struct StoreHeader {
   std::int64_t shard_index = 0;
   std::int64_t shard_count = 1;
   spaces::Pricing pricing;
+  estimator::Reliability reliability;
   double training_tokens = 0;
   // The run's chunks (engine/chunks.h), kept for resume.
   std::uint64_t chunk_points = 0;
@@ -74,6 +75,7 @@ struct StoreHeader {
     visit("shard_count", h.shard_count);
     visit("training_tokens", h.training_tokens);
     spaces::Pricing::for_each(h.pricing, visit);
+    estimator::Reliability::for_each(h.reliability, visit);
     visit("chunk_points", h.chunk_points);
     visit("designs_per_chunk", h.designs_per_chunk);
     visit("splits_per_design", h.splits_per_design);

@@ -29,6 +29,18 @@ struct Reliability {
   // Scheduler requeue, process start, collective set-up and warm-up of a restart, beyond reading
   // the checkpoint back.
   double restart_s = 600;
+
+  // Visits every parameter as (name, field): the names of the spec's [reliability] keys, of the
+  // store's root attributes and (with - for _) of the flags.
+  template <class Self, class Visit>
+  static void for_each(Self& r, Visit&& visit) {
+    visit("gpu_mtbf_hours", r.gpu_mtbf_hours);
+    visit("node_mtbf_hours", r.node_mtbf_hours);
+    visit("storage_gbytes_per_s_per_node", r.storage_gbytes_per_s_per_node);
+    visit("storage_gbytes_per_s", r.storage_gbytes_per_s);
+    visit("async_snapshot_gbytes_per_s", r.async_snapshot_gbytes_per_s);
+    visit("restart_s", r.restart_s);
+  }
 };
 
 // What the job model needs of one design: the cluster's size and the training state to save.

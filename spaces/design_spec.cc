@@ -118,6 +118,11 @@ std::string design_spec(const Settings& s, const Point& pt, const DesignSpecOpti
     }
   });
   root.insert("pricing", std::move(pricing));
+  toml::table reliability;
+  estimator::Reliability::for_each(options.reliability, [&](const char* name, double value) {
+    reliability.insert(name, value);
+  });
+  root.insert("reliability", std::move(reliability));
   root.insert("output", toml::table{{"keep", "best-per-design"},
                                     {"objective", to_string(options.objective)}});
   std::ostringstream text;
@@ -153,6 +158,7 @@ DesignSearch search_design(const Settings& settings, const Point& point,
   search.objective = options.objective;
   search.steps = out.space.training_tokens() / (static_cast<double>(point.workload.seq_len) *
                                                 static_cast<double>(point.workload.global_batch));
+  search.job = out.space.job(point.cluster, estimator.checkpoint_bytes());
   search.exhaustive = exhaustive;
   out.plans = best_plans(out.space, out.design, estimator, search, k, &out.stats);
   // No plan passes the rules: name the rule the given plan settings break, where one does.

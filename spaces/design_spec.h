@@ -15,6 +15,7 @@ struct DesignSpecOptions {
   Objective objective = Objective::step_time;
   double training_tokens = 0;  // 0: the spec's default
   Pricing pricing;
+  estimator::Reliability reliability;
 };
 
 // The TOML text of the one-design spec of `settings`, which resolve() accepts as `point`. A

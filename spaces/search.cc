@@ -11,17 +11,21 @@
 namespace clustersweep::spaces {
 
 double objective_value(Objective objective, const Pricing& pricing, double usd_per_gpu_s,
-                       double step_s, double energy_per_step_j, double steps,
-                       double num_gpus) noexcept {
+                       double step_s, double energy_per_step_j, double steps, double num_gpus,
+                       const estimator::JobDesign& job) noexcept {
+  if (objective == Objective::step_time) return step_s;
+  // The wall time grows with the step and the goodput does not: both terms stay monotone.
+  const estimator::JobOutcome o = estimator::job_outcome(job, step_s, steps);
+  const double energy = energy_per_step_j * steps / o.goodput;
   switch (objective) {
-    case Objective::step_time:
-      return step_s;
     case Objective::time_to_train:
-      return step_s * steps;
+      return o.wall_s;
     case Objective::energy:
-      return energy_per_step_j * steps;
+      return energy;
     case Objective::cost:
-      return pricing.cost_usd(usd_per_gpu_s, num_gpus, step_s * steps, energy_per_step_j * steps);
+      return pricing.cost_usd(usd_per_gpu_s, num_gpus, o.wall_s, energy);
+    case Objective::step_time:
+      break;
   }
   return step_s;
 }
@@ -368,7 +372,7 @@ class Search {
     node.energy_j = estimator_.energy_bound_j(b.time_s, b.busy_s);
     node.objective =
         objective_value(options_.objective, space_.pricing(), usd_per_gpu_s_, node.time_s,
-                        node.energy_j, options_.steps, design_.cluster.num_gpus);
+                        node.energy_j, options_.steps, design_.cluster.num_gpus, options_.job);
     if (b.hbm_bytes > design_.cluster.hbm_bytes) {  // no plan below fits
       stats_->pruned += subtree_points(fixed);
       return false;
@@ -394,9 +398,9 @@ class Search {
     if (!e.feasible) return;
     std::uint64_t index = 0;
     for (int a = kTp; a < kNumAxes; ++a) index += digits[a] * stride_[a];
-    const double objective =
-        objective_value(options_.objective, space_.pricing(), usd_per_gpu_s_, e.time.total_s,
-                        e.energy_per_step_j, options_.steps, design_.cluster.num_gpus);
+    const double objective = objective_value(options_.objective, space_.pricing(), usd_per_gpu_s_,
+                                             e.time.total_s, e.energy_per_step_j, options_.steps,
+                                             design_.cluster.num_gpus, options_.job);
     incumbents_.add({index, plan, e, objective});
   }
 

@@ -12,12 +12,13 @@
 namespace clustersweep::spaces {
 
 // The value of a point the keep modes best-per-design minimize: its step, its time or energy to
-// train over `steps` steps, or the cost of that time and energy under `pricing` with its
-// accelerator at `usd_per_gpu_s` (Space::usd_per_gpu_s). Non-decreasing in the step time and in
-// the energy, which the search's bounds rely on.
+// train over `steps` steps with the failures and checkpoints of `job` (estimator/job.h), or the
+// cost of that time and energy under `pricing` with its accelerator at `usd_per_gpu_s`
+// (Space::usd_per_gpu_s). Non-decreasing in the step time and in the energy, which the search's
+// bounds rely on.
 double objective_value(Objective objective, const Pricing& pricing, double usd_per_gpu_s,
-                       double step_s, double energy_per_step_j, double steps,
-                       double num_gpus) noexcept;
+                       double step_s, double energy_per_step_j, double steps, double num_gpus,
+                       const estimator::JobDesign& job) noexcept;
 
 // The Pareto-optimal candidates (minimizing step time and energy per step) of one design, as
 // indices into `time`/`energy`, ascending. A point is dropped only when another is no worse in both
@@ -43,8 +44,9 @@ struct SearchStats {
 
 struct SearchOptions {
   Objective objective = Objective::step_time;
-  double steps = 1;         // optimizer steps to train, for the time/energy/cost objectives
-  bool exhaustive = false;  // evaluate every plan (the reference the search must equal)
+  double steps = 1;          // optimizer steps to train, for the time/energy/cost objectives
+  estimator::JobDesign job;  // failures and checkpoints (Space::job)
+  bool exhaustive = false;   // evaluate every plan (the reference the search must equal)
 };
 
 // The k best feasible plans of `design` (accepted by Space::design) by the objective, best first;

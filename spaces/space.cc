@@ -413,6 +413,13 @@ bool Space::dlrm_plan(const DlrmDesign& d, std::uint32_t digit, Violation& why) 
   return true;
 }
 const Pricing& Space::pricing() const noexcept { return impl_->pricing; }
+const estimator::Reliability& Space::reliability() const noexcept { return impl_->reliability; }
+estimator::JobDesign Space::job(const estimator::Cluster& cluster,
+                                double checkpoint_bytes) const noexcept {
+  const double gpus = cluster.num_gpus;
+  return estimator::job_design(impl_->reliability, gpus, std::ceil(gpus / cluster.gpus_per_node),
+                               checkpoint_bytes);
+}
 double Space::usd_per_gpu_s(const Design& design) const noexcept {
   return impl_->pricing.usd_per_gpu_s(impl_->gpus[design.axis_index[kGpu]]->key);
 }

@@ -23,6 +23,7 @@
 #include "estimator/dlrm.h"
 #include "estimator/estimator.h"
 #include "estimator/family.h"
+#include "estimator/job.h"
 #include "spaces/rules.h"
 
 namespace clustersweep::spaces {
@@ -294,6 +295,10 @@ class Space {
   double training_tokens() const noexcept;   // tokens to train, for time_to_train_s
   double training_samples() const noexcept;  // samples to train a recommendation model
   const Pricing& pricing() const noexcept;
+  const estimator::Reliability& reliability() const noexcept;  // [reliability]
+  // The job model's view of a design (estimator/job.h): its size and its training state.
+  estimator::JobDesign job(const estimator::Cluster& cluster,
+                           double checkpoint_bytes) const noexcept;
   // pricing().usd_per_gpu_s() of a design's accelerator, resolved once per accelerator.
   double usd_per_gpu_s(const Design& design) const noexcept;
   double usd_per_gpu_s(const DlrmDesign& design) const noexcept;

@@ -72,6 +72,7 @@ struct Space::Impl {
 
   double training_tokens = kDefaultTrainingTokens;
   Pricing pricing;
+  estimator::Reliability reliability;
   Keep keep = Keep::all;
   Objective objective = Objective::step_time;
   estimator::Calibration calibration;

@@ -55,7 +55,7 @@ class Parser {
     }
     check_keys(r_, root_, "",
                {"description", "calibration", "constraints", "workload", "models", "cluster",
-                "plan", "pricing", "output"});
+                "plan", "pricing", "reliability", "output"});
     if (const toml::node* d = root_.get("description"); d && !d->is_string()) {
       r_.fail(*d, "description", fmt::format("must be a string, got {}", describe_node(*d)));
     }
@@ -80,6 +80,7 @@ class Parser {
         break;
     }
     parse_pricing();
+    parse_reliability();
     parse_output();
     layout();
     parse_constraints();
@@ -764,6 +765,31 @@ class Parser {
       r_.fail(*t->get("capex_usd_per_gpu"), "pricing.capex_usd_per_gpu",
               "give either gpu_hour_usd (rented) or capex_usd_per_gpu (owned), not both");
     }
+  }
+
+  void parse_reliability() {
+    const toml::table* t = subtable(r_, root_, "reliability", "reliability");
+    if (!t) return;
+    std::vector<std::string> keys;
+    estimator::Reliability::for_each(im_.reliability,
+                                     [&](const char* name, double&) { keys.push_back(name); });
+    check_keys(r_, *t, "reliability", keys);
+    estimator::Reliability::for_each(im_.reliability, [&](const char* name, double& field) {
+      const toml::node* n = t->get(name);
+      if (!n) return;
+      const std::string key = fmt::format("reliability.{}", name);
+      // A mean time between failures may be inf: that part never fails.
+      const auto v = scalar_number(*n);
+      if (std::string_view(name).ends_with("_mtbf_hours") && v && std::isinf(*v) && *v > 0) {
+        field = *v;
+        return;
+      }
+      field = checked_number(
+          r_, *n, key,
+          std::string_view(name).starts_with("async") || name == std::string_view("restart_s")
+              ? Kind::nonnegative_real
+              : Kind::positive_real);
+    });
   }
 
   void parse_output() {

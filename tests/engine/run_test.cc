@@ -433,7 +433,11 @@ ok = table["feasible"]
 assert 0 < ok.sum() < n
 assert np.isfinite(table["step_time_s"][ok]).all() and np.isnan(table["step_time_s"][~ok]).all()
 steps = f.attrs["training_tokens"] / (512 * 8192)
-assert np.allclose(table["time_to_train_s"][ok], table["step_time_s"][ok] * steps)
+assert np.allclose(table["time_to_train_failure_free_s"][ok], table["step_time_s"][ok] * steps)
+assert np.allclose(table["time_to_train_s"][ok],
+                   table["time_to_train_failure_free_s"][ok] / table["goodput"][ok])
+assert ((table["goodput"][ok] > 0.5) & (table["goodput"][ok] < 1)).all()
+assert f.attrs["gpu_mtbf_hours"] == 16384 * 54 * 24 / 419
 assert (wide["num_gpus"] == wide["num_nodes"] * 8).all()
 assert (wide["tp"] * wide["pp"] * wide["cp"] * wide["dp"] == wide["num_gpus"])[ok].all()
 # dp is the derived degree wherever tp * pp * cp divides the GPUs, feasible or not; else 0.

@@ -1,6 +1,8 @@
 // Every spec error is one line "file:line:column: key: message" naming what would be valid.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "base/error.h"
 #include "spaces/space.h"
 
@@ -256,6 +258,24 @@ TEST(SpecErrors, UnreadableFile) {
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(), "cannot read spec '/nonexistent/spec.toml': No such file or directory");
   }
+}
+
+// [reliability]: every key of the job model, an infinite MTBF turns that part's failures off.
+TEST(SpecErrors, Reliability) {
+  const Space space = Space::parse(std::string(kGood) +
+                                       "[reliability]\ngpu_mtbf_hours = inf\nrestart_s = 0\n"
+                                       "storage_gbytes_per_s = 500\n",
+                                   "good.toml");
+  EXPECT_TRUE(std::isinf(space.reliability().gpu_mtbf_hours));
+  EXPECT_EQ(space.reliability().restart_s, 0);
+  EXPECT_EQ(space.reliability().storage_gbytes_per_s, 500);
+  EXPECT_EQ(space.reliability().storage_gbytes_per_s_per_node, 2);
+  EXPECT_EQ(error_of(std::string(kGood) + "[reliability]\ngpu_mtbf = 5\n"),
+            "bad.toml:7:1: reliability.gpu_mtbf: unknown key; did you mean 'gpu_mtbf_hours'?");
+  EXPECT_EQ(error_of(std::string(kGood) + "[reliability]\nstorage_gbytes_per_s = 0\n"),
+            "bad.toml:7:24: reliability.storage_gbytes_per_s: must be a positive number, got 0");
+  EXPECT_EQ(error_of(std::string(kGood) + "[reliability]\nrestart_s = inf\n"),
+            "bad.toml:7:13: reliability.restart_s: must be a non-negative number, got inf");
 }
 
 }  // namespace
