@@ -35,32 +35,27 @@ std::vector<BestRow> best_designs(const StoreReader& store, spaces::Objective ob
   const spaces::Pricing pricing = spaces::stored_pricing(store);
   const std::vector<double> price = pricing.usd_per_gpu_s(store.find_column("gpu")->labels);
   std::vector<BestRow> best;  // at most `top` lines, sorted by objective
-  struct Candidate {
-    std::uint64_t row = 0;
-    double objective = 0, gpus = 0, memory = 0;
-    std::array<double, 5> figures{};
-  };
   // A design's best plan joins the line of equal figures, or makes a line of its own.
-  auto add = [&](const Candidate& c) {
+  auto add = [&](BestRow c) {
     auto same = std::find_if(best.begin(), best.end(),
                              [&](const BestRow& b) { return b.figures == c.figures; });
     if (same != best.end()) {
-      std::vector<double> gpus, memory;
-      store.read("num_gpus", same->row, 1, gpus);
-      store.read("mem_per_gpu_bytes", same->row, 1, memory);
-      std::uint64_t tied = c.row;
-      if (std::pair(c.gpus, c.memory) < std::pair(gpus[0], memory[0])) std::swap(tied, same->row);
-      same->tied_rows.push_back(tied);
+      if (std::pair(c.gpus, c.memory) < std::pair(same->gpus, same->memory)) {
+        std::swap(c.row, same->row);
+        same->gpus = c.gpus;
+        same->memory = c.memory;
+      }
+      same->tied_rows.push_back(c.row);
       return;
     }
     if (best.size() == top && c.objective >= best.back().objective) return;
     const auto at = std::upper_bound(best.begin(), best.end(), c.objective,
                                      [](double v, const BestRow& b) { return v < b.objective; });
-    best.insert(at, BestRow{c.row, c.objective, c.figures, {}});
+    best.insert(at, std::move(c));
     if (best.size() > top) best.pop_back();
   };
   std::vector<double> feasible, design, gpus, gpu, time, step, mfu, energy, memory;
-  std::optional<Candidate> current;  // the best plan so far of the design being read
+  std::optional<BestRow> current;  // the best plan so far of the design being read
   double current_design = -1;
   for (std::uint64_t offset = 0; offset < store.rows(); offset += kReadRows) {
     const std::uint64_t n = std::min(kReadRows, store.rows() - offset);
@@ -87,8 +82,8 @@ std::vector<BestRow> best_designs(const StoreReader& store, spaces::Objective ob
                        : objective == spaces::Objective::energy    ? energy[i]
                                                                    : time[i];
       if (!std::isfinite(v) || (current && v >= current->objective)) continue;
-      current =
-          Candidate{offset + i, v, gpus[i], memory[i], {time[i], step[i], mfu[i], energy[i], cost}};
+      current = BestRow{offset + i, v,         {time[i], step[i], mfu[i], energy[i], cost},
+                        gpus[i],    memory[i], {}};
     }
   }
   if (current) add(*current);

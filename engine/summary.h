@@ -19,6 +19,7 @@ struct BestRow {
   std::uint64_t row = 0;  // the representative's
   double objective = 0;
   std::array<double, 5> figures{};       // time to train, step time, MFU, energy, cost
+  double gpus = 0, memory = 0;           // the representative's GPUs and memory per GPU
   std::vector<std::uint64_t> tied_rows;  // the other designs' best rows
 };
 

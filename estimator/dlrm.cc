@@ -166,7 +166,7 @@ DlrmEstimator::DlrmEstimator(const DlrmWorkload& workload, const Cluster& cluste
   const auto& c = calibration_;
   const double gpus = std::max(1, cluster_.num_gpus);
   gpus_per_node_ = std::max(1, std::min(cluster_.gpus_per_node, cluster_.num_gpus));
-  num_nodes_ = (cluster_.num_gpus + gpus_per_node_ - 1) / gpus_per_node_;
+  num_nodes_ = estimator::num_nodes(cluster_);
   const auto p = workload_.precision;
   peak_flops_ = (p == Precision::fp8 || p == Precision::fp4)
                     ? 0

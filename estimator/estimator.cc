@@ -430,8 +430,7 @@ Estimator::Estimator(const Workload& workload, const Cluster& cluster,
   elementwise_f_ = m.mlp == Mlp::swiglu ? 3.0 : 2.0;
   elementwise_h_ *= calibration_.memory_bound_scale;
   elementwise_f_ *= calibration_.memory_bound_scale;
-  const int gpn = std::max(cluster_.gpus_per_node, 1);
-  num_nodes_ = std::ceil(static_cast<double>(cluster_.num_gpus) / gpn);
+  num_nodes_ = num_nodes(cluster_);
   model_flops_per_step_ = training_flops_per_step(workload_, Recompute::none);
 }
 

@@ -93,6 +93,12 @@ struct Cluster {
   double node_overhead_w = 0;        // per node: CPUs, NICs, fans, beyond the GPUs
 };
 
+// The nodes of a cluster: its GPUs over the GPUs of a node, the last node perhaps part-filled.
+inline int num_nodes(const Cluster& c) noexcept {
+  const std::int64_t per_node = c.gpus_per_node > 0 ? c.gpus_per_node : 1;
+  return static_cast<int>((std::int64_t{c.num_gpus} + per_node - 1) / per_node);
+}
+
 struct Plan {
   int tp = 1;
   int pp = 1;

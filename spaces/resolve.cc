@@ -291,7 +291,7 @@ ResolvedCluster resolve_cluster(const Settings& s, const est::Calibration& calib
           fmt::format("{}: {} nodes of {} GPUs exceed 2^31 GPUs", s.where("nodes"), cs.nodes, gpn));
   }
   out.cluster = resolve_cluster(gpu, cs, calibration);
-  out.nodes = (out.cluster.num_gpus + out.cluster.gpus_per_node - 1) / out.cluster.gpus_per_node;
+  out.nodes = estimator::num_nodes(out.cluster);
   return out;
 }
 

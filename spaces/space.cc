@@ -119,8 +119,7 @@ void Space::Impl::design_variables(const double* axis_values, int num_axes,
   // The design axes, then the cluster size the axes do not hold (constraint names in parse
   // order: the axes, then num_gpus or num_nodes).
   std::copy(axis_values, axis_values + num_axes, vars);
-  const double nodes = std::ceil(double(c.num_gpus) / c.gpus_per_node);
-  vars[axes.size()] = size_is_nodes ? c.num_gpus : nodes;
+  vars[axes.size()] = size_is_nodes ? c.num_gpus : estimator::num_nodes(c);
 }
 
 bool Space::Impl::design_constraints_hold(const double* axis_values, int num_axes,
@@ -416,8 +415,7 @@ const Pricing& Space::pricing() const noexcept { return impl_->pricing; }
 const estimator::Reliability& Space::reliability() const noexcept { return impl_->reliability; }
 estimator::JobDesign Space::job(const estimator::Cluster& cluster,
                                 double checkpoint_bytes) const noexcept {
-  const double gpus = cluster.num_gpus;
-  return estimator::job_design(impl_->reliability, gpus, std::ceil(gpus / cluster.gpus_per_node),
+  return estimator::job_design(impl_->reliability, cluster.num_gpus, estimator::num_nodes(cluster),
                                checkpoint_bytes);
 }
 double Space::usd_per_gpu_s(const Design& design) const noexcept {

@@ -206,6 +206,16 @@ TEST(SubmitCli, DryRunPrintsTheScriptsAndWritesNothing) {
   EXPECT_TRUE(fs::is_empty(dir.path()));
 }
 
+// A complete results.h5 in `dir`, with a job record naming its sweep job `id`.
+void complete_store_with_job(const ScratchDir& dir, const std::string& id) {
+  const auto run =
+      clustersweep({"run", kTiny, "-o", dir / "results.h5", "--progress", "none", "--no-summary"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  testing::write_text(dir / "results.h5.slurm-jobs",
+                      "clustersweep-slurm-jobs 1\nsubmission 2026-11-22T10:00:00Z 0\njob sweep " +
+                          id + " /x.sbatch\n");
+}
+
 TEST(StatusCli, ReportsAStoreWithoutJobs) {
   ScratchDir dir;
   const auto r = clustersweep({"status", dir / "results.h5"});
@@ -218,12 +228,7 @@ TEST(StatusCli, ReportsAStoreWithoutJobs) {
 
 TEST(StatusCli, ReportsACompleteStoreAndSaysWhenSlurmCannotBeAsked) {
   ScratchDir dir;
-  const auto run =
-      clustersweep({"run", kTiny, "-o", dir / "results.h5", "--progress", "none", "--no-summary"});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  testing::write_text(
-      dir / "results.h5.slurm-jobs",
-      "clustersweep-slurm-jobs 1\nsubmission 2026-11-22T10:00:00Z 0\njob sweep 12 /x.sbatch\n");
+  ASSERT_NO_FATAL_FAILURE(complete_store_with_job(dir, "12"));
   const auto r = clustersweep({"status", dir / "results.h5"}, "/nonexistent");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("points: 1,024 of 1,024 (100.0%), "), std::string::npos) << r.out;
@@ -238,12 +243,7 @@ TEST(StatusCli, ReportsACompleteStoreAndSaysWhenSlurmCannotBeAsked) {
 
 TEST(StatusCli, JsonSaysWhatTheTextSays) {
   ScratchDir dir;
-  const auto run =
-      clustersweep({"run", kTiny, "-o", dir / "results.h5", "--progress", "none", "--no-summary"});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  testing::write_text(
-      dir / "results.h5.slurm-jobs",
-      "clustersweep-slurm-jobs 1\nsubmission 2026-11-22T10:00:00Z 0\njob sweep 77 /x.sbatch\n");
+  ASSERT_NO_FATAL_FAILURE(complete_store_with_job(dir, "77"));
   const auto text = clustersweep({"status", dir / "results.h5"}, fake_slurm(dir));
   const auto r = clustersweep({"status", dir / "results.h5", "--json"}, fake_slurm(dir));
   ASSERT_EQ(r.exit_code, 0) << r.err;
