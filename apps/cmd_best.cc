@@ -52,8 +52,17 @@ const char* objective_unit(spaces::Objective objective) {
   return "";
 }
 
-void print_json(const spaces::Point& pt, const spaces::DesignSearch& s, double seconds,
-                spaces::Objective objective) {
+// The job of training the point's tokens with one of its best plans.
+TrainingJob job_of(const spaces::Point& pt, const est::Estimator& estimator,
+                   const est::Estimate& e) {
+  return training_job(pt.training_tokens, "tokens",
+                      est::steps_to_train(pt.workload, pt.training_tokens), pt.reliability,
+                      pt.cluster, estimator.checkpoint_bytes(), e.time.total_s,
+                      e.energy_per_step_j);
+}
+
+void print_json(const spaces::Point& pt, const est::Estimator& estimator,
+                const spaces::DesignSearch& s, double seconds, spaces::Objective objective) {
   nlohmann::ordered_json out;
   out["model"] = pt.model_name;
   out["gpu"] = pt.gpu_name;
@@ -71,6 +80,7 @@ void print_json(const spaces::Point& pt, const spaces::DesignSearch& s, double s
     plan["tokens_per_s"] = json_number(r.estimate.tokens_per_s);
     plan["mfu"] = json_number(r.estimate.mfu);
     plan["energy_per_step_j"] = json_number(r.estimate.energy_per_step_j);
+    plan["job"] = job_json(job_of(pt, estimator, r.estimate));
     plans.push_back(std::move(plan));
   }
   out["plans"] = std::move(plans);
@@ -80,8 +90,9 @@ void print_json(const spaces::Point& pt, const spaces::DesignSearch& s, double s
   std::cout << out.dump(2) << '\n';
 }
 
-void print_text(const spaces::Point& pt, const spaces::DesignSearch& s, double seconds,
-                spaces::Objective objective, bool stats) {
+void print_text(const spaces::Point& pt, const est::Estimator& estimator,
+                const spaces::DesignSearch& s, double seconds, spaces::Objective objective,
+                bool stats) {
   const est::Cluster& c = s.design.cluster;
   const bool moe = est::is_moe(s.design.workload.model);
   std::cout << fmt::format("best plans of {} on {} x {} ({} nodes), by {}\n", pt.model_name,
@@ -153,6 +164,7 @@ void print_text(const spaces::Point& pt, const spaces::DesignSearch& s, double s
       std::cout << fmt::format("{:>11.2f}", s.plans[i].estimate.memory.expansion_bytes / 1e9);
     std::cout << '\n';
   }
+  print_job(job_of(pt, estimator, s.plans[0].estimate), "training job of #1");
 }
 
 }  // namespace
@@ -168,8 +180,6 @@ int best(const Args& args) {
       "what the best plan minimizes: step_time, time_to_train, energy or cost (of training "
       "--training-tokens)")("top", po::value(&top)->default_value(top),
                             "how many plans to print, best first")(
-      "training-tokens", po::value<double>(),
-      "tokens to train, for time_to_train, energy and cost (default 300e9)")(
       "stats", "print the plans searched, evaluated and pruned, and the time taken")(
       "exhaustive", "evaluate every plan instead of searching (the same answer, slower)")(
       "print-spec", "print the one-design sweep spec that is searched, and exit")(
@@ -199,12 +209,6 @@ int best(const Args& args) {
   if (top == 0) throw InputError("--top: must be a positive integer, got 0");
   spaces::DesignSpecOptions spec_options;
   spec_options.objective = objective;
-  if (vm->count("training-tokens")) {
-    spec_options.training_tokens = (*vm)["training-tokens"].as<double>();
-    if (!std::isfinite(spec_options.training_tokens) || spec_options.training_tokens <= 0)
-      throw InputError(fmt::format("--training-tokens: must be a positive number, got {}",
-                                   spec_options.training_tokens));
-  }
   spec_options.pricing = analysis::override_pricing({}, read_pricing_overrides(*vm));
 
   const spaces::Settings settings = read_settings(*vm);
@@ -215,6 +219,8 @@ int best(const Args& args) {
         "estimate's default (--sharding best)",
         settings.has("model") ? settings.where("model") : settings.where("num_tables")));
   const spaces::Point pt = spaces::resolve(settings);
+  spec_options.training_tokens = pt.training_tokens;
+  spec_options.reliability = pt.reliability;
   if (vm->count("print-spec")) {
     std::cout << spaces::design_spec(settings, pt, spec_options);
     return kExitOk;
@@ -224,10 +230,11 @@ int best(const Args& args) {
       spaces::search_design(settings, pt, spec_options, top, vm->count("exhaustive") > 0);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const est::Estimator estimator(pt.workload, pt.cluster, pt.calibration);
   if (vm->count("json"))
-    print_json(pt, s, seconds, objective);
+    print_json(pt, estimator, s, seconds, objective);
   else
-    print_text(pt, s, seconds, objective, vm->count("stats") > 0);
+    print_text(pt, estimator, s, seconds, objective, vm->count("stats") > 0);
   return kExitOk;
 }
 

@@ -35,7 +35,20 @@ void print_json_with_defaults(nlohmann::ordered_json& out,
   std::cout << out.dump(2) << '\n';
 }
 
-void print_json(const Point& pt, const est::Estimate& e) {
+// The job of training the point's tokens with this estimate's step.
+TrainingJob job_of(const Point& pt, const est::Estimator& estimator, const est::Estimate& e) {
+  return training_job(pt.training_tokens, "tokens",
+                      est::steps_to_train(pt.workload, pt.training_tokens), pt.reliability,
+                      pt.cluster, estimator.checkpoint_bytes(), e.time.total_s,
+                      e.energy_per_step_j);
+}
+
+// A point that does not run has no job: null, as its row's job columns are NaN.
+nlohmann::ordered_json job_json_if(bool feasible, const TrainingJob& job) {
+  return feasible ? job_json(job) : nlohmann::ordered_json();
+}
+
+void print_json(const Point& pt, const est::Estimate& e, const TrainingJob& job) {
   nlohmann::ordered_json out;
   out["model"] = pt.model_name;
   out["gpu"] = pt.gpu_name;
@@ -50,10 +63,11 @@ void print_json(const Point& pt, const est::Estimate& e) {
   out["tokens_per_s"] = json_number(e.tokens_per_s);
   out["mfu"] = json_number(e.mfu);
   out["energy_per_step_j"] = json_number(e.energy_per_step_j);
+  out["job"] = job_json_if(e.feasible, job);
   print_json_with_defaults(out, pt.origin);
 }
 
-void print_text(const Point& pt, const est::Estimate& e) {
+void print_text(const Point& pt, const est::Estimate& e, const TrainingJob& job) {
   const auto& w = pt.workload;
   const auto& m = w.model;
   const auto& c = pt.cluster;
@@ -107,12 +121,21 @@ void print_text(const Point& pt, const est::Estimate& e) {
                            e.model_flops_per_step / 1e15);
   std::cout << fmt::format("{:<28}{:.4g} MJ ({:.3g} kWh)\n", "energy per step",
                            e.energy_per_step_j / 1e6, e.energy_per_step_j / 3.6e6);
+  if (e.feasible) print_job(job);
 }
 
 // ---- Recommendation models
 
+TrainingJob job_of(const spaces::DlrmPoint& pt, const est::DlrmEstimator& estimator,
+                   const est::DlrmEstimate& e) {
+  return training_job(pt.training_samples, "samples",
+                      est::steps_to_train(pt.workload, pt.training_samples), pt.reliability,
+                      pt.cluster, estimator.checkpoint_bytes(), e.time.total_s,
+                      e.energy_per_step_j);
+}
+
 void print_dlrm_json(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
-                     const est::DlrmEstimate& e) {
+                     const est::DlrmEstimate& e, const TrainingJob& job) {
   const auto& m = pt.workload.model;
   const auto& t = e.time;
   const auto& mem = e.memory;
@@ -156,11 +179,12 @@ void print_dlrm_json(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
   out["samples_per_s"] = json_number(e.samples_per_s);
   out["mfu"] = json_number(e.mfu);
   out["energy_per_step_j"] = json_number(e.energy_per_step_j);
+  out["job"] = job_json_if(e.feasible, job);
   print_json_with_defaults(out, pt.origin);
 }
 
 void print_dlrm_text(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
-                     const est::DlrmEstimate& e) {
+                     const est::DlrmEstimate& e, const TrainingJob& job) {
   const auto& w = pt.workload;
   const auto& m = w.model;
   const auto& c = pt.cluster;
@@ -223,6 +247,7 @@ void print_dlrm_text(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
   std::cout << fmt::format("{:<28}{:.1f}%\n", "MFU (dense part)", 100 * e.mfu);
   std::cout << fmt::format("{:<28}{:.4g} MJ ({:.3g} kWh)\n", "energy per step",
                            e.energy_per_step_j / 1e6, e.energy_per_step_j / 3.6e6);
+  if (e.feasible) print_job(job);
 }
 
 }  // namespace
@@ -235,8 +260,10 @@ int estimate(const Args& args) {
   const auto vm =
       parse(args, options, positional, "estimate [FILE.toml] [options]",
             "Estimates one training step (time with its breakdown, memory per GPU, tokens/s,\n"
-            "MFU, energy) of one model on one cluster with one parallel plan. The point passes\n"
-            "the same structural rules as a sweep's (docs/spec-format.md).");
+            "MFU, energy) of one model on one cluster with one parallel plan, and the training\n"
+            "job of --training-tokens with its failures, checkpoints and restarts (the\n"
+            "reliability flags; docs/estimator.md). The point passes the same structural rules\n"
+            "as a sweep's (docs/spec-format.md).");
   if (!vm) return kExitOk;
 
   const spaces::Settings settings = read_settings(*vm);
@@ -251,19 +278,22 @@ int estimate(const Args& args) {
     const est::DlrmEstimator estimator(pt.workload, pt.cluster, calibration);
     const est::DlrmPlan plan = spaces::place_tables(pt, estimator);
     const est::DlrmEstimate e = estimator.estimate(plan);
+    const TrainingJob job = job_of(pt, estimator, e);
     if (vm->count("json"))
-      print_dlrm_json(pt, plan, e);
+      print_dlrm_json(pt, plan, e, job);
     else
-      print_dlrm_text(pt, plan, e);
+      print_dlrm_text(pt, plan, e, job);
     return kExitOk;
   }
   const Point pt = spaces::resolve(settings);
   if (const spaces::Violation v = spaces::check(pt)) throw InputError(spaces::explain(v, settings));
-  const est::Estimate e = est::estimate(pt.workload, pt.cluster, pt.plan, pt.calibration);
+  const est::Estimator estimator(pt.workload, pt.cluster, pt.calibration);
+  const est::Estimate e = estimator.estimate(pt.plan);
+  const TrainingJob job = job_of(pt, estimator, e);
   if (vm->count("json"))
-    print_json(pt, e);
+    print_json(pt, e, job);
   else
-    print_text(pt, e);
+    print_text(pt, e, job);
   return kExitOk;
 }
 

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <iostream>
 
+#include "base/format.h"
+
 namespace clustersweep::cli {
 
 namespace est = estimator;
@@ -63,6 +65,66 @@ void print_memory(const char* title, double hbm_bytes, double expansion_bytes, c
   std::cout << '\n';
   std::cout << fmt::format("{:<28}{}\n", "feasible",
                            feasible ? "yes" : fmt::format("no ({})", est::to_string(reason)));
+}
+
+TrainingJob training_job(double amount, const char* unit, double steps,
+                         const est::Reliability& reliability, const est::Cluster& cluster,
+                         double state_bytes, double step_s, double energy_per_step_j) {
+  TrainingJob job;
+  job.amount = amount;
+  job.unit = unit;
+  job.steps = steps;
+  job.state_bytes = state_bytes;
+  job.design = est::job_design(reliability, cluster.num_gpus, est::num_nodes(cluster), state_bytes);
+  job.outcome = est::job_outcome(job.design, step_s, steps);
+  job.failure_free_s = step_s * steps;
+  job.energy_j = energy_per_step_j * steps / job.outcome.goodput;
+  return job;
+}
+
+void print_job(const TrainingJob& job, std::string_view title) {
+  const est::JobDesign& d = job.design;
+  const est::JobOutcome& o = job.outcome;
+  std::cout << fmt::format("\n{:<28}{} {}, {} steps\n", title, format_quantity(job.amount, ""),
+                           job.unit, with_commas(static_cast<std::uint64_t>(std::ceil(job.steps))));
+  if (d.failures_per_s > 0)
+    std::cout << fmt::format("  {:<26}{:.3g} per day (one every {})\n", "failures",
+                             d.failures_per_s * 86400, format_duration(1 / d.failures_per_s));
+  else
+    std::cout << fmt::format("  {:<26}none (infinite MTBF)\n", "failures");
+  std::cout << fmt::format("  {:<26}{}, ", "checkpoint", format_bytes(job.state_bytes));
+  if (std::isfinite(o.checkpoint_interval_s))
+    std::cout << fmt::format(
+        "every {} of training{}", format_duration(o.checkpoint_interval_s),
+        o.checkpoint_interval_s >= job.failure_free_s ? " (beyond the job)" : "");
+  else
+    std::cout << "never (no failures to recover from)";
+  std::cout << fmt::format(", stalls {}", format_duration(d.checkpoint_stall_s));
+  if (d.checkpoint_write_s != d.checkpoint_stall_s)
+    std::cout << fmt::format(" (written in {})", format_duration(d.checkpoint_write_s));
+  std::cout << '\n';
+  std::cout << fmt::format("  {:<26}{} with reading the checkpoint back\n", "restart",
+                           format_duration(d.restart_s));
+  std::cout << fmt::format("  {:<26}{}\n", "goodput", format_quantity(o.goodput, "fraction"));
+  std::cout << fmt::format("  {:<26}{} ({} without failures)\n", "time to train",
+                           format_duration(o.wall_s), format_duration(job.failure_free_s));
+  std::cout << fmt::format("  {:<26}{}\n", "energy to train",
+                           format_quantity(job.energy_j / 3.6e6, "kWh"));
+}
+
+nlohmann::ordered_json job_json(const TrainingJob& job) {
+  return {{std::string("training_") + job.unit, job.amount},
+          {"steps", json_number(job.steps)},
+          {"checkpoint_bytes", json_number(job.state_bytes)},
+          {"failures_per_day", json_number(job.design.failures_per_s * 86400)},
+          {"checkpoint_stall_s", json_number(job.design.checkpoint_stall_s)},
+          {"checkpoint_write_s", json_number(job.design.checkpoint_write_s)},
+          {"restart_s", json_number(job.design.restart_s)},
+          {"checkpoint_interval_s", json_number(job.outcome.checkpoint_interval_s)},
+          {"goodput", json_number(job.outcome.goodput)},
+          {"time_to_train_failure_free_s", json_number(job.failure_free_s)},
+          {"time_to_train_s", json_number(job.outcome.wall_s)},
+          {"energy_to_train_j", json_number(job.energy_j)}};
 }
 
 nlohmann::json json_number(double x) {

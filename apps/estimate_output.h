@@ -3,10 +3,12 @@
 // plans): the parts of the step time and of the memory per GPU in one order with one label each,
 // as text rows and as JSON.
 #include <nlohmann/json.hpp>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "estimator/estimator.h"
+#include "estimator/job.h"
 
 namespace clustersweep::cli {
 
@@ -22,6 +24,29 @@ void print_step_time(double total_s, const Rows& parts);
 // The memory of one GPU by kind, then where it lives against the capacities, then feasibility.
 void print_memory(const char* title, double hbm_bytes, double expansion_bytes, const Rows& kinds,
                   const estimator::Cluster& cluster, bool feasible, estimator::Infeasible reason);
+
+// The training job of an estimate (estimator/job.h): `amount` tokens or samples in `steps` steps
+// of `step_s`, on `cluster`, saving `state_bytes` per checkpoint. What a sweep stores as
+// time_to_train_s, time_to_train_failure_free_s, goodput, checkpoint_interval_s and
+// energy_to_train_j, computed the same way.
+struct TrainingJob {
+  double amount = 0;
+  const char* unit = "tokens";
+  double steps = 0;
+  double state_bytes = 0;
+  estimator::JobDesign design;
+  estimator::JobOutcome outcome;
+  double failure_free_s = 0;
+  double energy_j = 0;
+};
+TrainingJob training_job(double amount, const char* unit, double steps,
+                         const estimator::Reliability& reliability,
+                         const estimator::Cluster& cluster, double state_bytes, double step_s,
+                         double energy_per_step_j);
+// Its failures, checkpoints, restarts, goodput and time and energy to train, as text rows under
+// `title`.
+void print_job(const TrainingJob& job, std::string_view title = "training job");
+nlohmann::ordered_json job_json(const TrainingJob& job);
 
 // Non-finite numbers (a zero-bandwidth link) are null, as JSON has no infinity.
 nlohmann::json json_number(double x);

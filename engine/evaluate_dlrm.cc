@@ -69,7 +69,7 @@ void DlrmChunkEvaluator::load_design(std::uint64_t design) {
   steps_ = 0;
   if (design_ok_) {
     estimator_.emplace(design_data_.workload, design_data_.cluster, space_.calibration());
-    steps_ = space_.training_samples() / static_cast<double>(design_data_.workload.global_batch);
+    steps_ = estimator::steps_to_train(design_data_.workload, space_.training_samples());
     usd_per_gpu_s_ = space_.usd_per_gpu_s(design_data_);
     job_ = space_.job(design_data_.cluster, estimator_->checkpoint_bytes());
   }

@@ -95,9 +95,7 @@ void TransformerChunkEvaluator::load_design(std::uint64_t design) {
   steps_ = 0;
   if (design_ok_) {
     estimator_.emplace(design_data_.workload, design_data_.cluster, space_.calibration());
-    const double tokens_per_step = static_cast<double>(design_data_.workload.global_batch) *
-                                   static_cast<double>(design_data_.workload.seq_len);
-    steps_ = tokens_per_step > 0 ? space_.training_tokens() / tokens_per_step : kNaN;
+    steps_ = estimator::steps_to_train(design_data_.workload, space_.training_tokens());
     usd_per_gpu_s_ = space_.usd_per_gpu_s(design_data_);
     job_ = space_.job(design_data_.cluster, estimator_->checkpoint_bytes());
   }

@@ -49,6 +49,11 @@ struct DlrmWorkload {
   Precision precision = Precision::fp32;
 };
 
+// The optimizer steps that train `samples` samples.
+inline double steps_to_train(const DlrmWorkload& w, double samples) noexcept {
+  return samples / static_cast<double>(w.global_batch);
+}
+
 // The placement of every table: its sharding and, for table_wise its GPU, for table_row_wise its
 // node (ignored otherwise). Filled by plan_sharding() or by hand.
 struct DlrmPlan {

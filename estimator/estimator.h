@@ -3,6 +3,7 @@
 // Pure: plain structs in, plain structs out; no I/O, no clock, no allocation in estimate().
 // The equations and their sources are in docs/estimator.md.
 #include <cstdint>
+#include <limits>
 #include <string_view>
 
 #include "estimator/dlrm_calibration.h"
@@ -65,6 +66,12 @@ struct Workload {
   std::int64_t global_batch = 0;  // sequences per optimizer step
   Precision precision = Precision::bf16;
 };
+
+// The optimizer steps that train `tokens` tokens (NaN for a workload without tokens per step).
+inline double steps_to_train(const Workload& w, double tokens) noexcept {
+  const double per_step = static_cast<double>(w.global_batch) * static_cast<double>(w.seq_len);
+  return per_step > 0 ? tokens / per_step : std::numeric_limits<double>::quiet_NaN();
+}
 
 struct Accelerator {
   double peak_flops[kNumPrecisions] = {};  // dense FLOP/s per Precision; 0 = not supported

@@ -8,6 +8,7 @@
 // the one that minimises it, at least one step and never shorter than an asynchronous save's
 // write.
 #include <limits>
+#include <string_view>
 
 namespace clustersweep::estimator {
 
@@ -40,6 +41,15 @@ struct Reliability {
     visit("storage_gbytes_per_s", r.storage_gbytes_per_s);
     visit("async_snapshot_gbytes_per_s", r.async_snapshot_gbytes_per_s);
     visit("restart_s", r.restart_s);
+  }
+  // The values a parameter takes, beyond positive finite numbers: a mean time between failures
+  // may be infinite (that part never fails); an asynchronous snapshot rate (0: synchronous) and
+  // the restart time may be 0.
+  static bool allows_infinity(std::string_view name) noexcept {
+    return name.ends_with("_mtbf_hours");
+  }
+  static bool allows_zero(std::string_view name) noexcept {
+    return name == "async_snapshot_gbytes_per_s" || name == "restart_s";
   }
 };
 

@@ -156,8 +156,7 @@ DesignSearch search_design(const Settings& settings, const Point& point,
   const estimator::Estimator estimator(point.workload, point.cluster, point.calibration);
   SearchOptions search;
   search.objective = options.objective;
-  search.steps = out.space.training_tokens() / (static_cast<double>(point.workload.seq_len) *
-                                                static_cast<double>(point.workload.global_batch));
+  search.steps = estimator::steps_to_train(point.workload, out.space.training_tokens());
   search.job = out.space.job(point.cluster, estimator.checkpoint_bytes());
   search.exhaustive = exhaustive;
   out.plans = best_plans(out.space, out.design, estimator, search, k, &out.stats);

@@ -52,7 +52,8 @@ long long Settings::integer(const std::string& name, long long fallback,
   return value;
 }
 
-double Settings::number(const std::string& name, double fallback, bool allow_zero) const {
+double Settings::number(const std::string& name, double fallback, bool allow_zero,
+                        bool allow_infinity) const {
   if (!has(name)) return fallback;
   const Setting& s = values_.at(name);
   std::size_t used = 0;
@@ -62,10 +63,11 @@ double Settings::number(const std::string& name, double fallback, bool allow_zer
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != s.text.size() || !std::isfinite(value) || value < 0 ||
-      (!allow_zero && value == 0))
-    throw InputError(fmt::format("{}: must be a {} number, got '{}'", s.where,
-                                 allow_zero ? "non-negative" : "positive", s.text));
+  if (used == 0 || used != s.text.size() || std::isnan(value) ||
+      (std::isinf(value) && !allow_infinity) || value < 0 || (!allow_zero && value == 0))
+    throw InputError(fmt::format("{}: must be a {} number{}, got '{}'", s.where,
+                                 allow_zero ? "non-negative" : "positive",
+                                 allow_infinity ? " or inf" : "", s.text));
   return value;
 }
 
@@ -154,6 +156,24 @@ const std::vector<SettingInfo>& setting_infos() {
         {"sharding", SettingFamily::dlrm,
          "recommendation models: table, row, column, table_row, data, or best (default: the "
          "planner's best placement)"},
+        {"training_tokens", SettingFamily::transformer,
+         "tokens to train, for the job's time, energy and failures (default 300e9)"},
+        {"training_samples", SettingFamily::dlrm,
+         "recommendation models: samples to train (default 4.2e9, one epoch of Criteo 1TB)"},
+        {"gpu_mtbf_hours", SettingFamily::every,
+         "mean time between job-interrupting failures per GPU, hours, or inf (default: Llama 3's "
+         "50,677)"},
+        {"node_mtbf_hours", SettingFamily::every,
+         "of a node beyond its GPUs' share, hours (default inf: in the GPUs' figure)"},
+        {"storage_gbytes_per_s_per_node", SettingFamily::every,
+         "checkpoint write and read GB/s of one node (default 2)"},
+        {"storage_gbytes_per_s", SettingFamily::every,
+         "checkpoint GB/s of the whole storage system (default 2000)"},
+        {"async_snapshot_gbytes_per_s", SettingFamily::every,
+         "asynchronous checkpoints: GB/s per GPU of the snapshot that stalls training (default 0: "
+         "synchronous)"},
+        {"restart_s", SettingFamily::every,
+         "seconds a restart takes beyond reading the checkpoint back (default 600)"},
         {"calibration", SettingFamily::every, "calibration TOML overriding the built-in one"},
     };
     auto at = std::find_if(infos.begin(), infos.end(), [](const SettingInfo& i) {
@@ -242,6 +262,18 @@ const char* precision_name(est::Precision p) { return est::to_string(p); }
 const char* recompute_name(est::Recompute r) { return est::to_string(r); }
 const char* offload_name(est::Offload o) { return est::to_string(o); }
 const char* split_name(est::PipelineSplit p) { return est::to_string(p); }
+
+// The job's reliability settings ([reliability] of a spec, by the same names), each taking the
+// values the spec's key takes.
+est::Reliability resolve_reliability(const Settings& s, std::map<std::string, Origin>& origins) {
+  est::Reliability r;
+  est::Reliability::for_each(r, [&](const char* name, double& field) {
+    if (!s.has(name)) origins[name] = Origin::fallback;
+    field = s.number(name, field, est::Reliability::allows_zero(name),
+                     est::Reliability::allows_infinity(name));
+  });
+  return r;
+}
 
 }  // namespace
 
@@ -406,6 +438,9 @@ Point resolve(const Settings& s, const est::Calibration& calibration) {
   p.dp = static_cast<int>(s.integer(
       "dp", static_cast<long long>(std::max(1.0, std::floor(c.num_gpus / model_parallel)))));
   origin("dp", Origin::rule);
+  pt.training_tokens = s.number("training_tokens", kDefaultTrainingTokens);
+  origin("training_tokens", Origin::fallback);
+  pt.reliability = resolve_reliability(s, pt.origin);
   return pt;
 }
 
@@ -527,6 +562,9 @@ DlrmPoint resolve_dlrm(const Settings& s, const est::Calibration& calibration) {
   pt.gpu_name = rc.gpu_name;
   pt.cluster = rc.cluster;
   pt.nodes = rc.nodes;
+  pt.training_samples = s.number("training_samples", kDefaultTrainingSamples);
+  origin("training_samples", Origin::fallback);
+  pt.reliability = resolve_reliability(s, pt.origin);
   return pt;
 }
 

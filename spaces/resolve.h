@@ -12,10 +12,16 @@
 
 #include "estimator/dlrm.h"
 #include "estimator/estimator.h"
+#include "estimator/job.h"
 #include "spaces/catalog.h"
 #include "spaces/rules.h"
 
 namespace clustersweep::spaces {
+
+// What a job trains when neither a spec nor a setting says: GPT-3's published training tokens, and
+// one epoch of Criteo 1TB's click logs (MLPerf DLRMv2 trains on about one epoch).
+inline constexpr double kDefaultTrainingTokens = 300e9;
+inline constexpr double kDefaultTrainingSamples = 4.2e9;
 
 // Where a resolved value that was not given came from (a given one's origin is its
 // Setting::where: a flag, a file key or a CSV column).
@@ -47,7 +53,8 @@ class Settings {
 
   // Typed reads; InputError "WHERE: must be ..., got 'TEXT'" when the text is not one.
   long long integer(const std::string& name, long long fallback, long long min_value = 1) const;
-  double number(const std::string& name, double fallback, bool allow_zero = false) const;
+  double number(const std::string& name, double fallback, bool allow_zero = false,
+                bool allow_infinity = false) const;
   bool boolean(const std::string& name, bool fallback = false) const;
 
  private:
@@ -136,6 +143,8 @@ struct Point {
   estimator::Calibration calibration;
   RuleOptions rules;
   std::int64_t nodes = 0;
+  double training_tokens = kDefaultTrainingTokens;  // for the job: its time, energy and failures
+  estimator::Reliability reliability;
   std::map<std::string, Origin> origin;  // by setting name; absent = given
 };
 
@@ -167,6 +176,8 @@ struct DlrmPoint {
   estimator::Sharding sharding = estimator::Sharding::table_wise;
   estimator::Calibration calibration;
   std::int64_t nodes = 0;
+  double training_samples = kDefaultTrainingSamples;
+  estimator::Reliability reliability;
   std::map<std::string, Origin> origin;
 };
 

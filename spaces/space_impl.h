@@ -13,10 +13,6 @@
 
 namespace clustersweep::spaces {
 
-inline constexpr double kDefaultTrainingTokens = 300e9;  // GPT-3's published training tokens
-// One epoch of Criteo 1TB's click logs (MLPerf DLRMv2 trains on about one epoch).
-inline constexpr double kDefaultTrainingSamples = 4.2e9;
-
 inline constexpr const char* kPrecisionNames[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"};
 inline constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
 inline constexpr const char* kOffloadNames[] = {"none", "optimizer", "optimizer_activations",

@@ -778,17 +778,14 @@ class Parser {
       const toml::node* n = t->get(name);
       if (!n) return;
       const std::string key = fmt::format("reliability.{}", name);
-      // A mean time between failures may be inf: that part never fails.
       const auto v = scalar_number(*n);
-      if (std::string_view(name).ends_with("_mtbf_hours") && v && std::isinf(*v) && *v > 0) {
+      if (estimator::Reliability::allows_infinity(name) && v && std::isinf(*v) && *v > 0) {
         field = *v;
         return;
       }
       field = checked_number(
           r_, *n, key,
-          std::string_view(name).starts_with("async") || name == std::string_view("restart_s")
-              ? Kind::nonnegative_real
-              : Kind::positive_real);
+          estimator::Reliability::allows_zero(name) ? Kind::nonnegative_real : Kind::positive_real);
     });
   }
 

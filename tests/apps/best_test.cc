@@ -117,12 +117,38 @@ TEST(Best, PrintsTheRankedPlansAndTheirBreakdown) {
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
 }
 
+// The job of the best plan: the time to train with failures is what --objective time_to_train
+// ranks by, and the reliability flags reach the searched spec.
+TEST(Best, PrintsTheTrainingJobOfTheBestPlans) {
+  const std::vector<std::string> flags = {"--objective", "time_to_train", "--training-tokens",
+                                          "1e12",        "--top",         "2"};
+  const Result r = run(with(kBase, flags));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* line : {"training job of #1          1T tokens, ", "  failures  ",
+                           " per day (one every ", "  goodput  ", " without failures)"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  const auto json = run_json(with(kBase, flags));
+  for (const auto& plan : json["plans"]) {
+    EXPECT_EQ(plan["job"]["training_tokens"].get<double>(), 1e12);
+    EXPECT_EQ(plan["job"]["time_to_train_s"], plan["objective"]);
+    EXPECT_LT(plan["job"]["goodput"].get<double>(), 1);
+  }
+  const auto never_fails = run_json(with(kBase, with(flags, {"--gpu-mtbf-hours", "inf"})));
+  const auto& job = never_fails["plans"][0]["job"];
+  EXPECT_EQ(job["goodput"].get<double>(), 1);
+  EXPECT_EQ(job["time_to_train_s"], job["time_to_train_failure_free_s"]);
+  const Result spec = run(with(kBase, {"--print-spec", "--restart-s", "120"}));
+  EXPECT_NE(spec.out.find("restart_s = 120"), std::string::npos) << spec.out;
+}
+
 TEST(BestErrors, NameTheFlag) {
   expect_error(with(kBase, {"--objective", "speed"}),
                "--objective: must be step_time, time_to_train, energy or cost, got 'speed'");
   expect_error(with(kBase, {"--top", "0"}), "--top: must be a positive integer, got 0");
   expect_error(with(kBase, {"--training-tokens", "-1"}),
-               "--training-tokens: must be a positive number, got -1");
+               "--training-tokens: must be a positive number, got '-1'");
+  expect_error(with(kBase, {"--gpu-mtbf-hours", "0"}),
+               "--gpu-mtbf-hours: must be a positive number or inf, got '0'");
   expect_error(with(kBase, {"--capacity-factor", "1.25"}),
                "--capacity-factor: not a plan axis of a sweep (sweeps route dropless); estimate "
                "takes it for one plan");

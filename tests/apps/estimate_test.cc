@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "spaces/resolve.h"
 #include "tests/apps/run.h"
@@ -60,6 +61,64 @@ TEST(Estimate, JsonMatchesTheLibrary) {
   EXPECT_EQ(json["defaults"]["dp"], "rule");
   EXPECT_EQ(json["defaults"]["zero"], "fallback");
   EXPECT_FALSE(json["defaults"].contains("tp"));
+}
+
+// Llama 3.1 405B on 16,384 H100 with Meta's plan (TP8 PP16 CP1 DP128, seq 8192, batch 2048) and
+// 15.6T tokens: the job loses a few percent to failures, checkpoints and restarts (Meta reports
+// more than 90% of the time training); more GPUs fail more often, faster storage saves sooner.
+std::vector<std::string> llama405(const std::string& gpus, std::vector<std::string> more = {},
+                                  const std::string& vp = "8") {
+  std::istringstream words("estimate --model llama3.1-405b --gpu H100-SXM5-80GB --gpus " + gpus +
+                           " --tp 8 --pp 16 --vp " + vp +
+                           " --cp 1 --seq-len 8192 --global-batch 2048 --sequence-parallel --zero 1"
+                           " --training-tokens 15.6e12");
+  std::vector<std::string> flags;
+  for (std::string word; words >> word;) flags.push_back(word);
+  return with(flags, more);
+}
+
+double goodput_of(const std::vector<std::string>& flags) {
+  const Result r = run(with(flags, {"--json"}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out)["job"]["goodput"].get<double>();
+}
+
+TEST(Estimate, TheTrainingJobOfLlama3_405B) {
+  const Result text = run(llama405("16384"));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  for (const char* line : {"training job                15.6T tokens, 929,833 steps\n",
+                           "  failures                  7.76 per day (one every 3.09 h)\n",
+                           "  checkpoint                5.7 TB, every 4.16 min of training, "
+                           "stalls 2.84 s\n",
+                           "  goodput                   92.6%\n"})
+    EXPECT_NE(text.out.find(line), std::string::npos) << line << "\n" << text.out;
+
+  const Result r = run(llama405("16384", {"--json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto json = nlohmann::json::parse(r.out);
+  const auto& job = json["job"];
+  EXPECT_GT(job["goodput"].get<double>(), 0.85);
+  EXPECT_LT(job["goodput"].get<double>(), 0.97);
+  EXPECT_EQ(job["training_tokens"].get<double>(), 15.6e12);
+  EXPECT_EQ(job["time_to_train_failure_free_s"].get<double>(),
+            json["step_time_s"]["total"].get<double>() * job["steps"].get<double>());
+  EXPECT_EQ(job["time_to_train_s"].get<double>(),
+            job["time_to_train_failure_free_s"].get<double>() / job["goodput"].get<double>());
+  EXPECT_EQ(json["defaults"]["gpu_mtbf_hours"], "fallback");
+
+  // One plan that fits on all three sizes.
+  const std::vector<std::string> full = {"--recompute", "full"};
+  const double at_8k = goodput_of(llama405("8192", full, "1"));
+  const double at_16k = goodput_of(llama405("16384", full, "1"));
+  const double at_32k = goodput_of(llama405("32768", full, "1"));
+  EXPECT_GT(at_8k, at_16k);
+  EXPECT_GT(at_16k, at_32k);
+  const double goodput = job["goodput"].get<double>();
+  EXPECT_GT(goodput_of(llama405("16384", {"--storage-gbytes-per-s-per-node", "20",
+                                          "--storage-gbytes-per-s", "20000"})),
+            goodput);
+  EXPECT_GT(goodput_of(llama405("16384", {"--async-snapshot-gbytes-per-s", "25"})), goodput);
+  EXPECT_EQ(goodput_of(llama405("16384", {"--gpu-mtbf-hours", "inf"})), 1);
 }
 
 TEST(Estimate, TomlFileEqualsFlagsAndFlagsOverrideIt) {
@@ -255,6 +314,19 @@ TEST(Estimate, RecommendationModelsRejectTransformerSettings) {
                "'512-x'");
   expect_error(with(kDlrm, {"--num-tables", "20"}),
                "--num-tables: 20 tables, but the model 'dlrmv2-dcnv2' has 26");
+}
+
+TEST(EstimateErrors, ReliabilityFlagsTakeWhatTheSpecKeysTake) {
+  expect_error(with(kBase, {"--gpu-mtbf-hours", "0"}),
+               "--gpu-mtbf-hours: must be a positive number or inf, got '0'");
+  expect_error(with(kBase, {"--restart-s", "inf"}),
+               "--restart-s: must be a non-negative number, got 'inf'");
+  expect_error(with(kBase, {"--storage-gbytes-per-s", "0"}),
+               "--storage-gbytes-per-s: must be a positive number, got '0'");
+  expect_error(with(kBase, {"--training-tokens", "many"}),
+               "--training-tokens: must be a positive number, got 'many'");
+  expect_error(with(kDlrm, {"--training-tokens", "1e9"}),
+               "--training-tokens: not a setting of recommendation models");
 }
 
 }  // namespace

@@ -26,6 +26,28 @@ using test::run;
 using test::TempDir;
 using test::write_file;
 
+// The job columns of a store, which `estimate --json` names alike in its "job" object (JSON has
+// no infinity: a job that never fails has a null checkpoint interval).
+class JobColumns {
+ public:
+  explicit JobColumns(const StoreReader& store) {
+    for (std::size_t c = 0; c < std::size(kNames); ++c)
+      store.read(kNames[c], 0, store.rows(), values_[c]);
+  }
+  void expect_equal(const nlohmann::json& job, std::uint64_t row) const {
+    for (std::size_t c = 0; c < std::size(kNames); ++c)
+      EXPECT_EQ(job[kNames[c]].is_null() ? std::numeric_limits<double>::infinity()
+                                         : job[kNames[c]].get<double>(),
+                values_[c][row])
+          << kNames[c];
+  }
+
+ private:
+  static constexpr const char* kNames[] = {"time_to_train_s", "time_to_train_failure_free_s",
+                                           "goodput", "checkpoint_interval_s", "energy_to_train_j"};
+  std::vector<double> values_[std::size(kNames)];
+};
+
 // A random spec and the spec-level settings (not axes) it gives.
 struct RandomSpec {
   std::string text;
@@ -61,6 +83,10 @@ RandomSpec random_spec(std::mt19937_64& rng, bool with_gb200) {
     t += "global_batch = " + pick_list(rng, std::vector<int>{256, 512, 1024, 1536}, 2) + "\n";
   t += "precision = " +
        pick_list(rng, std::vector<std::string>{"\"bf16\"", "\"fp8\"", "\"fp16\""}, 2) + "\n";
+  if (coin(50)) {
+    t += "training_tokens = 2e12\n";
+    s.scalars.emplace_back("training_tokens", "2e12");
+  }
   t += "[cluster]\n";
   t += "gpu = " +
        (with_gb200 ? std::string("[\"GB200-186GB\", \"H100-SXM5-80GB\"]")
@@ -104,6 +130,19 @@ RandomSpec random_spec(std::mt19937_64& rng, bool with_gb200) {
   if (coin(20)) {
     t += "allow_tp_across_nodes = true\n";
     s.scalars.emplace_back("allow_tp_across_nodes", "true");
+  }
+  if (coin(50)) {
+    t += "[reliability]\n";
+    for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+             {"gpu_mtbf_hours", coin(20) ? "inf" : "20000"},
+             {"node_mtbf_hours", "100000"},
+             {"storage_gbytes_per_s_per_node", "5"},
+             {"async_snapshot_gbytes_per_s", "20"},
+             {"restart_s", "0"}}) {
+      if (!coin(50)) continue;
+      t += key + " = " + value + "\n";
+      s.scalars.emplace_back(key, value);
+    }
   }
   return s;
 }
@@ -188,6 +227,16 @@ TEST(Agreement, EstimateEqualsTheSweepsRowOnRandomPointsOfRandomSpecs) {
         EXPECT_EQ(rows.number(column("tokens_per_s"), r), e.tokens_per_s);
         EXPECT_EQ(rows.number(column("mfu"), r), e.mfu);
         EXPECT_EQ(rows.number(column("energy_per_step_j"), r), e.energy_per_step_j);
+        // The job: the point's tokens and reliability, the design's checkpoint.
+        const double steps = est::steps_to_train(pt.workload, pt.training_tokens);
+        const est::JobOutcome job = est::job_outcome(
+            est::job_design(
+                pt.reliability, pt.cluster.num_gpus, est::num_nodes(pt.cluster),
+                est::Estimator(pt.workload, pt.cluster, pt.calibration).checkpoint_bytes()),
+            e.time.total_s, steps);
+        EXPECT_EQ(rows.number(column("time_to_train_s"), r), job.wall_s);
+        EXPECT_EQ(rows.number(column("goodput"), r), job.goodput);
+        EXPECT_EQ(rows.number(column("checkpoint_interval_s"), r), job.checkpoint_interval_s);
         const std::pair<const char*, double> parts[] = {
             {"time_compute_s", e.time.compute_s},
             {"time_memory_bound_s", e.time.memory_bound_s},
@@ -216,7 +265,7 @@ TEST(Agreement, EstimateEqualsTheSweepsRowOnRandomPointsOfRandomSpecs) {
 // The same through the real binary: `run` writes the store, `estimate --json` answers with the
 // flags of a point's axis values.
 TEST(Agreement, EstimateJsonEqualsTheStoreOfARealRun) {
-  std::mt19937_64 rng(7);
+  std::mt19937_64 rng(8);
   RandomSpec spec;
   do {
     spec = random_spec(rng, true);
@@ -237,6 +286,7 @@ TEST(Agreement, EstimateJsonEqualsTheStoreOfARealRun) {
   store.read("step_time_s", 0, store.rows(), step);
   store.read("mem_per_gpu_bytes", 0, store.rows(), mem);
   store.read("energy_per_step_j", 0, store.rows(), energy);
+  const JobColumns job(store);
   int evaluated = 0, removed = 0;
   for (int tries = 0; tries < 5000 && (evaluated < 15 || removed < 10); ++tries) {
     const std::uint64_t id = rng() % store.rows();  // keep = "all": row = point id
@@ -268,6 +318,9 @@ TEST(Agreement, EstimateJsonEqualsTheStoreOfARealRun) {
     if (feasible[id] == 1) {
       EXPECT_EQ(json["step_time_s"]["total"].get<double>(), step[id]);
       EXPECT_EQ(json["energy_per_step_j"].get<double>(), energy[id]);
+      job.expect_equal(json["job"], id);
+    } else {
+      EXPECT_TRUE(json["job"].is_null());
     }
   }
   EXPECT_EQ(evaluated, 15);
@@ -295,12 +348,13 @@ TEST(Agreement, RecommendationSweepEqualsEstimateOnPointsOfEveryKind) {
   store.read("samples_per_s", 0, store.rows(), samples);
   store.read("mem_per_gpu_bytes", 0, store.rows(), mem);
   store.read("energy_per_step_j", 0, store.rows(), energy);
+  const JobColumns job(store);
   int infeasible = 0;
   std::uint32_t digits[spaces::kNumAxes];
   // Every 7th point: all shardings, models, precisions and sizes come round (288 points).
   for (std::uint64_t id = 0; id < store.rows(); id += 7) {
     space.decode(id, digits);
-    std::vector<std::string> args = {"estimate", "--json"};
+    std::vector<std::string> args = {"estimate", "--json", "--training-samples=4e9"};
     const auto& axes = space.axes();
     for (const auto& [flag, axis] : std::initializer_list<std::pair<const char*, int>>{
              {"model", spaces::kDlrmModel},
@@ -324,7 +378,9 @@ TEST(Agreement, RecommendationSweepEqualsEstimateOnPointsOfEveryKind) {
       EXPECT_EQ(json["step_time_s"]["total"].get<double>(), step[id]);
       EXPECT_EQ(json["samples_per_s"].get<double>(), samples[id]);
       EXPECT_EQ(json["energy_per_step_j"].get<double>(), energy[id]);
+      job.expect_equal(json["job"], id);
     } else {
+      EXPECT_TRUE(json["job"].is_null());
       ++infeasible;
     }
   }
