@@ -57,8 +57,8 @@ TrainingJob job_of(const spaces::Point& pt, const est::Estimator& estimator,
                    const est::Estimate& e) {
   return training_job(pt.training_tokens, "tokens",
                       est::steps_to_train(pt.workload, pt.training_tokens), pt.reliability,
-                      pt.cluster, estimator.checkpoint_bytes(), e.time.total_s,
-                      e.energy_per_step_j);
+                      pt.cluster, estimator.checkpoint_bytes(), e.time.total_s, e.energy_per_step_j,
+                      est::step_interval(pt.calibration, pt.workload.model));
 }
 
 void print_json(const spaces::Point& pt, const est::Estimator& estimator,
@@ -76,6 +76,8 @@ void print_json(const spaces::Point& pt, const est::Estimator& estimator,
     plan.erase("capacity_factor");  // sweeps are dropless: not one of the plan's settings here
     plan["objective"] = json_number(r.objective);
     plan["step_time_s"] = step_time_json(r.estimate.time);
+    add_interval_json(plan, r.estimate.time.total_s,
+                      est::step_interval(pt.calibration, pt.workload.model));
     plan["memory_bytes"] = memory_json(r.estimate.memory, s.design.cluster);
     plan["tokens_per_s"] = json_number(r.estimate.tokens_per_s);
     plan["mfu"] = json_number(r.estimate.mfu);

@@ -39,8 +39,8 @@ void print_json_with_defaults(nlohmann::ordered_json& out,
 TrainingJob job_of(const Point& pt, const est::Estimator& estimator, const est::Estimate& e) {
   return training_job(pt.training_tokens, "tokens",
                       est::steps_to_train(pt.workload, pt.training_tokens), pt.reliability,
-                      pt.cluster, estimator.checkpoint_bytes(), e.time.total_s,
-                      e.energy_per_step_j);
+                      pt.cluster, estimator.checkpoint_bytes(), e.time.total_s, e.energy_per_step_j,
+                      est::step_interval(pt.calibration, pt.workload.model));
 }
 
 // A point that does not run has no job: null, as its row's job columns are NaN.
@@ -58,6 +58,7 @@ void print_json(const Point& pt, const est::Estimate& e, const TrainingJob& job)
   out["feasible"] = e.feasible;
   out["reason"] = est::to_string(e.reason);
   out["step_time_s"] = step_time_json(e.time);
+  add_interval_json(out, e.time.total_s, est::step_interval(pt.calibration, pt.workload.model));
   out["memory_bytes"] = memory_json(e.memory, pt.cluster);
   out["model_flops_per_step"] = json_number(e.model_flops_per_step);
   out["tokens_per_s"] = json_number(e.tokens_per_s);
@@ -111,7 +112,8 @@ void print_text(const Point& pt, const est::Estimate& e, const TrainingJob& job)
                               : std::string("dropless"));
 
   const bool moe = est::is_moe(m);
-  print_step_time(e.time.total_s, step_time_rows(e.time, moe));
+  print_step_time(e.time.total_s, est::step_interval(pt.calibration, m),
+                  step_time_rows(e.time, moe));
   print_memory("memory per GPU", e.memory.hbm_bytes, e.memory.expansion_bytes,
                memory_rows(e.memory, moe), c, e.feasible, e.reason);
   std::cout << fmt::format("{:<28}{:.4g}\n", "tokens/s", e.tokens_per_s);
@@ -130,8 +132,8 @@ TrainingJob job_of(const spaces::DlrmPoint& pt, const est::DlrmEstimator& estima
                    const est::DlrmEstimate& e) {
   return training_job(pt.training_samples, "samples",
                       est::steps_to_train(pt.workload, pt.training_samples), pt.reliability,
-                      pt.cluster, estimator.checkpoint_bytes(), e.time.total_s,
-                      e.energy_per_step_j);
+                      pt.cluster, estimator.checkpoint_bytes(), e.time.total_s, e.energy_per_step_j,
+                      est::step_interval(pt.calibration.dlrm));
 }
 
 void print_dlrm_json(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
@@ -166,6 +168,7 @@ void print_dlrm_json(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
                         {"dense_allreduce", json_number(t.dense_allreduce_s)},
                         {"optimizer", json_number(t.optimizer_s)},
                         {"overhead", json_number(t.overhead_s)}};
+  add_interval_json(out, t.total_s, est::step_interval(pt.calibration.dlrm));
   out["memory_bytes"] = {{"tables", json_number(mem.tables_bytes)},
                          {"table_optimizer", json_number(mem.table_optimizer_bytes)},
                          {"dense", json_number(mem.dense_bytes)},
@@ -227,14 +230,15 @@ void print_dlrm_text(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
   }
   std::cout << '\n';
   const auto& t = e.time;
-  print_step_time(t.total_s, {{"embedding lookups", t.embedding_fwd_s},
-                              {"embedding backward", t.embedding_bwd_s},
-                              {"all-to-all (exposed)", t.all_to_all_s},
-                              {"MLP and interaction", t.mlp_compute_s},
-                              {"memory-bound ops", t.memory_bound_s},
-                              {"dense all-reduce", t.dense_allreduce_s},
-                              {"optimizer", t.optimizer_s},
-                              {"framework overhead", t.overhead_s}});
+  print_step_time(t.total_s, est::step_interval(pt.calibration.dlrm),
+                  {{"embedding lookups", t.embedding_fwd_s},
+                   {"embedding backward", t.embedding_bwd_s},
+                   {"all-to-all (exposed)", t.all_to_all_s},
+                   {"MLP and interaction", t.mlp_compute_s},
+                   {"memory-bound ops", t.memory_bound_s},
+                   {"dense all-reduce", t.dense_allreduce_s},
+                   {"optimizer", t.optimizer_s},
+                   {"framework overhead", t.overhead_s}});
   const auto& mem = e.memory;
   print_memory("memory on the busiest GPU", mem.hbm_bytes, mem.expansion_bytes,
                {{"embedding tables", mem.tables_bytes},

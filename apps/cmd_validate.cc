@@ -58,17 +58,19 @@ void write_fit(const std::string& runs_path, const std::string& out_path, std::s
 
 // --fit OUT.toml: fits `samples` (of either family) from `calibration`, writes the file and
 // returns the fitted calibration.
-template <class Sample>
+// `derive` sets what the fit does not move but derives (the prediction intervals) before writing.
+template <class Sample, class Derive>
 est::Calibration fit_and_write(const po::variables_map& vm, const std::string& runs_path,
                                const std::vector<Sample>& samples,
-                               const est::Calibration& calibration) {
+                               const est::Calibration& calibration, Derive derive) {
   const int sweeps = vm["fit-sweeps"].as<int>();
   if (sweeps < 1) throw InputError("--fit-sweeps: must be a positive integer");
   if (samples.empty())
     throw InputError(fmt::format("{}: no predictable rows to fit on", runs_path));
   est::FitOptions fit_options;
   fit_options.sweeps = sweeps;
-  const auto fit = est::fit_calibration(samples, calibration, fit_options);
+  auto fit = est::fit_calibration(samples, calibration, fit_options);
+  derive(fit.calibration);
   write_fit(runs_path, vm["fit"].as<std::string>(), samples.size(), sweeps, fit);
   return fit.calibration;
 }
@@ -135,24 +137,121 @@ void print_best_ratios(const std::map<std::string, std::vector<double>>& ratios_
   if (!all.empty()) print("all", all);
 }
 
+// Every group of runs (a source; a run for recommendation models, whose runs come nearly all from
+// one source) predicted by a fit on the others: the held-out residuals the prediction
+// intervals come from (docs/calibration.md, "Prediction intervals"). Intervals are per family.
+struct HeldOut {
+  std::vector<std::string> family, source;  // of each sample
+  std::vector<int> group;
+  std::vector<double> residuals;
+  // The residuals and groups of one family.
+  std::pair<std::vector<double>, std::vector<int>> of(const std::string& f) const {
+    std::pair<std::vector<double>, std::vector<int>> out;
+    for (std::size_t i = 0; i < family.size(); ++i)
+      if (family[i] == f) {
+        out.first.push_back(residuals[i]);
+        out.second.push_back(group[i]);
+      }
+    return out;
+  }
+};
+
+template <class Sample>
+HeldOut held_out(const std::vector<Sample>& samples, std::vector<std::string> family,
+                 std::vector<std::string> source, const est::Calibration& start, int sweeps) {
+  HeldOut h{std::move(family), std::move(source), {}, {}};
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const std::string key = h.family[i] + '\t' + h.source[i];
+    auto at = std::find(keys.begin(), keys.end(), key);
+    h.group.push_back(static_cast<int>(at - keys.begin()));
+    if (at == keys.end()) keys.push_back(key);
+  }
+  est::FitOptions options;
+  options.sweeps = sweeps;
+  h.residuals = est::held_out_log_residuals(samples, h.group, start, options);
+  return h;
+}
+
+// The 90% interval of `family` from all its held-out residuals, as measured / predicted ratios
+// into `lo` and `hi`; kept when the residuals are too few for a finite one.
+void set_interval(const HeldOut& h, const std::string& family, double& lo, double& hi) {
+  const est::LogInterval i = est::conformal_interval(h.of(family).first, 0.9);
+  if (!std::isfinite(i.lo) || !std::isfinite(i.hi)) return;
+  lo = std::exp(i.lo);
+  hi = std::exp(i.hi);
+}
+
+// --held-out: per group, how often its runs fall in the 90% interval the other groups' held-out
+// residuals give it, and how wide that interval is.
+void print_held_out(const HeldOut& h) {
+  std::size_t width = 6;
+  for (const auto& s : h.source) width = std::max(width, s.size());
+  std::cout << fmt::format(
+      "\nheld out: each source (or run) predicted by a fit on the others, in the 90% interval\n"
+      "of the others' held-out residuals (measured / predicted)\n"
+      "{:<{}} {:<6} {:>5} {:>8} {:>11} {:>7} {:>7}\n",
+      "source", width, "family", "rows", "covered", "half-width", "lo", "hi");
+  std::vector<std::string> families = h.family;
+  std::sort(families.begin(), families.end());
+  families.erase(std::unique(families.begin(), families.end()), families.end());
+  std::size_t all_samples = 0, all_covered = 0;
+  std::vector<double> half_widths;  // one per run
+  for (const std::string& f : families) {
+    const auto [residuals, groups] = h.of(f);
+    std::size_t samples = 0, covered = 0;
+    for (const est::GroupCoverage& c : est::group_coverage(residuals, groups, 0.9)) {
+      const std::size_t first = static_cast<std::size_t>(
+          std::find(h.group.begin(), h.group.end(), c.group) - h.group.begin());
+      const double lo = std::exp(c.interval.lo), hi = std::exp(c.interval.hi);
+      half_widths.insert(half_widths.end(), c.samples, (hi - lo) / 2);
+      samples += c.samples;
+      covered += c.covered;
+      std::cout << fmt::format("{:<{}} {:<6} {:>5} {:>7.1f}% {:>10.1f}% {:>7.3f} {:>7.3f}\n",
+                               h.source[first], width, f, c.samples, 100.0 * c.covered / c.samples,
+                               50 * (hi - lo), lo, hi);
+    }
+    std::cout << fmt::format("{:<{}} {:<6} {:>5} {:>7.1f}%\n", "all", width, f, samples,
+                             100.0 * covered / samples);
+    all_samples += samples;
+    all_covered += covered;
+  }
+  std::sort(half_widths.begin(), half_widths.end());
+  std::cout << fmt::format("held-out coverage {:.1f}% of {} runs, median half-width {:.1f}%\n",
+                           100.0 * all_covered / all_samples, all_samples,
+                           100 * spaces::sorted_median(half_widths));
+}
+
 // Recommendation-model runs: throughput (samples/s) predicted with the planner's placement of the
 // run's sharding; --fit moves the [dlrm] parameters.
 int validate_dlrm(const po::variables_map& vm, const std::string& runs_path,
-                  est::Calibration calibration) {
+                  est::Calibration calibration, const est::Calibration& fit_start) {
   auto rows = spaces::read_dlrm_runs(runs_path, calibration);
+  // 22 of the 23 published runs come from one source: each run is held out on its own (the
+  // leave-one-out residuals; with fewer than 19 residuals a 90% conformal interval is infinite).
+  std::vector<est::DlrmSample> samples;
+  std::vector<std::string> ids;
+  for (const auto& r : rows) {
+    if (!r.reason.empty()) continue;
+    ids.push_back("run " + r.id);
+    samples.push_back(
+        {r.point.workload, r.point.cluster, r.point.best_sharding, r.point.sharding,
+         static_cast<double>(r.point.workload.global_batch) / r.measured_samples_per_s});
+  }
+  std::optional<HeldOut> held;
+  if (vm.count("fit") || vm.count("held-out"))
+    held = held_out(samples, std::vector<std::string>(samples.size(), "dlrm"), ids, fit_start,
+                    vm["fit-sweeps"].as<int>());
   if (vm.count("fit")) {
-    std::vector<est::DlrmSample> samples;
-    for (const auto& r : rows)
-      if (r.reason.empty())
-        samples.push_back(
-            {r.point.workload, r.point.cluster, r.point.best_sharding, r.point.sharding,
-             static_cast<double>(r.point.workload.global_batch) / r.measured_samples_per_s});
-    calibration = fit_and_write(vm, runs_path, samples, calibration);
+    calibration = fit_and_write(vm, runs_path, samples, calibration, [&](est::Calibration& c) {
+      set_interval(*held, "dlrm", c.dlrm.interval_lo, c.dlrm.interval_hi);
+    });
     rows = spaces::read_dlrm_runs(runs_path, calibration);
   }
 
   std::string csv =
-      "id,source,measured_samples_per_s,predicted_samples_per_s,rel_error,sharding,reason\n";
+      "id,source,measured_samples_per_s,predicted_samples_per_s,predicted_samples_per_s_lo,"
+      "predicted_samples_per_s_hi,rel_error,sharding,reason\n";
   std::map<std::string, std::vector<double>> errors_by_source;
   std::vector<double> all_errors;
   std::size_t unpredicted = 0, out_of_memory = 0;
@@ -160,7 +259,7 @@ int validate_dlrm(const po::variables_map& vm, const std::string& runs_path,
     if (!r.reason.empty()) {
       ++unpredicted;
       csv += fmt::format(
-          "{},{},{},,,,{}\n", csv_quote(r.id), csv_quote(r.source),
+          "{},{},{},,,,,,{}\n", csv_quote(r.id), csv_quote(r.source),
           r.measured_samples_per_s > 0 ? fmt::format("{:g}", r.measured_samples_per_s) : "",
           csv_quote(r.reason));
       continue;
@@ -172,8 +271,11 @@ int validate_dlrm(const po::variables_map& vm, const std::string& runs_path,
     const double error = e.samples_per_s / r.measured_samples_per_s - 1;
     all_errors.push_back(std::fabs(error));
     errors_by_source[r.source].push_back(std::fabs(error));
-    csv += fmt::format("{},{},{:g},{:.6g},{:.6f},{},\n", csv_quote(r.id), csv_quote(r.source),
-                       r.measured_samples_per_s, e.samples_per_s, error,
+    // Throughput is the inverse of the step: its interval's ends swap.
+    csv += fmt::format("{},{},{:g},{:.6g},{:.6g},{:.6g},{:.6f},{},\n", csv_quote(r.id),
+                       csv_quote(r.source), r.measured_samples_per_s, e.samples_per_s,
+                       e.samples_per_s / est::step_interval(calibration.dlrm).hi,
+                       e.samples_per_s / est::step_interval(calibration.dlrm).lo, error,
                        csv_quote(spaces::describe_placement(r.point, plan)));
   }
   if (vm.count("output")) write_file_atomically(vm["output"].as<std::string>(), csv, "-o");
@@ -182,6 +284,7 @@ int validate_dlrm(const po::variables_map& vm, const std::string& runs_path,
   const spaces::ErrorStats overall = spaces::error_stats(all_errors);
   std::cout << fmt::format("throughput MAPE: {:.2f}%  median: {:.2f}%  geomean: {:.2f}%\n",
                            100 * overall.mape, 100 * overall.median, 100 * overall.geomean);
+  if (held && vm.count("held-out")) print_held_out(*held);
   return kExitOk;
 }
 
@@ -198,6 +301,9 @@ int validate(const Args& args) {
       "fit", po::value<std::string>(),
       "fit the calibration on the runs and write it to this TOML file")(
       "fit-sweeps", po::value<int>()->default_value(12), "coordinate-descent passes of --fit")(
+      "held-out",
+      "also predict every source by a fit on the other sources and report how often its runs "
+      "fall in the 90% prediction interval (docs/calibration.md)")(
       "best",
       "also search every plan of each run's model, cluster, batch and precision (as `best` "
       "does) and compare the best plan's predicted step time with the measured run's");
@@ -208,13 +314,15 @@ int validate(const Args& args) {
             "validate RUNS.csv [MORE.csv...] [-o predictions.csv] [--fit OUT.toml]",
             "Predicts the step time of every run in the RUNS files (dense transformer runs as\n"
             "transformer_runs.csv, Mixture-of-Experts runs as moe_runs.csv, in any mix), writes\n"
-            "id,source,measured_step_time_s,predicted_step_time_s,rel_error,reason\n"
+            "id,source,measured_step_time_s,predicted_step_time_s,predicted_step_time_s_lo,\n"
+            "predicted_step_time_s_hi,rel_error,reason (lo, hi: the 90% prediction interval)\n"
             "and prints the MAPE, median and geometric mean of the absolute relative error,\n"
             "overall and per source. --fit refits the calibration ([calibration] and [moe]) on\n"
             "all the runs together first.\n"
             "A file of recommendation-model runs (a num_tables column, as dlrm_runs.csv) is\n"
             "predicted in samples/s with the planner's placement of each run's sharding:\n"
-            "id,source,measured_samples_per_s,predicted_samples_per_s,rel_error,sharding,reason;\n"
+            "id,source,measured_samples_per_s,predicted_samples_per_s,predicted_samples_per_s_lo,\n"
+            "predicted_samples_per_s_hi,rel_error,sharding,reason;\n"
             "its --fit moves the [dlrm] parameters only.\n"
             "--best adds best_step_time_s,best_plan to each row and prints, per source, how the\n"
             "best plan's predicted step compares with the measured (tuned) run.");
@@ -241,16 +349,17 @@ int validate(const Args& args) {
   est::Calibration calibration =
       vm->count("calibration") ? spaces::load_calibration((*vm)["calibration"].as<std::string>())
                                : spaces::builtin_calibration();
-  if (vm->count("fit") && !vm->count("calibration")) {
+  est::Calibration fit_start = calibration;
+  if (!vm->count("calibration")) {
     if (dlrm) {
-      calibration.dlrm = est::DlrmCalibration{};
+      fit_start.dlrm = est::DlrmCalibration{};
     } else {
-      const est::DlrmCalibration keep = calibration.dlrm;
-      calibration = est::Calibration{};
-      calibration.dlrm = keep;
+      fit_start = est::Calibration{};
+      fit_start.dlrm = calibration.dlrm;
     }
   }
-  if (dlrm) return validate_dlrm(*vm, runs_paths.front(), calibration);
+  if (vm->count("fit")) calibration = fit_start;
+  if (dlrm) return validate_dlrm(*vm, runs_paths.front(), calibration, fit_start);
   // Dense and Mixture-of-Experts runs files, read in turn: one table, one fit.
   // Each file's predictable runs weigh 1 in total in the fit, so that the 91 MoE runs are not
   // outvoted by the dense ones on the parameters both families share.
@@ -267,22 +376,34 @@ int validate(const Args& args) {
     return all;
   };
   auto rows = read_all(calibration);
+  // Within a file every run counts the same: the objective is the error a user sees on a
+  // published run.
+  std::vector<est::Sample> samples;
+  std::vector<std::string> families, sources;
+  for (const auto& r : rows) {
+    if (!r.reason.empty()) continue;
+    samples.push_back(r.sample);
+    families.push_back(est::is_moe(r.sample.workload.model) ? "moe" : "dense");
+    sources.push_back(r.source);
+  }
+  std::optional<HeldOut> held;
+  if (vm->count("fit") || vm->count("held-out"))
+    held = held_out(samples, families, sources, fit_start, (*vm)["fit-sweeps"].as<int>());
 
   if (vm->count("fit")) {
-    // Within a file every run counts the same: the objective is the error a user sees on a
-    // published run.
-    std::vector<est::Sample> samples;
-    for (const auto& r : rows)
-      if (r.reason.empty()) samples.push_back(r.sample);
-    calibration = fit_and_write(*vm, runs_path, samples, calibration);
+    calibration = fit_and_write(*vm, runs_path, samples, calibration, [&](est::Calibration& c) {
+      set_interval(*held, "dense", c.interval_lo, c.interval_hi);
+      set_interval(*held, "moe", c.moe_interval_lo, c.moe_interval_hi);
+    });
     // Re-derive the rows with the fitted defaults (e.g. the default scale-out bandwidth).
     rows = read_all(calibration);
   }
 
   const bool best = vm->count("best") > 0;
-  std::string csv =
-      fmt::format("id,source,measured_step_time_s,predicted_step_time_s,rel_error,reason{}\n",
-                  best ? ",best_step_time_s,best_plan" : "");
+  std::string csv = fmt::format(
+      "id,source,measured_step_time_s,predicted_step_time_s,predicted_step_time_s_lo,"
+      "predicted_step_time_s_hi,rel_error,reason{}\n",
+      best ? ",best_step_time_s,best_plan" : "");
   std::map<std::string, std::vector<double>> best_ratios_by_source;
   std::map<std::string, std::vector<double>> errors_by_source;
   std::vector<double> all_errors;
@@ -290,7 +411,7 @@ int validate(const Args& args) {
   for (const auto& r : rows) {
     if (!r.reason.empty()) {
       ++unpredicted;
-      csv += fmt::format("{},{},{},,,{}{}\n", csv_quote(r.id), csv_quote(r.source),
+      csv += fmt::format("{},{},{},,,,,{}{}\n", csv_quote(r.id), csv_quote(r.source),
                          r.measured_s > 0 ? fmt::format("{:g}", r.measured_s) : "",
                          csv_quote(r.reason), best ? ",," : "");
       continue;
@@ -301,8 +422,11 @@ int validate(const Args& args) {
     const double error = est::relative_error(e.time.total_s, r.measured_s);
     all_errors.push_back(std::fabs(error));
     errors_by_source[r.source].push_back(std::fabs(error));
-    csv += fmt::format("{},{},{:g},{:.6g},{:.6f},{}", csv_quote(r.id), csv_quote(r.source),
-                       r.measured_s, e.time.total_s, error, csv_quote(r.repair));
+    const est::StepInterval interval = est::step_interval(calibration, r.sample.workload.model);
+    csv +=
+        fmt::format("{},{},{:g},{:.6g},{:.6g},{:.6g},{:.6f},{}", csv_quote(r.id),
+                    csv_quote(r.source), r.measured_s, e.time.total_s, e.time.total_s * interval.lo,
+                    e.time.total_s * interval.hi, error, csv_quote(r.repair));
     if (best) {
       const auto found = best_plan(r, calibration);
       if (found) best_ratios_by_source[r.source].push_back(found->time.total_s / r.measured_s);
@@ -319,6 +443,7 @@ int validate(const Args& args) {
   std::cout << fmt::format("step-time MAPE: {:.2f}%  median: {:.2f}%  geomean: {:.2f}%\n",
                            100 * overall.mape, 100 * overall.median, 100 * overall.geomean);
   if (best) print_best_ratios(best_ratios_by_source);
+  if (held && vm->count("held-out")) print_held_out(*held);
   return kExitOk;
 }
 

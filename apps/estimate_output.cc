@@ -41,9 +41,12 @@ Rows memory_rows(const est::Memory& m, bool moe) {
   return rows;
 }
 
-void print_step_time(double total_s, const Rows& parts) {
+void print_step_time(double total_s, const est::StepInterval& interval, const Rows& parts) {
   std::cout << fmt::format("{:<28}{:>12}{:>9}\n", "step time", fmt::format("{:.4g} s", total_s),
                            "share");
+  std::cout << fmt::format(
+      "  {:<26}{:>12}\n", "90% prediction interval",
+      fmt::format("{:.3g}-{:.3g} s", total_s * interval.lo, total_s * interval.hi));
   for (const auto& [name, value] : parts)
     std::cout << fmt::format("  {:<26}{:>12}{:>8.1f}%\n", name, fmt::format("{:.4g} s", value),
                              total_s > 0 ? 100 * value / total_s : 0.0);
@@ -67,9 +70,16 @@ void print_memory(const char* title, double hbm_bytes, double expansion_bytes, c
                            feasible ? "yes" : fmt::format("no ({})", est::to_string(reason)));
 }
 
+void add_interval_json(nlohmann::ordered_json& out, double total_s,
+                       const est::StepInterval& interval) {
+  out["step_time_lo_s"] = json_number(total_s * interval.lo);
+  out["step_time_hi_s"] = json_number(total_s * interval.hi);
+}
+
 TrainingJob training_job(double amount, const char* unit, double steps,
                          const est::Reliability& reliability, const est::Cluster& cluster,
-                         double state_bytes, double step_s, double energy_per_step_j) {
+                         double state_bytes, double step_s, double energy_per_step_j,
+                         const est::StepInterval& interval) {
   TrainingJob job;
   job.amount = amount;
   job.unit = unit;
@@ -79,6 +89,8 @@ TrainingJob training_job(double amount, const char* unit, double steps,
   job.outcome = est::job_outcome(job.design, step_s, steps);
   job.failure_free_s = step_s * steps;
   job.energy_j = energy_per_step_j * steps / job.outcome.goodput;
+  job.wall_lo_s = est::wall_at_ratio(job.design, job.outcome, step_s, steps, interval.lo);
+  job.wall_hi_s = est::wall_at_ratio(job.design, job.outcome, step_s, steps, interval.hi);
   return job;
 }
 
@@ -108,6 +120,8 @@ void print_job(const TrainingJob& job, std::string_view title) {
   std::cout << fmt::format("  {:<26}{}\n", "goodput", format_quantity(o.goodput, "fraction"));
   std::cout << fmt::format("  {:<26}{} ({} without failures)\n", "time to train",
                            format_duration(o.wall_s), format_duration(job.failure_free_s));
+  std::cout << fmt::format("  {:<26}{} - {}\n", "90% prediction interval",
+                           format_duration(job.wall_lo_s), format_duration(job.wall_hi_s));
   std::cout << fmt::format("  {:<26}{}\n", "energy to train",
                            format_quantity(job.energy_j / 3.6e6, "kWh"));
 }
@@ -124,6 +138,8 @@ nlohmann::ordered_json job_json(const TrainingJob& job) {
           {"goodput", json_number(job.outcome.goodput)},
           {"time_to_train_failure_free_s", json_number(job.failure_free_s)},
           {"time_to_train_s", json_number(job.outcome.wall_s)},
+          {"time_to_train_lo_s", json_number(job.wall_lo_s)},
+          {"time_to_train_hi_s", json_number(job.wall_hi_s)},
           {"energy_to_train_j", json_number(job.energy_j)}};
 }
 

@@ -19,8 +19,11 @@ using Rows = std::vector<std::pair<const char*, double>>;
 Rows step_time_rows(const estimator::StepTime& time, bool moe);
 Rows memory_rows(const estimator::Memory& memory, bool moe);
 
-// The step time and its parts, each with its share.
-void print_step_time(double total_s, const Rows& parts);
+// The step time with its 90% prediction interval, and its parts, each with its share.
+void print_step_time(double total_s, const estimator::StepInterval& interval, const Rows& parts);
+// The ends of the interval as JSON: {"step_time_lo_s": ..., "step_time_hi_s": ...}.
+void add_interval_json(nlohmann::ordered_json& out, double total_s,
+                       const estimator::StepInterval& interval);
 // The memory of one GPU by kind, then where it lives against the capacities, then feasibility.
 void print_memory(const char* title, double hbm_bytes, double expansion_bytes, const Rows& kinds,
                   const estimator::Cluster& cluster, bool feasible, estimator::Infeasible reason);
@@ -38,11 +41,12 @@ struct TrainingJob {
   estimator::JobOutcome outcome;
   double failure_free_s = 0;
   double energy_j = 0;
+  double wall_lo_s = 0, wall_hi_s = 0;  // at the ends of the step's 90% prediction interval
 };
 TrainingJob training_job(double amount, const char* unit, double steps,
                          const estimator::Reliability& reliability,
                          const estimator::Cluster& cluster, double state_bytes, double step_s,
-                         double energy_per_step_j);
+                         double energy_per_step_j, const estimator::StepInterval& interval);
 // Its failures, checkpoints, restarts, goodput and time and energy to train, as text rows under
 // `title`.
 void print_job(const TrainingJob& job, std::string_view title = "training job");

@@ -72,6 +72,7 @@ void DlrmChunkEvaluator::load_design(std::uint64_t design) {
     steps_ = estimator::steps_to_train(design_data_.workload, space_.training_samples());
     usd_per_gpu_s_ = space_.usd_per_gpu_s(design_data_);
     job_ = space_.job(design_data_.cluster, estimator_->checkpoint_bytes());
+    interval_ = estimator::step_interval(space_.calibration().dlrm);
   }
   best_.reset();
   candidates_.clear();
@@ -159,7 +160,7 @@ void DlrmChunkEvaluator::append(std::uint64_t point_id, estimator::Infeasible re
   put(reason_col_, r, static_cast<double>(reason));
   double m[kNumDlrmMetrics];
   if (e)
-    dlrm_metric_values(*e, steps_, job_, m);
+    dlrm_metric_values(*e, steps_, job_, interval_, m);
   else
     std::fill(m, m + kNumDlrmMetrics, kNaN);
   for (int i = 0; i < kNumDlrmMetrics; ++i) put(metric_col_[i], r, m[i]);

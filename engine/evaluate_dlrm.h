@@ -62,9 +62,10 @@ class DlrmChunkEvaluator final : public FamilyEvaluator {
   estimator::Infeasible design_reason_ = estimator::Infeasible::none;
   spaces::DlrmDesign design_data_;
   std::optional<estimator::DlrmEstimator> estimator_;
-  double steps_ = 0;          // optimizer steps to train
-  estimator::JobDesign job_;  // failures and checkpoints of the design's job
-  double usd_per_gpu_s_ = 0;  // the design's accelerator price, for the cost objective
+  double steps_ = 0;                  // optimizer steps to train
+  estimator::JobDesign job_;          // failures and checkpoints of the design's job
+  estimator::StepInterval interval_;  // the 90% prediction interval of its steps
+  double usd_per_gpu_s_ = 0;          // the design's accelerator price, for the cost objective
 
   std::optional<Candidate> best_;
   std::vector<Candidate> candidates_;

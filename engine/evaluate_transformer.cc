@@ -98,6 +98,7 @@ void TransformerChunkEvaluator::load_design(std::uint64_t design) {
     steps_ = estimator::steps_to_train(design_data_.workload, space_.training_tokens());
     usd_per_gpu_s_ = space_.usd_per_gpu_s(design_data_);
     job_ = space_.job(design_data_.cluster, estimator_->checkpoint_bytes());
+    interval_ = estimator::step_interval(space_.calibration(), design_data_.workload.model);
   }
   best_.reset();
   candidates_.clear();
@@ -308,7 +309,7 @@ void TransformerChunkEvaluator::append(std::uint64_t point_id, const estimator::
 
   double m[kNumTransformerMetrics];
   if (e)
-    transformer_metric_values(*e, steps_, job_, m);
+    transformer_metric_values(*e, steps_, job_, interval_, m);
   else
     std::fill(m, m + kNumTransformerMetrics, kNaN);
   for (const auto& [column, metric] : f64_metrics_) column[r] = m[metric];

@@ -90,9 +90,10 @@ class TransformerChunkEvaluator final : public FamilyEvaluator {
   estimator::Infeasible design_reason_ = estimator::Infeasible::none;
   spaces::Design design_data_;
   std::optional<estimator::Estimator> estimator_;
-  double steps_ = 0;          // optimizer steps to train
-  estimator::JobDesign job_;  // failures and checkpoints of the design's job
-  double usd_per_gpu_s_ = 0;  // the design's accelerator price, for the cost objective
+  double steps_ = 0;                  // optimizer steps to train
+  estimator::JobDesign job_;          // failures and checkpoints of the design's job
+  estimator::StepInterval interval_;  // the 90% prediction interval of its steps
+  double usd_per_gpu_s_ = 0;          // the design's accelerator price, for the cost objective
   std::array<std::uint32_t, spaces::kNumAxes> digits_{};
 
   std::optional<Candidate> best_;

@@ -88,13 +88,17 @@ struct MetricColumn {
 };
 // The transformer family's metrics: what make_schema() declares and transformer_metric_values()
 // fills, side by side so that a metric is added in one place.
-inline constexpr int kNumTransformerMetrics = 25;
+inline constexpr int kNumTransformerMetrics = 29;
 inline constexpr std::array<MetricColumn, kNumTransformerMetrics> kTransformerMetrics = {{
     {"step_time_s", "s", ColumnType::f64, true},
     {"time_to_train_s", "s", ColumnType::f64, true},
     {"time_to_train_failure_free_s", "s", ColumnType::f64, true},
     {"goodput", "fraction", ColumnType::f64, true},
     {"checkpoint_interval_s", "s", ColumnType::f64, true},
+    {"step_time_lo_s", "s", ColumnType::f32, true},
+    {"step_time_hi_s", "s", ColumnType::f32, true},
+    {"time_to_train_lo_s", "s", ColumnType::f32, true},
+    {"time_to_train_hi_s", "s", ColumnType::f32, true},
     {"tokens_per_s", "tokens/s", ColumnType::f64, true},
     {"mfu", "fraction", ColumnType::f64, true},
     {"model_flops_per_step", "FLOP", ColumnType::f32, false},
@@ -119,10 +123,12 @@ inline constexpr std::array<MetricColumn, kNumTransformerMetrics> kTransformerMe
 
 // The metric values of an evaluated point in kTransformerMetrics order, `steps` optimizer steps to
 // train in a job with the failures and checkpoints of `job` (its time and energy to train include
-// the lost work); NaN for the needs_run metrics of a point that does not run. Inline: it runs per
-// row.
+// the lost work), with the 90% prediction `interval` of the step; NaN for the needs_run metrics of
+// a point that does not run. Inline: it runs per row.
 inline void transformer_metric_values(const estimator::Estimate& e, double steps,
-                                      const estimator::JobDesign& job, double* out) noexcept {
+                                      const estimator::JobDesign& job,
+                                      const estimator::StepInterval& interval,
+                                      double* out) noexcept {
   const auto& t = e.time;
   const estimator::JobOutcome o = estimator::job_outcome(job, t.total_s, steps);
   const double run[] = {t.total_s,
@@ -130,6 +136,10 @@ inline void transformer_metric_values(const estimator::Estimate& e, double steps
                         t.total_s * steps,
                         o.goodput,
                         o.checkpoint_interval_s,
+                        t.total_s * interval.lo,
+                        t.total_s * interval.hi,
+                        estimator::wall_at_ratio(job, o, t.total_s, steps, interval.lo),
+                        estimator::wall_at_ratio(job, o, t.total_s, steps, interval.hi),
                         e.tokens_per_s,
                         e.mfu,
                         e.model_flops_per_step,
@@ -158,13 +168,17 @@ inline void transformer_metric_values(const estimator::Estimate& e, double steps
 }
 
 // The recommendation-model family's metrics, filled by dlrm_metric_values() in this order.
-inline constexpr int kNumDlrmMetrics = 21;
+inline constexpr int kNumDlrmMetrics = 25;
 inline constexpr std::array<MetricColumn, kNumDlrmMetrics> kDlrmMetrics = {{
     {"step_time_s", "s", ColumnType::f64, true},
     {"time_to_train_s", "s", ColumnType::f64, true},
     {"time_to_train_failure_free_s", "s", ColumnType::f64, true},
     {"goodput", "fraction", ColumnType::f64, true},
     {"checkpoint_interval_s", "s", ColumnType::f64, true},
+    {"step_time_lo_s", "s", ColumnType::f32, true},
+    {"step_time_hi_s", "s", ColumnType::f32, true},
+    {"time_to_train_lo_s", "s", ColumnType::f32, true},
+    {"time_to_train_hi_s", "s", ColumnType::f32, true},
     {"samples_per_s", "samples/s", ColumnType::f64, true},
     {"mfu", "fraction", ColumnType::f64, true},
     {"model_flops_per_step", "FLOP", ColumnType::f32, false},
@@ -185,7 +199,8 @@ inline constexpr std::array<MetricColumn, kNumDlrmMetrics> kDlrmMetrics = {{
 
 // The metric values of an evaluated recommendation-model point in kDlrmMetrics order.
 inline void dlrm_metric_values(const estimator::DlrmEstimate& e, double steps,
-                               const estimator::JobDesign& job, double* out) noexcept {
+                               const estimator::JobDesign& job,
+                               const estimator::StepInterval& interval, double* out) noexcept {
   const auto& t = e.time;
   const estimator::JobOutcome o = estimator::job_outcome(job, t.total_s, steps);
   const double run[] = {t.total_s,
@@ -193,6 +208,10 @@ inline void dlrm_metric_values(const estimator::DlrmEstimate& e, double steps,
                         t.total_s * steps,
                         o.goodput,
                         o.checkpoint_interval_s,
+                        t.total_s * interval.lo,
+                        t.total_s * interval.hi,
+                        estimator::wall_at_ratio(job, o, t.total_s, steps, interval.lo),
+                        estimator::wall_at_ratio(job, o, t.total_s, steps, interval.hi),
                         e.samples_per_s,
                         e.mfu,
                         e.model_flops_per_step,

@@ -40,6 +40,10 @@ constexpr DlrmCalibrationField kFields[] = {
      "GPU power while busy, fraction of TDP"},
     {"workspace_bytes", &DlrmCalibration::workspace_bytes, 1e9, 1e9,
      "CUDA context, library workspaces and fragmentation, per GPU"},
+    {"interval_lo", &DlrmCalibration::interval_lo, 0, 0,
+     "90% prediction interval of a step: lowest measured / predicted"},
+    {"interval_hi", &DlrmCalibration::interval_hi, 0, 0,
+     "90% prediction interval of a step: highest measured / predicted"},
 };
 
 constexpr const char* kShardingNames[] = {"table", "row", "column", "table_row", "data"};

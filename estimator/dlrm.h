@@ -49,6 +49,11 @@ struct DlrmWorkload {
   Precision precision = Precision::fp32;
 };
 
+// The 90% prediction interval of a recommendation model's step (measured / predicted ratios).
+inline StepInterval step_interval(const DlrmCalibration& c) noexcept {
+  return {c.interval_lo, c.interval_hi};
+}
+
 // The optimizer steps that train `samples` samples.
 inline double steps_to_train(const DlrmWorkload& w, double samples) noexcept {
   return samples / static_cast<double>(w.global_batch);

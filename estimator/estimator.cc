@@ -107,6 +107,10 @@ constexpr CalibrationField kFields[] = {
     {"dropout_masks", &Calibration::dropout_masks, 0, 0,
      "1 = 1-byte dropout masks are stored (GPT-3-era recipes, Korthikanti's count), 0 = no dropout "
      "(Llama, MPT, Nemotron recipes)"},
+    {"interval_lo", &Calibration::interval_lo, 0, 0,
+     "90% prediction interval of a dense transformer step: lowest measured / predicted"},
+    {"interval_hi", &Calibration::interval_hi, 0, 0,
+     "90% prediction interval of a dense transformer step: highest measured / predicted"},
     // [moe]: from here on (kFirstMoeField).
     {"imbalance", &Calibration::moe_imbalance, 1.0, 2.0,
      "tokens of the busiest expert-parallel rank as a multiple of the balanced share (ep > 1)"},
@@ -125,8 +129,12 @@ constexpr CalibrationField kFields[] = {
      "HBM passes over the routed tokens for permutation and unpermutation, forward"},
     {"layer_overhead_s", &Calibration::moe_layer_overhead_s, 0.0, 0.005,
      "router, permutation kernels and host syncs per MoE layer per micro-batch (fwd+bwd)"},
+    {"interval_lo", &Calibration::moe_interval_lo, 0, 0,
+     "90% prediction interval of a MoE step: lowest measured / predicted"},
+    {"interval_hi", &Calibration::moe_interval_hi, 0, 0,
+     "90% prediction interval of a MoE step: highest measured / predicted"},
 };
-constexpr std::size_t kFirstMoeField = 23;
+constexpr std::size_t kFirstMoeField = 25;
 static_assert(std::string_view(kFields[kFirstMoeField].name) == "imbalance");
 
 }  // namespace
@@ -135,6 +143,11 @@ const CalibrationField* calibration_fields_begin() noexcept { return std::begin(
 const CalibrationField* calibration_fields_end() noexcept { return kFields + kFirstMoeField; }
 const CalibrationField* moe_calibration_fields_begin() noexcept { return kFields + kFirstMoeField; }
 const CalibrationField* moe_calibration_fields_end() noexcept { return std::end(kFields); }
+
+StepInterval step_interval(const Calibration& c, const Model& model) noexcept {
+  return is_moe(model) ? StepInterval{c.moe_interval_lo, c.moe_interval_hi}
+                       : StepInterval{c.interval_lo, c.interval_hi};
+}
 
 const char* to_string(Infeasible reason) noexcept {
   switch (reason) {

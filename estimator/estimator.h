@@ -255,9 +255,29 @@ struct Calibration {
   double moe_a2a_dedup = 0.5;        // 1: a token crosses the network once per remote domain
   double moe_permute_passes = 4;     // HBM passes over the routed tokens (permute, unpermute)
   double moe_layer_overhead_s = 0;   // router, permutation and sync per MoE layer per micro-batch
+  // The 90% prediction interval of a step time as measured / predicted ratios, dense and MoE:
+  // conformal quantiles of the held-out residuals (`validate --fit` sets them; docs/calibration.md,
+  // "Prediction intervals"). The step is in [predicted x lo, predicted x hi].
+  double interval_lo = 0.776;
+  double interval_hi = 1.516;
+  double moe_interval_lo = 0.741;
+  double moe_interval_hi = 2.05;
   // The recommendation-model family's parameters ([dlrm] in calibration.toml).
   DlrmCalibration dlrm;
 };
+
+// The 90% prediction interval of a step of `model` (dense or MoE) as measured / predicted ratios.
+struct StepInterval {
+  double lo = 1;
+  double hi = 1;
+};
+StepInterval step_interval(const Calibration& calibration, const Model& model) noexcept;
+
+// The prediction-interval fields of every section are not fitted but derived from the fit's
+// held-out residuals; they are named so.
+inline bool is_interval_field(std::string_view name) noexcept {
+  return name.starts_with("interval_");
+}
 
 // The named fields of Calibration, in file order: name in calibration.toml, member, and the
 // bounds the fit (`clustersweep validate --fit`) may move it within (lo == hi: never fitted).

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <set>
 
 namespace clustersweep::estimator {
 
@@ -127,7 +129,72 @@ FitResult coordinate_descent(const Field* begin, const Field* end, Part part,
   return result;
 }
 
+// Held-out residuals of samples of any family: one fit per group, on the other groups.
+template <class Sample>
+std::vector<double> held_out(const std::vector<Sample>& samples, const std::vector<int>& group,
+                             const Calibration& start, const FitOptions& options) {
+  std::vector<double> residuals(samples.size(), std::numeric_limits<double>::quiet_NaN());
+  for (const int held : std::set<int>(group.begin(), group.end())) {
+    std::vector<Sample> others;
+    for (std::size_t i = 0; i < samples.size(); ++i)
+      if (group[i] != held) others.push_back(samples[i]);
+    if (others.empty()) continue;
+    const Calibration fitted = fit_calibration(others, start, options).calibration;
+    for (std::size_t i = 0; i < samples.size(); ++i)
+      if (group[i] == held)
+        residuals[i] = std::log(samples[i].measured_step_s / predict_step_s(samples[i], fitted));
+  }
+  return residuals;
+}
+
 }  // namespace
+
+double predict_step_s(const Sample& s, const Calibration& calibration) {
+  return Estimator(s.workload, s.cluster, calibration).estimate(s.plan).time.total_s;
+}
+
+std::vector<double> held_out_log_residuals(const std::vector<Sample>& samples,
+                                           const std::vector<int>& group, const Calibration& start,
+                                           const FitOptions& options) {
+  return held_out(samples, group, start, options);
+}
+
+std::vector<double> held_out_log_residuals(const std::vector<DlrmSample>& samples,
+                                           const std::vector<int>& group, const Calibration& start,
+                                           const FitOptions& options) {
+  return held_out(samples, group, start, options);
+}
+
+LogInterval conformal_interval(std::vector<double> r, double coverage) {
+  std::erase_if(r, [](double x) { return !std::isfinite(x); });
+  std::sort(r.begin(), r.end());
+  const double n = static_cast<double>(r.size()), tail = (1 - coverage) / 2;
+  const auto lo_rank = static_cast<std::ptrdiff_t>(std::floor((n + 1) * tail));
+  const auto hi_rank = static_cast<std::ptrdiff_t>(std::ceil((n + 1) * (1 - tail)));
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  return {lo_rank >= 1 ? r[lo_rank - 1] : -kInf,
+          hi_rank <= static_cast<std::ptrdiff_t>(r.size()) ? r[hi_rank - 1] : kInf};
+}
+
+std::vector<GroupCoverage> group_coverage(const std::vector<double>& residuals,
+                                          const std::vector<int>& group, double coverage) {
+  std::vector<GroupCoverage> out;
+  for (const int g : std::set<int>(group.begin(), group.end())) {
+    std::vector<double> others;
+    for (std::size_t i = 0; i < residuals.size(); ++i)
+      if (group[i] != g) others.push_back(residuals[i]);
+    GroupCoverage c;
+    c.group = g;
+    c.interval = conformal_interval(std::move(others), coverage);
+    for (std::size_t i = 0; i < residuals.size(); ++i) {
+      if (group[i] != g || !std::isfinite(residuals[i])) continue;
+      ++c.samples;
+      c.covered += residuals[i] >= c.interval.lo && residuals[i] <= c.interval.hi;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
 
 FitResult fit_calibration(const std::vector<Sample>& samples, const Calibration& start,
                           const FitOptions& options) {
@@ -139,9 +206,7 @@ FitResult fit_calibration(const std::vector<Sample>& samples, const Calibration&
 }
 
 double fit_objective(const std::vector<Sample>& samples, const Calibration& calibration) {
-  return mean_log_error(samples, [&](const Sample& s) {
-    return Estimator(s.workload, s.cluster, calibration).estimate(s.plan).time.total_s;
-  });
+  return mean_log_error(samples, [&](const Sample& s) { return predict_step_s(s, calibration); });
 }
 
 double fit_objective(const std::vector<DlrmSample>& samples, const Calibration& calibration) {

@@ -66,4 +66,41 @@ double fit_objective(const std::vector<DlrmSample>& samples, const Calibration& 
 FitResult fit_calibration(const std::vector<DlrmSample>& samples, const Calibration& start,
                           const FitOptions& options = {});
 
+// ---- Prediction intervals (docs/calibration.md, "Prediction intervals")
+
+// The predicted step of a transformer sample under `calibration`.
+double predict_step_s(const Sample& sample, const Calibration& calibration);
+
+// Held-out residuals log(measured / predicted), in sample order: the samples of each group
+// (`group[i]`, e.g. a source: one software stack) predicted by the calibration fitted from `start`
+// on the samples of the other groups. Runs of one source share their stack's errors, so only a
+// residual from a fit that never saw its source tells how far off a new stack's run may be.
+std::vector<double> held_out_log_residuals(const std::vector<Sample>& samples,
+                                           const std::vector<int>& group, const Calibration& start,
+                                           const FitOptions& options = {});
+std::vector<double> held_out_log_residuals(const std::vector<DlrmSample>& samples,
+                                           const std::vector<int>& group, const Calibration& start,
+                                           const FitOptions& options = {});
+
+// The split-conformal interval of log residuals with the given coverage (0.9): from the
+// floor((n+1)(1-coverage)/2)-th smallest to the ceil((n+1)(1+coverage)/2)-th smallest of the n
+// residuals, infinite where that rank falls outside them (Vovk et al. 2005; Lei et al. 2018). A
+// prediction p then has the interval [p e^lo, p e^hi].
+struct LogInterval {
+  double lo = 0;
+  double hi = 0;
+};
+LogInterval conformal_interval(std::vector<double> residuals, double coverage);
+
+// How such intervals do on groups never seen: each group's held-out residuals against the
+// conformal interval of the other groups' residuals (the interval its runs would have had).
+struct GroupCoverage {
+  int group = 0;
+  LogInterval interval;
+  std::size_t samples = 0;
+  std::size_t covered = 0;  // residuals inside the interval
+};
+std::vector<GroupCoverage> group_coverage(const std::vector<double>& residuals,
+                                          const std::vector<int>& group, double coverage);
+
 }  // namespace clustersweep::estimator

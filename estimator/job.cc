@@ -61,4 +61,12 @@ JobOutcome job_outcome(const JobDesign& d, double step_s, double steps) noexcept
   return out;
 }
 
+double wall_at_ratio(const JobDesign& design, const JobOutcome& outcome, double step_s,
+                     double steps, double ratio) noexcept {
+  // The interval is the largest of the best one, one step and the previous save's write: when it
+  // is not the step at either end, it is the same at both.
+  if (outcome.checkpoint_interval_s > step_s * std::max(1.0, ratio)) return outcome.wall_s * ratio;
+  return job_outcome(design, step_s * ratio, steps).wall_s;
+}
+
 }  // namespace clustersweep::estimator

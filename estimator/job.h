@@ -74,5 +74,10 @@ struct JobOutcome {
 // The job of `steps` steps of `step_s` seconds. goodput is non-increasing in step_s, so the wall
 // time (step_s * steps / goodput) is increasing in it: the plan search's bounds hold.
 JobOutcome job_outcome(const JobDesign& design, double step_s, double steps) noexcept;
+// The wall time of the job of `outcome` (job_outcome(design, step_s, steps)) with a step `ratio`
+// times as long: an end of the step's prediction interval. Where the checkpoint interval does not
+// depend on the step, the goodput is the same and the wall time scales.
+double wall_at_ratio(const JobDesign& design, const JobOutcome& outcome, double step_s,
+                     double steps, double ratio) noexcept;
 
 }  // namespace clustersweep::estimator

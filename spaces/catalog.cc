@@ -442,9 +442,11 @@ std::string format_calibration_section(std::string_view name, const Field* begin
                                        const Target& target) {
   std::string out = fmt::format("[{}]\n", name);
   for (auto* f = begin; f != end; ++f) {
-    out += fmt::format(
-        "# {}{}\n", f->doc,
-        f->lo < f->hi ? fmt::format(" (fitted within [{:g}, {:g}])", f->lo, f->hi) : " (fixed)");
+    out += fmt::format("# {}{}\n", f->doc,
+                       f->lo < f->hi ? fmt::format(" (fitted within [{:g}, {:g}])", f->lo, f->hi)
+                       : estimator::is_interval_field(f->name)
+                           ? " (conformal, from the held-out residuals)"
+                           : " (fixed)");
     out += fmt::format("{} = {:.6g}\n", f->name, target.*(f->member));
   }
   return out;

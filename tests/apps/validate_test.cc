@@ -5,6 +5,7 @@
 #include <regex>
 #include <sstream>
 
+#include "spaces/catalog.h"
 #include "tests/apps/run.h"
 
 namespace clustersweep::apps_test {
@@ -34,10 +35,20 @@ TEST(Validate, PredictsEveryPublishedRunWithinTheRequiredError) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto rows = lines(read_file(predictions));
   ASSERT_EQ(rows.size(), 225u);
-  EXPECT_EQ(rows[0], "id,source,measured_step_time_s,predicted_step_time_s,rel_error,reason");
+  EXPECT_EQ(rows[0],
+            "id,source,measured_step_time_s,predicted_step_time_s,predicted_step_time_s_lo,"
+            "predicted_step_time_s_hi,rel_error,reason");
   for (std::size_t i = 1; i < rows.size(); ++i) {
     EXPECT_EQ(rows[i].back(), ',') << "row with a reason: " << rows[i];
     EXPECT_EQ(rows[i].find(",,"), std::string::npos) << "row without a prediction: " << rows[i];
+    // The interval holds the prediction, at the shipped ratios of a dense step.
+    std::vector<double> cells;
+    std::istringstream in(rows[i]);
+    std::string cell;
+    for (int c = 0; c < 6 && std::getline(in, cell, ','); ++c)
+      cells.push_back(c >= 2 ? std::stod(cell) : 0);
+    EXPECT_NEAR(cells[4] / cells[3], spaces::builtin_calibration().interval_lo, 3e-5) << rows[i];
+    EXPECT_NEAR(cells[5] / cells[3], spaces::builtin_calibration().interval_hi, 3e-5) << rows[i];
   }
   std::smatch m;
   const std::string out = r.out;
@@ -104,7 +115,8 @@ TEST(Validate, PredictsEveryRecommendationRunWithinTheRequiredError) {
   const auto rows = lines(read_file(predictions));
   ASSERT_EQ(rows.size(), 24u);
   EXPECT_EQ(rows[0],
-            "id,source,measured_samples_per_s,predicted_samples_per_s,rel_error,sharding,reason");
+            "id,source,measured_samples_per_s,predicted_samples_per_s,predicted_samples_per_s_lo,"
+            "predicted_samples_per_s_hi,rel_error,sharding,reason");
   for (std::size_t i = 1; i < rows.size(); ++i) {
     EXPECT_EQ(rows[i].back(), ',') << "row with a reason: " << rows[i];
     EXPECT_EQ(rows[i].find(",,"), std::string::npos) << "row without a prediction: " << rows[i];
@@ -211,9 +223,9 @@ TEST(Validate, RowsThatCannotBePredictedGetAReason) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto rows = lines(read_file(out));
   ASSERT_EQ(rows.size(), 5u);
-  EXPECT_EQ(rows[2], "2,TEST,8.408,,,unknown accelerator 'TPU-v5p'");
+  EXPECT_EQ(rows[2], "2,TEST,8.408,,,,,unknown accelerator 'TPU-v5p'");
   EXPECT_EQ(rows[3],
-            "3,TEST,8.408,,,cannot be estimated: degrees: tp*pp*cp*dp = 4*8*1*7 = 224 does not "
+            "3,TEST,8.408,,,,,cannot be estimated: degrees: tp*pp*cp*dp = 4*8*1*7 = 224 does not "
             "equal the 256 GPUs");
   // An uneven pipeline split ran, so it is predicted (critical stage: ceil(96/40) layers a chunk).
   EXPECT_TRUE(rows[4].starts_with("4,TEST,8.408,")) << rows[4];
@@ -303,15 +315,15 @@ TEST(Validate, BestPlanIsNeverSlowerThanTheRunsOwnPlan) {
   const auto rows = lines(read_file(predictions));
   ASSERT_GT(rows.size(), 10u);
   EXPECT_EQ(rows[0],
-            "id,source,measured_step_time_s,predicted_step_time_s,rel_error,reason,"
-            "best_step_time_s,best_plan");
+            "id,source,measured_step_time_s,predicted_step_time_s,predicted_step_time_s_lo,"
+            "predicted_step_time_s_hi,rel_error,reason,best_step_time_s,best_plan");
   for (std::size_t i = 1; i < rows.size(); ++i) {
     std::vector<std::string> cells;
     std::istringstream in(rows[i]);
     for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
-    ASSERT_EQ(cells.size(), 8u) << rows[i];
-    EXPECT_LE(std::stod(cells[6]), std::stod(cells[3])) << rows[i];
-    EXPECT_EQ(cells[7].rfind("tp ", 0), 0u) << rows[i];
+    ASSERT_EQ(cells.size(), 10u) << rows[i];
+    EXPECT_LE(std::stod(cells[8]), std::stod(cells[3])) << rows[i];
+    EXPECT_EQ(cells[9].rfind("tp ", 0), 0u) << rows[i];
   }
 }
 
