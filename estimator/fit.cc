@@ -169,8 +169,10 @@ LogInterval conformal_interval(std::vector<double> r, double coverage) {
   std::erase_if(r, [](double x) { return !std::isfinite(x); });
   std::sort(r.begin(), r.end());
   const double n = static_cast<double>(r.size()), tail = (1 - coverage) / 2;
-  const auto lo_rank = static_cast<std::ptrdiff_t>(std::floor((n + 1) * tail));
-  const auto hi_rank = static_cast<std::ptrdiff_t>(std::ceil((n + 1) * (1 - tail)));
+  // (1 - 0.9) / 2 is 0.04999...: a rank that is a whole number must not lose one to rounding.
+  constexpr double kSlack = 1e-9;
+  const auto lo_rank = static_cast<std::ptrdiff_t>(std::floor((n + 1) * tail + kSlack));
+  const auto hi_rank = static_cast<std::ptrdiff_t>(std::ceil((n + 1) * (1 - tail) - kSlack));
   constexpr double kInf = std::numeric_limits<double>::infinity();
   return {lo_rank >= 1 ? r[lo_rank - 1] : -kInf,
           hi_rank <= static_cast<std::ptrdiff_t>(r.size()) ? r[hi_rank - 1] : kInf};

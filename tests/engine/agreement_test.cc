@@ -287,6 +287,15 @@ TEST(Agreement, EstimateJsonEqualsTheStoreOfARealRun) {
   store.read("mem_per_gpu_bytes", 0, store.rows(), mem);
   store.read("energy_per_step_j", 0, store.rows(), energy);
   const JobColumns job(store);
+  // The 90% prediction interval, stored as float32.
+  std::vector<double> step_lo, step_hi, train_lo, train_hi;
+  store.read("step_time_lo_s", 0, store.rows(), step_lo);
+  store.read("step_time_hi_s", 0, store.rows(), step_hi);
+  store.read("time_to_train_lo_s", 0, store.rows(), train_lo);
+  store.read("time_to_train_hi_s", 0, store.rows(), train_hi);
+  auto as_stored = [](const nlohmann::json& x) {
+    return static_cast<double>(static_cast<float>(x.get<double>()));
+  };
   int evaluated = 0, removed = 0;
   for (int tries = 0; tries < 5000 && (evaluated < 15 || removed < 10); ++tries) {
     const std::uint64_t id = rng() % store.rows();  // keep = "all": row = point id
@@ -319,6 +328,12 @@ TEST(Agreement, EstimateJsonEqualsTheStoreOfARealRun) {
       EXPECT_EQ(json["step_time_s"]["total"].get<double>(), step[id]);
       EXPECT_EQ(json["energy_per_step_j"].get<double>(), energy[id]);
       job.expect_equal(json["job"], id);
+      EXPECT_EQ(as_stored(json["step_time_lo_s"]), step_lo[id]);
+      EXPECT_EQ(as_stored(json["step_time_hi_s"]), step_hi[id]);
+      EXPECT_EQ(as_stored(json["job"]["time_to_train_lo_s"]), train_lo[id]);
+      EXPECT_EQ(as_stored(json["job"]["time_to_train_hi_s"]), train_hi[id]);
+      EXPECT_LT(step_lo[id], step[id]);
+      EXPECT_GT(step_hi[id], step[id]);
     } else {
       EXPECT_TRUE(json["job"].is_null());
     }
