@@ -52,15 +52,6 @@ const char* objective_unit(spaces::Objective objective) {
   return "";
 }
 
-// The job of training the point's tokens with one of its best plans.
-TrainingJob job_of(const spaces::Point& pt, const est::Estimator& estimator,
-                   const est::Estimate& e) {
-  return training_job(pt.training_tokens, "tokens",
-                      est::steps_to_train(pt.workload, pt.training_tokens), pt.reliability,
-                      pt.cluster, estimator.checkpoint_bytes(), e.time.total_s, e.energy_per_step_j,
-                      est::step_interval(pt.calibration, pt.workload.model));
-}
-
 void print_json(const spaces::Point& pt, const est::Estimator& estimator,
                 const spaces::DesignSearch& s, double seconds, spaces::Objective objective) {
   nlohmann::ordered_json out;
@@ -82,7 +73,7 @@ void print_json(const spaces::Point& pt, const est::Estimator& estimator,
     plan["tokens_per_s"] = json_number(r.estimate.tokens_per_s);
     plan["mfu"] = json_number(r.estimate.mfu);
     plan["energy_per_step_j"] = json_number(r.estimate.energy_per_step_j);
-    plan["job"] = job_json(job_of(pt, estimator, r.estimate));
+    plan["job"] = job_json(training_job(pt, estimator, r.estimate));
     plans.push_back(std::move(plan));
   }
   out["plans"] = std::move(plans);
@@ -166,7 +157,7 @@ void print_text(const spaces::Point& pt, const est::Estimator& estimator,
       std::cout << fmt::format("{:>11.2f}", s.plans[i].estimate.memory.expansion_bytes / 1e9);
     std::cout << '\n';
   }
-  print_job(job_of(pt, estimator, s.plans[0].estimate), "training job of #1");
+  print_job(training_job(pt, estimator, s.plans[0].estimate), "training job of #1");
 }
 
 }  // namespace

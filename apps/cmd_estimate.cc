@@ -35,14 +35,6 @@ void print_json_with_defaults(nlohmann::ordered_json& out,
   std::cout << out.dump(2) << '\n';
 }
 
-// The job of training the point's tokens with this estimate's step.
-TrainingJob job_of(const Point& pt, const est::Estimator& estimator, const est::Estimate& e) {
-  return training_job(pt.training_tokens, "tokens",
-                      est::steps_to_train(pt.workload, pt.training_tokens), pt.reliability,
-                      pt.cluster, estimator.checkpoint_bytes(), e.time.total_s, e.energy_per_step_j,
-                      est::step_interval(pt.calibration, pt.workload.model));
-}
-
 // A point that does not run has no job: null, as its row's job columns are NaN.
 nlohmann::ordered_json job_json_if(bool feasible, const TrainingJob& job) {
   return feasible ? job_json(job) : nlohmann::ordered_json();
@@ -127,14 +119,6 @@ void print_text(const Point& pt, const est::Estimate& e, const TrainingJob& job)
 }
 
 // ---- Recommendation models
-
-TrainingJob job_of(const spaces::DlrmPoint& pt, const est::DlrmEstimator& estimator,
-                   const est::DlrmEstimate& e) {
-  return training_job(pt.training_samples, "samples",
-                      est::steps_to_train(pt.workload, pt.training_samples), pt.reliability,
-                      pt.cluster, estimator.checkpoint_bytes(), e.time.total_s, e.energy_per_step_j,
-                      est::step_interval(pt.calibration.dlrm));
-}
 
 void print_dlrm_json(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
                      const est::DlrmEstimate& e, const TrainingJob& job) {
@@ -282,7 +266,7 @@ int estimate(const Args& args) {
     const est::DlrmEstimator estimator(pt.workload, pt.cluster, calibration);
     const est::DlrmPlan plan = spaces::place_tables(pt, estimator);
     const est::DlrmEstimate e = estimator.estimate(plan);
-    const TrainingJob job = job_of(pt, estimator, e);
+    const TrainingJob job = training_job(pt, estimator, e);
     if (vm->count("json"))
       print_dlrm_json(pt, plan, e, job);
     else
@@ -293,7 +277,7 @@ int estimate(const Args& args) {
   if (const spaces::Violation v = spaces::check(pt)) throw InputError(spaces::explain(v, settings));
   const est::Estimator estimator(pt.workload, pt.cluster, pt.calibration);
   const est::Estimate e = estimator.estimate(pt.plan);
-  const TrainingJob job = job_of(pt, estimator, e);
+  const TrainingJob job = training_job(pt, estimator, e);
   if (vm->count("json"))
     print_json(pt, e, job);
   else

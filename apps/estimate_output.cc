@@ -76,27 +76,40 @@ void add_interval_json(nlohmann::ordered_json& out, double total_s,
   out["step_time_hi_s"] = json_number(total_s * interval.hi);
 }
 
+namespace {
+
 TrainingJob training_job(double amount, const char* unit, double steps,
                          const est::Reliability& reliability, const est::Cluster& cluster,
                          double state_bytes, double step_s, double energy_per_step_j,
                          const est::StepInterval& interval) {
-  TrainingJob job;
-  job.amount = amount;
-  job.unit = unit;
-  job.steps = steps;
-  job.state_bytes = state_bytes;
-  job.design = est::job_design(reliability, cluster.num_gpus, est::num_nodes(cluster), state_bytes);
-  job.outcome = est::job_outcome(job.design, step_s, steps);
-  job.failure_free_s = step_s * steps;
-  job.energy_j = energy_per_step_j * steps / job.outcome.goodput;
-  job.wall_lo_s = est::wall_at_ratio(job.design, job.outcome, step_s, steps, interval.lo);
-  job.wall_hi_s = est::wall_at_ratio(job.design, job.outcome, step_s, steps, interval.hi);
+  TrainingJob job{amount, unit, steps, state_bytes, {}, {}};
+  job.design = est::job_design(reliability, cluster, state_bytes);
+  job.figures = est::job_figures(job.design, step_s, energy_per_step_j, steps, interval);
   return job;
+}
+
+}  // namespace
+
+TrainingJob training_job(const spaces::Point& pt, const est::Estimator& estimator,
+                         const est::Estimate& e) {
+  return training_job(pt.training_tokens, "tokens",
+                      est::steps_to_train(pt.workload, pt.training_tokens), pt.reliability,
+                      pt.cluster, estimator.checkpoint_bytes(), e.time.total_s, e.energy_per_step_j,
+                      est::step_interval(pt.calibration, pt.workload.model));
+}
+
+TrainingJob training_job(const spaces::DlrmPoint& pt, const est::DlrmEstimator& estimator,
+                         const est::DlrmEstimate& e) {
+  return training_job(pt.training_samples, "samples",
+                      est::steps_to_train(pt.workload, pt.training_samples), pt.reliability,
+                      pt.cluster, estimator.checkpoint_bytes(), e.time.total_s, e.energy_per_step_j,
+                      est::step_interval(pt.calibration.dlrm));
 }
 
 void print_job(const TrainingJob& job, std::string_view title) {
   const est::JobDesign& d = job.design;
-  const est::JobOutcome& o = job.outcome;
+  const est::JobFigures& f = job.figures;
+  const est::JobOutcome& o = f.outcome;
   std::cout << fmt::format("\n{:<28}{} {}, {} steps\n", title, format_quantity(job.amount, ""),
                            job.unit, with_commas(static_cast<std::uint64_t>(std::ceil(job.steps))));
   if (d.failures_per_s > 0)
@@ -108,7 +121,7 @@ void print_job(const TrainingJob& job, std::string_view title) {
   if (std::isfinite(o.checkpoint_interval_s))
     std::cout << fmt::format(
         "every {} of training{}", format_duration(o.checkpoint_interval_s),
-        o.checkpoint_interval_s >= job.failure_free_s ? " (beyond the job)" : "");
+        o.checkpoint_interval_s >= f.failure_free_s ? " (beyond the job)" : "");
   else
     std::cout << "never (no failures to recover from)";
   std::cout << fmt::format(", stalls {}", format_duration(d.checkpoint_stall_s));
@@ -119,14 +132,15 @@ void print_job(const TrainingJob& job, std::string_view title) {
                            format_duration(d.restart_s));
   std::cout << fmt::format("  {:<26}{}\n", "goodput", format_quantity(o.goodput, "fraction"));
   std::cout << fmt::format("  {:<26}{} ({} without failures)\n", "time to train",
-                           format_duration(o.wall_s), format_duration(job.failure_free_s));
+                           format_duration(o.wall_s), format_duration(f.failure_free_s));
   std::cout << fmt::format("  {:<26}{} - {}\n", "90% prediction interval",
-                           format_duration(job.wall_lo_s), format_duration(job.wall_hi_s));
+                           format_duration(f.wall_lo_s), format_duration(f.wall_hi_s));
   std::cout << fmt::format("  {:<26}{}\n", "energy to train",
-                           format_quantity(job.energy_j / 3.6e6, "kWh"));
+                           format_quantity(f.energy_j / 3.6e6, "kWh"));
 }
 
 nlohmann::ordered_json job_json(const TrainingJob& job) {
+  const est::JobFigures& f = job.figures;
   return {{std::string("training_") + job.unit, job.amount},
           {"steps", json_number(job.steps)},
           {"checkpoint_bytes", json_number(job.state_bytes)},
@@ -134,13 +148,13 @@ nlohmann::ordered_json job_json(const TrainingJob& job) {
           {"checkpoint_stall_s", json_number(job.design.checkpoint_stall_s)},
           {"checkpoint_write_s", json_number(job.design.checkpoint_write_s)},
           {"restart_s", json_number(job.design.restart_s)},
-          {"checkpoint_interval_s", json_number(job.outcome.checkpoint_interval_s)},
-          {"goodput", json_number(job.outcome.goodput)},
-          {"time_to_train_failure_free_s", json_number(job.failure_free_s)},
-          {"time_to_train_s", json_number(job.outcome.wall_s)},
-          {"time_to_train_lo_s", json_number(job.wall_lo_s)},
-          {"time_to_train_hi_s", json_number(job.wall_hi_s)},
-          {"energy_to_train_j", json_number(job.energy_j)}};
+          {"checkpoint_interval_s", json_number(f.outcome.checkpoint_interval_s)},
+          {"goodput", json_number(f.outcome.goodput)},
+          {"time_to_train_failure_free_s", json_number(f.failure_free_s)},
+          {"time_to_train_s", json_number(f.outcome.wall_s)},
+          {"time_to_train_lo_s", json_number(f.wall_lo_s)},
+          {"time_to_train_hi_s", json_number(f.wall_hi_s)},
+          {"energy_to_train_j", json_number(f.energy_j)}};
 }
 
 nlohmann::json json_number(double x) {

@@ -7,8 +7,10 @@
 #include <utility>
 #include <vector>
 
+#include "estimator/dlrm.h"
 #include "estimator/estimator.h"
 #include "estimator/job.h"
+#include "spaces/resolve.h"
 
 namespace clustersweep::cli {
 
@@ -28,25 +30,21 @@ void add_interval_json(nlohmann::ordered_json& out, double total_s,
 void print_memory(const char* title, double hbm_bytes, double expansion_bytes, const Rows& kinds,
                   const estimator::Cluster& cluster, bool feasible, estimator::Infeasible reason);
 
-// The training job of an estimate (estimator/job.h): `amount` tokens or samples in `steps` steps
-// of `step_s`, on `cluster`, saving `state_bytes` per checkpoint. What a sweep stores as
-// time_to_train_s, time_to_train_failure_free_s, goodput, checkpoint_interval_s and
-// energy_to_train_j, computed the same way.
+// The training job of an estimate (estimator/job.h): the point's tokens (or samples) in `steps`
+// steps, saving `state_bytes` per checkpoint, with the figures a sweep stores in its job columns,
+// computed by the same estimator::job_figures().
 struct TrainingJob {
   double amount = 0;
   const char* unit = "tokens";
   double steps = 0;
   double state_bytes = 0;
   estimator::JobDesign design;
-  estimator::JobOutcome outcome;
-  double failure_free_s = 0;
-  double energy_j = 0;
-  double wall_lo_s = 0, wall_hi_s = 0;  // at the ends of the step's 90% prediction interval
+  estimator::JobFigures figures;
 };
-TrainingJob training_job(double amount, const char* unit, double steps,
-                         const estimator::Reliability& reliability,
-                         const estimator::Cluster& cluster, double state_bytes, double step_s,
-                         double energy_per_step_j, const estimator::StepInterval& interval);
+TrainingJob training_job(const spaces::Point& point, const estimator::Estimator& estimator,
+                         const estimator::Estimate& estimate);
+TrainingJob training_job(const spaces::DlrmPoint& point, const estimator::DlrmEstimator& estimator,
+                         const estimator::DlrmEstimate& estimate);
 // Its failures, checkpoints, restarts, goodput and time and energy to train, as text rows under
 // `title`.
 void print_job(const TrainingJob& job, std::string_view title = "training job");

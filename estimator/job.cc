@@ -69,4 +69,21 @@ double wall_at_ratio(const JobDesign& design, const JobOutcome& outcome, double 
   return job_outcome(design, step_s * ratio, steps).wall_s;
 }
 
+JobDesign job_design(const Reliability& r, const Cluster& cluster, double state_bytes) noexcept {
+  return job_design(r, cluster.num_gpus, num_nodes(cluster), state_bytes);
+}
+
+JobFigures job_figures(const JobDesign& design, double step_s, double energy_per_step_j,
+                       double steps, const StepInterval& interval) noexcept {
+  JobFigures f;
+  f.outcome = job_outcome(design, step_s, steps);
+  f.failure_free_s = step_s * steps;
+  f.energy_j = energy_per_step_j * steps / f.outcome.goodput;
+  f.step_lo_s = step_s * interval.lo;
+  f.step_hi_s = step_s * interval.hi;
+  f.wall_lo_s = wall_at_ratio(design, f.outcome, step_s, steps, interval.lo);
+  f.wall_hi_s = wall_at_ratio(design, f.outcome, step_s, steps, interval.hi);
+  return f;
+}
+
 }  // namespace clustersweep::estimator

@@ -10,6 +10,8 @@
 #include <limits>
 #include <string_view>
 
+#include "estimator/estimator.h"
+
 namespace clustersweep::estimator {
 
 // The reliability of the cluster and its storage ([reliability] in a spec; flags of estimate and
@@ -65,6 +67,8 @@ struct JobDesign {
 // parallel by every node (fully parallel distributed checkpointing), each GPU its 1/N share.
 JobDesign job_design(const Reliability& r, double num_gpus, double num_nodes,
                      double state_bytes) noexcept;
+// The same for a cluster: its GPUs on its nodes.
+JobDesign job_design(const Reliability& r, const Cluster& cluster, double state_bytes) noexcept;
 
 struct JobOutcome {
   double goodput = 1;                // useful training time / wall time
@@ -79,5 +83,18 @@ JobOutcome job_outcome(const JobDesign& design, double step_s, double steps) noe
 // depend on the step, the goodput is the same and the wall time scales.
 double wall_at_ratio(const JobDesign& design, const JobOutcome& outcome, double step_s,
                      double steps, double ratio) noexcept;
+
+// Everything the job of `steps` steps of `step_s` seconds and `energy_per_step_j` gives, as a
+// sweep's job columns and `estimate` show it: the outcome, the failure-free time, the energy with
+// the lost work, and the step's 90% prediction `interval` with the wall time at its ends.
+struct JobFigures {
+  JobOutcome outcome;
+  double failure_free_s = 0;
+  double energy_j = 0;
+  double step_lo_s = 0, step_hi_s = 0;
+  double wall_lo_s = 0, wall_hi_s = 0;
+};
+JobFigures job_figures(const JobDesign& design, double step_s, double energy_per_step_j,
+                       double steps, const StepInterval& interval) noexcept;
 
 }  // namespace clustersweep::estimator

@@ -415,8 +415,7 @@ const Pricing& Space::pricing() const noexcept { return impl_->pricing; }
 const estimator::Reliability& Space::reliability() const noexcept { return impl_->reliability; }
 estimator::JobDesign Space::job(const estimator::Cluster& cluster,
                                 double checkpoint_bytes) const noexcept {
-  return estimator::job_design(impl_->reliability, cluster.num_gpus, estimator::num_nodes(cluster),
-                               checkpoint_bytes);
+  return estimator::job_design(impl_->reliability, cluster, checkpoint_bytes);
 }
 double Space::usd_per_gpu_s(const Design& design) const noexcept {
   return impl_->pricing.usd_per_gpu_s(impl_->gpus[design.axis_index[kGpu]]->key);
