@@ -12,6 +12,7 @@
 #include "analysis/svg.h"
 #include "base/error.h"
 #include "base/format.h"
+#include "spaces/support.h"
 
 namespace clustersweep::analysis {
 namespace {
@@ -139,6 +140,34 @@ std::string summary_section(const Dataset& data, const Summary& s) {
   return html;
 }
 
+// What the times to train hold, and how many feasible points lie beyond the calibration's runs.
+std::string job_note(const Dataset& data, const ScanOptions& scan_options) {
+  std::string text =
+      "Times to train include the expected failures, checkpoints and restarts (goodput: the "
+      "share of the wall time that trains); 90% from/to: the prediction interval of the time to "
+      "train (docs/calibration.md).";
+  if (data.find("calibration_support")) {
+    ScanOptions options = scan_options;
+    options.feasible_only = true;
+    Scan scan(data, {"calibration_support"}, options);
+    std::uint64_t feasible = 0, few = 0;
+    while (scan.next())
+      for (std::size_t i = 0; i < scan.size(); ++i)
+        if (scan.keep(i)) {
+          ++feasible;
+          few += scan[0][i] < spaces::kFewCalibrationRuns;
+        }
+    text += " Support: the calibration runs like the design; ";
+    text += few == 0
+                ? fmt::format("every feasible point has at least {}.", spaces::kFewCalibrationRuns)
+                : fmt::format(
+                      "{} of the {} feasible points have fewer than {}: they lie "
+                      "beyond the calibration's data, and their intervals are widened.",
+                      with_commas(few), with_commas(feasible), spaces::kFewCalibrationRuns);
+  }
+  return note(text);
+}
+
 }  // namespace
 
 std::string render_report(const Dataset& data, const ReportOptions& options) {
@@ -187,8 +216,11 @@ std::string render_report(const Dataset& data, const ReportOptions& options) {
             note(
                 "The fastest distinct results: rows equal in every column shown are one row, "
                 "the one on the fewest GPUs, then with the least memory.");
+    html += job_note(data, options.scan);
     const std::vector<std::string> metrics = metric_columns(
-        data, {"time_to_train_s"}, {"num_gpus", "mfu", "energy_kwh", "cost_usd", "co2e_kg"});
+        data, {"time_to_train_s"},
+        {"time_to_train_lo_s", "time_to_train_hi_s", "goodput", "calibration_support", "num_gpus",
+         "mfu", "energy_kwh", "cost_usd", "co2e_kg"});
     const auto rows = top_distinct_rows(data, {"time_to_train_s", false}, options.best_rows,
                                         options.scan, metrics);
     if (rows.rows.empty()) {

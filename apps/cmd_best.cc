@@ -67,13 +67,12 @@ void print_json(const spaces::Point& pt, const est::Estimator& estimator,
     plan.erase("capacity_factor");  // sweeps are dropless: not one of the plan's settings here
     plan["objective"] = json_number(r.objective);
     plan["step_time_s"] = step_time_json(r.estimate.time);
-    add_interval_json(plan, r.estimate.time.total_s,
-                      est::step_interval(pt.calibration, pt.workload.model));
+    add_interval_json(plan, r.estimate.time.total_s, spaces::point_interval(pt, r.plan));
     plan["memory_bytes"] = memory_json(r.estimate.memory, s.design.cluster);
     plan["tokens_per_s"] = json_number(r.estimate.tokens_per_s);
     plan["mfu"] = json_number(r.estimate.mfu);
     plan["energy_per_step_j"] = json_number(r.estimate.energy_per_step_j);
-    plan["job"] = job_json(training_job(pt, estimator, r.estimate));
+    plan["job"] = job_json(training_job(pt, r.plan, estimator, r.estimate));
     plans.push_back(std::move(plan));
   }
   out["plans"] = std::move(plans);
@@ -157,7 +156,8 @@ void print_text(const spaces::Point& pt, const est::Estimator& estimator,
       std::cout << fmt::format("{:>11.2f}", s.plans[i].estimate.memory.expansion_bytes / 1e9);
     std::cout << '\n';
   }
-  print_job(training_job(pt, estimator, s.plans[0].estimate), "training job of #1");
+  print_job(training_job(pt, s.plans[0].plan, estimator, s.plans[0].estimate),
+            "training job of #1");
 }
 
 }  // namespace

@@ -50,7 +50,7 @@ void print_json(const Point& pt, const est::Estimate& e, const TrainingJob& job)
   out["feasible"] = e.feasible;
   out["reason"] = est::to_string(e.reason);
   out["step_time_s"] = step_time_json(e.time);
-  add_interval_json(out, e.time.total_s, est::step_interval(pt.calibration, pt.workload.model));
+  add_interval_json(out, e.time.total_s, spaces::point_interval(pt, pt.plan));
   out["memory_bytes"] = memory_json(e.memory, pt.cluster);
   out["model_flops_per_step"] = json_number(e.model_flops_per_step);
   out["tokens_per_s"] = json_number(e.tokens_per_s);
@@ -104,8 +104,7 @@ void print_text(const Point& pt, const est::Estimate& e, const TrainingJob& job)
                               : std::string("dropless"));
 
   const bool moe = est::is_moe(m);
-  print_step_time(e.time.total_s, est::step_interval(pt.calibration, m),
-                  step_time_rows(e.time, moe));
+  print_step_time(e.time.total_s, spaces::point_interval(pt, pt.plan), step_time_rows(e.time, moe));
   print_memory("memory per GPU", e.memory.hbm_bytes, e.memory.expansion_bytes,
                memory_rows(e.memory, moe), c, e.feasible, e.reason);
   std::cout << fmt::format("{:<28}{:.4g}\n", "tokens/s", e.tokens_per_s);
@@ -152,7 +151,7 @@ void print_dlrm_json(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
                         {"dense_allreduce", json_number(t.dense_allreduce_s)},
                         {"optimizer", json_number(t.optimizer_s)},
                         {"overhead", json_number(t.overhead_s)}};
-  add_interval_json(out, t.total_s, est::step_interval(pt.calibration.dlrm));
+  add_interval_json(out, t.total_s, spaces::point_interval(pt));
   out["memory_bytes"] = {{"tables", json_number(mem.tables_bytes)},
                          {"table_optimizer", json_number(mem.table_optimizer_bytes)},
                          {"dense", json_number(mem.dense_bytes)},
@@ -214,7 +213,7 @@ void print_dlrm_text(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
   }
   std::cout << '\n';
   const auto& t = e.time;
-  print_step_time(t.total_s, est::step_interval(pt.calibration.dlrm),
+  print_step_time(t.total_s, spaces::point_interval(pt),
                   {{"embedding lookups", t.embedding_fwd_s},
                    {"embedding backward", t.embedding_bwd_s},
                    {"all-to-all (exposed)", t.all_to_all_s},
@@ -259,11 +258,8 @@ int estimate(const Args& args) {
   // A recommendation model of the catalog, or one described by its tables, is the DLRM family's.
   if ((settings.has("model") && spaces::is_dlrm_model(settings.at("model").text)) ||
       settings.has("num_tables")) {
-    const est::Calibration calibration =
-        settings.has("calibration") ? spaces::load_calibration(settings.at("calibration").text)
-                                    : spaces::builtin_calibration();
-    const spaces::DlrmPoint pt = spaces::resolve_dlrm(settings, calibration);
-    const est::DlrmEstimator estimator(pt.workload, pt.cluster, calibration);
+    const spaces::DlrmPoint pt = spaces::resolve_dlrm(settings);
+    const est::DlrmEstimator estimator(pt.workload, pt.cluster, pt.calibration);
     const est::DlrmPlan plan = spaces::place_tables(pt, estimator);
     const est::DlrmEstimate e = estimator.estimate(plan);
     const TrainingJob job = training_job(pt, estimator, e);
@@ -277,7 +273,7 @@ int estimate(const Args& args) {
   if (const spaces::Violation v = spaces::check(pt)) throw InputError(spaces::explain(v, settings));
   const est::Estimator estimator(pt.workload, pt.cluster, pt.calibration);
   const est::Estimate e = estimator.estimate(pt.plan);
-  const TrainingJob job = training_job(pt, estimator, e);
+  const TrainingJob job = training_job(pt, pt.plan, estimator, e);
   if (vm->count("json"))
     print_json(pt, e, job);
   else

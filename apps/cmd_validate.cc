@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -22,6 +23,7 @@
 #include "spaces/catalog.h"
 #include "spaces/design_spec.h"
 #include "spaces/runs.h"
+#include "spaces/support.h"
 
 namespace clustersweep::cli {
 namespace {
@@ -41,9 +43,9 @@ void print_errors(const std::map<std::string, std::vector<double>>& errors_by_so
   print("all", spaces::error_stats(all_errors));
 }
 
-// Writes the fitted calibration with a header saying how it was made.
+// Writes the fitted calibration and its support tables with a header saying how it was made.
 void write_fit(const std::string& runs_path, const std::string& out_path, std::size_t samples,
-               int sweeps, const est::FitResult& fit) {
+               int sweeps, const est::FitResult& fit, const spaces::CalibrationSupport& support) {
   const std::string header = fmt::format(
       "clustersweep estimator calibration, format version 1.\n"
       "Fitted by `clustersweep validate {} --fit {}` (deterministic coordinate descent on the\n"
@@ -51,18 +53,20 @@ void write_fit(const std::string& runs_path, const std::string& out_path, std::s
       "objective {:.4f} -> {:.4f} in {} evaluations. See docs/calibration.md.",
       runs_path, std::filesystem::path(out_path).filename().string(), samples, sweeps,
       fit.objective_before, fit.objective_after, fit.evaluations);
-  write_file_atomically(out_path, spaces::format_calibration(fit.calibration, header), "--fit");
+  write_file_atomically(out_path, spaces::format_calibration(fit.calibration, header, support),
+                        "--fit");
   std::cout << fmt::format("fit: objective {:.4f} -> {:.4f} ({} evaluations); wrote {}\n",
                            fit.objective_before, fit.objective_after, fit.evaluations, out_path);
 }
 
-// --fit OUT.toml: fits `samples` (of either family) from `calibration`, writes the file and
-// returns the fitted calibration.
+// --fit OUT.toml: fits `samples` (of either family) from `calibration`, writes the file with
+// `support` and returns the fitted calibration.
 // `derive` sets what the fit does not move but derives (the prediction intervals) before writing.
 template <class Sample, class Derive>
 est::Calibration fit_and_write(const po::variables_map& vm, const std::string& runs_path,
                                const std::vector<Sample>& samples,
-                               const est::Calibration& calibration, Derive derive) {
+                               const est::Calibration& calibration,
+                               const spaces::CalibrationSupport& support, Derive derive) {
   const int sweeps = vm["fit-sweeps"].as<int>();
   if (sweeps < 1) throw InputError("--fit-sweeps: must be a positive integer");
   if (samples.empty())
@@ -71,7 +75,7 @@ est::Calibration fit_and_write(const po::variables_map& vm, const std::string& r
   fit_options.sweeps = sweeps;
   auto fit = est::fit_calibration(samples, calibration, fit_options);
   derive(fit.calibration);
-  write_fit(runs_path, vm["fit"].as<std::string>(), samples.size(), sweeps, fit);
+  write_fit(runs_path, vm["fit"].as<std::string>(), samples.size(), sweeps, fit, support);
   return fit.calibration;
 }
 
@@ -144,29 +148,47 @@ struct HeldOut {
   std::vector<std::string> family, source;  // of each sample
   std::vector<int> group;
   std::vector<double> residuals;
-  // The residuals and groups of one family.
-  std::pair<std::vector<double>, std::vector<int>> of(const std::string& f) const {
-    std::pair<std::vector<double>, std::vector<int>> out;
+  std::vector<bool> few;  // the calibration support of the run was few when it was held out
+  // The residuals, groups and few flags of one family.
+  struct Family {
+    std::vector<double> residuals;
+    std::vector<int> group;
+    std::vector<bool> few;
+  };
+  Family of(const std::string& f) const {
+    Family out;
     for (std::size_t i = 0; i < family.size(); ++i)
       if (family[i] == f) {
-        out.first.push_back(residuals[i]);
-        out.second.push_back(group[i]);
+        out.residuals.push_back(residuals[i]);
+        out.group.push_back(group[i]);
+        out.few.push_back(few[i]);
       }
+    return out;
+  }
+  std::vector<std::string> families() const {
+    std::vector<std::string> out = family;
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
   }
 };
 
+// `runs[i]` is sample i as the support tables count it.
 template <class Sample>
-HeldOut held_out(const std::vector<Sample>& samples, std::vector<std::string> family,
+HeldOut held_out(const std::vector<Sample>& samples, const std::vector<spaces::SupportRun>& runs,
                  std::vector<std::string> source, const est::Calibration& start, int sweeps) {
-  HeldOut h{std::move(family), std::move(source), {}, {}};
+  HeldOut h;
+  h.source = std::move(source);
   std::vector<std::string> keys;
   for (std::size_t i = 0; i < samples.size(); ++i) {
+    h.family.emplace_back(spaces::to_string(runs[i].family));
     const std::string key = h.family[i] + '\t' + h.source[i];
     auto at = std::find(keys.begin(), keys.end(), key);
     h.group.push_back(static_cast<int>(at - keys.begin()));
     if (at == keys.end()) keys.push_back(key);
   }
+  for (int support : spaces::held_out_support(runs, h.group))
+    h.few.push_back(support < spaces::kFewCalibrationRuns);
   est::FitOptions options;
   options.sweeps = sweeps;
   h.residuals = est::held_out_log_residuals(samples, h.group, start, options);
@@ -176,40 +198,59 @@ HeldOut held_out(const std::vector<Sample>& samples, std::vector<std::string> fa
 // The 90% interval of `family` from all its held-out residuals, as measured / predicted ratios
 // into `lo` and `hi`; kept when the residuals are too few for a finite one.
 void set_interval(const HeldOut& h, const std::string& family, double& lo, double& hi) {
-  const est::LogInterval i = est::conformal_interval(h.of(family).first, 0.9);
+  const est::LogInterval i = est::conformal_interval(h.of(family).residuals, 0.9);
   if (!std::isfinite(i.lo) || !std::isfinite(i.hi)) return;
   lo = std::exp(i.lo);
   hi = std::exp(i.hi);
 }
 
+// The widening of the interval of a point with few calibration runs like it: the largest any
+// family's held-out runs show, never below 1; kept when no family has enough runs of both kinds.
+// One factor serves every family, the recommendation models' too, whose 23 runs are too few to
+// tell their own.
+void set_widening(const HeldOut& h, double& widening) {
+  double w = std::numeric_limits<double>::quiet_NaN();
+  for (const std::string& f : h.families()) {
+    const HeldOut::Family runs = h.of(f);
+    const double wf = est::interval_widening(runs.residuals, runs.few, 0.9);
+    if (std::isfinite(wf)) w = std::isfinite(w) ? std::max(w, wf) : wf;
+  }
+  if (std::isfinite(w)) widening = std::max(1.0, w);
+}
+
 // --held-out: per group, how often its runs fall in the 90% interval the other groups' held-out
-// residuals give it, and how wide that interval is.
+// residuals give it (widened for its runs with few like them in the other groups), and how wide
+// that interval is.
 void print_held_out(const HeldOut& h) {
   std::size_t width = 6;
   for (const auto& s : h.source) width = std::max(width, s.size());
   std::cout << fmt::format(
       "\nheld out: each source (or run) predicted by a fit on the others, in the 90% interval\n"
-      "of the others' held-out residuals (measured / predicted)\n"
-      "{:<{}} {:<6} {:>5} {:>8} {:>11} {:>7} {:>7}\n",
-      "source", width, "family", "rows", "covered", "half-width", "lo", "hi");
-  std::vector<std::string> families = h.family;
-  std::sort(families.begin(), families.end());
-  families.erase(std::unique(families.begin(), families.end()), families.end());
+      "of the others' held-out residuals (measured / predicted); `few`: its runs with fewer than\n"
+      "{} like them in the others, whose interval is widened (the exponent `widen`)\n"
+      "{:<{}} {:<6} {:>5} {:>8} {:>11} {:>7} {:>7} {:>5} {:>6}\n",
+      spaces::kFewCalibrationRuns, "source", width, "family", "rows", "covered", "half-width", "lo",
+      "hi", "few", "widen");
   std::size_t all_samples = 0, all_covered = 0;
   std::vector<double> half_widths;  // one per run
-  for (const std::string& f : families) {
-    const auto [residuals, groups] = h.of(f);
+  for (const std::string& f : h.families()) {
+    const HeldOut::Family runs = h.of(f);
     std::size_t samples = 0, covered = 0;
-    for (const est::GroupCoverage& c : est::group_coverage(residuals, groups, 0.9)) {
+    for (const est::GroupCoverage& c :
+         est::group_coverage(runs.residuals, runs.group, 0.9, runs.few)) {
       const std::size_t first = static_cast<std::size_t>(
           std::find(h.group.begin(), h.group.end(), c.group) - h.group.begin());
-      const double lo = std::exp(c.interval.lo), hi = std::exp(c.interval.hi);
-      half_widths.insert(half_widths.end(), c.samples, (hi - lo) / 2);
+      auto half_width = [&c](double scale) {
+        return (std::exp(scale * c.interval.hi) - std::exp(scale * c.interval.lo)) / 2;
+      };
+      half_widths.insert(half_widths.end(), c.samples - c.few, half_width(1));
+      half_widths.insert(half_widths.end(), c.few, half_width(c.widening));
       samples += c.samples;
       covered += c.covered;
-      std::cout << fmt::format("{:<{}} {:<6} {:>5} {:>7.1f}% {:>10.1f}% {:>7.3f} {:>7.3f}\n",
-                               h.source[first], width, f, c.samples, 100.0 * c.covered / c.samples,
-                               50 * (hi - lo), lo, hi);
+      std::cout << fmt::format(
+          "{:<{}} {:<6} {:>5} {:>7.1f}% {:>10.1f}% {:>7.3f} {:>7.3f} {:>5} {:>6.2f}\n",
+          h.source[first], width, f, c.samples, 100.0 * c.covered / c.samples, 100 * half_width(1),
+          std::exp(c.interval.lo), std::exp(c.interval.hi), c.few, c.widening);
     }
     std::cout << fmt::format("{:<{}} {:<6} {:>5} {:>7.1f}%\n", "all", width, f, samples,
                              100.0 * covered / samples);
@@ -225,27 +266,34 @@ void print_held_out(const HeldOut& h) {
 // Recommendation-model runs: throughput (samples/s) predicted with the planner's placement of the
 // run's sharding; --fit moves the [dlrm] parameters.
 int validate_dlrm(const po::variables_map& vm, const std::string& runs_path,
-                  est::Calibration calibration, const est::Calibration& fit_start) {
+                  est::Calibration calibration, const est::Calibration& fit_start,
+                  const spaces::CalibrationSupport& base_support) {
   auto rows = spaces::read_dlrm_runs(runs_path, calibration);
   // 22 of the 23 published runs come from one source: each run is held out on its own (the
   // leave-one-out residuals; with fewer than 19 residuals a 90% conformal interval is infinite).
   std::vector<est::DlrmSample> samples;
+  std::vector<spaces::SupportRun> support_runs;
   std::vector<std::string> ids;
   for (const auto& r : rows) {
     if (!r.reason.empty()) continue;
     ids.push_back("run " + r.id);
+    support_runs.push_back({spaces::SupportFamily::dlrm, r.gpu, r.point.workload.precision,
+                            spaces::regime_of(r.point.best_sharding, r.point.sharding), 1});
     samples.push_back(
         {r.point.workload, r.point.cluster, r.point.best_sharding, r.point.sharding,
          static_cast<double>(r.point.workload.global_batch) / r.measured_samples_per_s});
   }
   std::optional<HeldOut> held;
   if (vm.count("fit") || vm.count("held-out"))
-    held = held_out(samples, std::vector<std::string>(samples.size(), "dlrm"), ids, fit_start,
-                    vm["fit-sweeps"].as<int>());
+    held = held_out(samples, support_runs, ids, fit_start, vm["fit-sweeps"].as<int>());
   if (vm.count("fit")) {
-    calibration = fit_and_write(vm, runs_path, samples, calibration, [&](est::Calibration& c) {
-      set_interval(*held, "dlrm", c.dlrm.interval_lo, c.dlrm.interval_hi);
-    });
+    spaces::CalibrationSupport support = base_support;
+    support.of(spaces::SupportFamily::dlrm) =
+        spaces::count_runs(support_runs).of(spaces::SupportFamily::dlrm);
+    calibration =
+        fit_and_write(vm, runs_path, samples, calibration, support, [&](est::Calibration& c) {
+          set_interval(*held, "dlrm", c.dlrm.interval_lo, c.dlrm.interval_hi);
+        });
     rows = spaces::read_dlrm_runs(runs_path, calibration);
   }
 
@@ -349,6 +397,10 @@ int validate(const Args& args) {
   est::Calibration calibration =
       vm->count("calibration") ? spaces::load_calibration((*vm)["calibration"].as<std::string>())
                                : spaces::builtin_calibration();
+  // A fit replaces the support tables of the families it fits and keeps the others.
+  const spaces::CalibrationSupport base_support =
+      vm->count("calibration") ? spaces::load_support((*vm)["calibration"].as<std::string>())
+                               : spaces::builtin_support();
   est::Calibration fit_start = calibration;
   if (!vm->count("calibration")) {
     if (dlrm) {
@@ -359,7 +411,7 @@ int validate(const Args& args) {
     }
   }
   if (vm->count("fit")) calibration = fit_start;
-  if (dlrm) return validate_dlrm(*vm, runs_paths.front(), calibration, fit_start);
+  if (dlrm) return validate_dlrm(*vm, runs_paths.front(), calibration, fit_start, base_support);
   // Dense and Mixture-of-Experts runs files, read in turn: one table, one fit.
   // Each file's predictable runs weigh 1 in total in the fit, so that the 91 MoE runs are not
   // outvoted by the dense ones on the parameters both families share.
@@ -379,22 +431,29 @@ int validate(const Args& args) {
   // Within a file every run counts the same: the objective is the error a user sees on a
   // published run.
   std::vector<est::Sample> samples;
-  std::vector<std::string> families, sources;
+  std::vector<spaces::SupportRun> support_runs;
+  std::vector<std::string> sources;
   for (const auto& r : rows) {
     if (!r.reason.empty()) continue;
     samples.push_back(r.sample);
-    families.push_back(est::is_moe(r.sample.workload.model) ? "moe" : "dense");
+    const est::Workload& w = r.sample.workload;
+    support_runs.push_back({spaces::support_family(w.model), r.gpu, w.precision,
+                            spaces::regime_of(r.sample.plan), r.sample.plan.cp});
     sources.push_back(r.source);
   }
   std::optional<HeldOut> held;
   if (vm->count("fit") || vm->count("held-out"))
-    held = held_out(samples, families, sources, fit_start, (*vm)["fit-sweeps"].as<int>());
+    held = held_out(samples, support_runs, sources, fit_start, (*vm)["fit-sweeps"].as<int>());
 
   if (vm->count("fit")) {
-    calibration = fit_and_write(*vm, runs_path, samples, calibration, [&](est::Calibration& c) {
-      set_interval(*held, "dense", c.interval_lo, c.interval_hi);
-      set_interval(*held, "moe", c.moe_interval_lo, c.moe_interval_hi);
-    });
+    spaces::CalibrationSupport support = spaces::count_runs(support_runs);
+    support.of(spaces::SupportFamily::dlrm) = base_support.of(spaces::SupportFamily::dlrm);
+    calibration =
+        fit_and_write(*vm, runs_path, samples, calibration, support, [&](est::Calibration& c) {
+          set_interval(*held, "dense", c.interval_lo, c.interval_hi);
+          set_interval(*held, "moe", c.moe_interval_lo, c.moe_interval_hi);
+          set_widening(*held, c.interval_widening);
+        });
     // Re-derive the rows with the fitted defaults (e.g. the default scale-out bandwidth).
     rows = read_all(calibration);
   }

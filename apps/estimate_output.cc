@@ -41,12 +41,20 @@ Rows memory_rows(const est::Memory& m, bool moe) {
   return rows;
 }
 
-void print_step_time(double total_s, const est::StepInterval& interval, const Rows& parts) {
+void print_step_time(double total_s, const spaces::PointInterval& pi, const Rows& parts) {
+  const est::StepInterval& interval = pi.interval;
   std::cout << fmt::format("{:<28}{:>12}{:>9}\n", "step time", fmt::format("{:.4g} s", total_s),
                            "share");
   std::cout << fmt::format(
       "  {:<26}{:>12}\n", "90% prediction interval",
       fmt::format("{:.3g}-{:.3g} s", total_s * interval.lo, total_s * interval.hi));
+  std::cout << fmt::format("  {:<26}{:>12}\n", "calibration support",
+                           fmt::format("{} runs", pi.support.runs));
+  if (!pi.support.weakest.empty())
+    std::cout << fmt::format(
+        "  note: few calibration runs are like this point ({});\n"
+        "  its interval is widened (docs/calibration.md, \"Calibration support\")\n",
+        pi.support.weakest);
   for (const auto& [name, value] : parts)
     std::cout << fmt::format("  {:<26}{:>12}{:>8.1f}%\n", name, fmt::format("{:.4g} s", value),
                              total_s > 0 ? 100 * value / total_s : 0.0);
@@ -71,9 +79,10 @@ void print_memory(const char* title, double hbm_bytes, double expansion_bytes, c
 }
 
 void add_interval_json(nlohmann::ordered_json& out, double total_s,
-                       const est::StepInterval& interval) {
-  out["step_time_lo_s"] = json_number(total_s * interval.lo);
-  out["step_time_hi_s"] = json_number(total_s * interval.hi);
+                       const spaces::PointInterval& pi) {
+  out["step_time_lo_s"] = json_number(total_s * pi.interval.lo);
+  out["step_time_hi_s"] = json_number(total_s * pi.interval.hi);
+  out["calibration_support"] = pi.support.runs;
 }
 
 namespace {
@@ -90,12 +99,12 @@ TrainingJob training_job(double amount, const char* unit, double steps,
 
 }  // namespace
 
-TrainingJob training_job(const spaces::Point& pt, const est::Estimator& estimator,
-                         const est::Estimate& e) {
+TrainingJob training_job(const spaces::Point& pt, const est::Plan& plan,
+                         const est::Estimator& estimator, const est::Estimate& e) {
   return training_job(pt.training_tokens, "tokens",
                       est::steps_to_train(pt.workload, pt.training_tokens), pt.reliability,
                       pt.cluster, estimator.checkpoint_bytes(), e.time.total_s, e.energy_per_step_j,
-                      est::step_interval(pt.calibration, pt.workload.model));
+                      spaces::point_interval(pt, plan).interval);
 }
 
 TrainingJob training_job(const spaces::DlrmPoint& pt, const est::DlrmEstimator& estimator,
@@ -103,7 +112,7 @@ TrainingJob training_job(const spaces::DlrmPoint& pt, const est::DlrmEstimator& 
   return training_job(pt.training_samples, "samples",
                       est::steps_to_train(pt.workload, pt.training_samples), pt.reliability,
                       pt.cluster, estimator.checkpoint_bytes(), e.time.total_s, e.energy_per_step_j,
-                      est::step_interval(pt.calibration.dlrm));
+                      spaces::point_interval(pt).interval);
 }
 
 void print_job(const TrainingJob& job, std::string_view title) {

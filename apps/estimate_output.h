@@ -21,11 +21,13 @@ using Rows = std::vector<std::pair<const char*, double>>;
 Rows step_time_rows(const estimator::StepTime& time, bool moe);
 Rows memory_rows(const estimator::Memory& memory, bool moe);
 
-// The step time with its 90% prediction interval, and its parts, each with its share.
-void print_step_time(double total_s, const estimator::StepInterval& interval, const Rows& parts);
-// The ends of the interval as JSON: {"step_time_lo_s": ..., "step_time_hi_s": ...}.
+// The step time with its 90% prediction interval and calibration support (a note when it is few),
+// and its parts, each with its share.
+void print_step_time(double total_s, const spaces::PointInterval& interval, const Rows& parts);
+// The ends of the interval and the support as JSON: {"step_time_lo_s": ..., "step_time_hi_s": ...,
+// "calibration_support": ...}.
 void add_interval_json(nlohmann::ordered_json& out, double total_s,
-                       const estimator::StepInterval& interval);
+                       const spaces::PointInterval& interval);
 // The memory of one GPU by kind, then where it lives against the capacities, then feasibility.
 void print_memory(const char* title, double hbm_bytes, double expansion_bytes, const Rows& kinds,
                   const estimator::Cluster& cluster, bool feasible, estimator::Infeasible reason);
@@ -41,7 +43,8 @@ struct TrainingJob {
   estimator::JobDesign design;
   estimator::JobFigures figures;
 };
-TrainingJob training_job(const spaces::Point& point, const estimator::Estimator& estimator,
+TrainingJob training_job(const spaces::Point& point, const estimator::Plan& plan,
+                         const estimator::Estimator& estimator,
                          const estimator::Estimate& estimate);
 TrainingJob training_job(const spaces::DlrmPoint& point, const estimator::DlrmEstimator& estimator,
                          const estimator::DlrmEstimate& estimate);

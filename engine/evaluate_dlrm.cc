@@ -73,6 +73,7 @@ void DlrmChunkEvaluator::load_design(std::uint64_t design) {
     usd_per_gpu_s_ = space_.usd_per_gpu_s(design_data_);
     job_ = space_.job(design_data_.cluster, estimator_->checkpoint_bytes());
     interval_ = estimator::step_interval(space_.calibration().dlrm);
+    support_ = space_.support_of(design_data_);
   }
   best_.reset();
   candidates_.clear();
@@ -159,9 +160,14 @@ void DlrmChunkEvaluator::append(std::uint64_t point_id, estimator::Infeasible re
   put(feasible_col_, r, e && e->feasible ? 1 : 0);
   put(reason_col_, r, static_cast<double>(reason));
   double m[kNumDlrmMetrics];
-  if (e)
-    dlrm_metric_values(*e, steps_, job_, interval_, m);
-  else
+  if (e) {
+    const spaces::ShardingChoice& choice = space_.shardings()[point_id % plan_points_];
+    const int support = support_.of(spaces::regime_of(choice.best, choice.sharding), 1);
+    dlrm_metric_values(
+        *e, steps_, job_,
+        spaces::supported_interval(interval_, support, space_.calibration().interval_widening),
+        support, m);
+  } else
     std::fill(m, m + kNumDlrmMetrics, kNaN);
   for (int i = 0; i < kNumDlrmMetrics; ++i) put(metric_col_[i], r, m[i]);
 }

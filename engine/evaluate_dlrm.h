@@ -65,6 +65,7 @@ class DlrmChunkEvaluator final : public FamilyEvaluator {
   double steps_ = 0;                  // optimizer steps to train
   estimator::JobDesign job_;          // failures and checkpoints of the design's job
   estimator::StepInterval interval_;  // the 90% prediction interval of its steps
+  spaces::DesignSupport support_;     // the calibration runs like its points
   double usd_per_gpu_s_ = 0;          // the design's accelerator price, for the cost objective
 
   std::optional<Candidate> best_;

@@ -99,6 +99,7 @@ void TransformerChunkEvaluator::load_design(std::uint64_t design) {
     usd_per_gpu_s_ = space_.usd_per_gpu_s(design_data_);
     job_ = space_.job(design_data_.cluster, estimator_->checkpoint_bytes());
     interval_ = estimator::step_interval(space_.calibration(), design_data_.workload.model);
+    support_ = space_.support_of(design_data_);
   }
   best_.reset();
   candidates_.clear();
@@ -308,9 +309,13 @@ void TransformerChunkEvaluator::append(std::uint64_t point_id, const estimator::
   at(reason_col_, static_cast<std::uint8_t>(reason));  // label8: checked in the constructor
 
   double m[kNumTransformerMetrics];
-  if (e)
-    transformer_metric_values(*e, steps_, job_, interval_, m);
-  else
+  if (e) {
+    const int support = support_.of(spaces::regime_of(*plan), plan->cp);
+    transformer_metric_values(
+        *e, steps_, job_,
+        spaces::supported_interval(interval_, support, space_.calibration().interval_widening),
+        support, m);
+  } else
     std::fill(m, m + kNumTransformerMetrics, kNaN);
   for (const auto& [column, metric] : f64_metrics_) column[r] = m[metric];
   for (const auto& [column, metric] : f32_metrics_) column[r] = static_cast<float>(m[metric]);

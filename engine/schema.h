@@ -88,7 +88,7 @@ struct MetricColumn {
 };
 // The transformer family's metrics: what make_schema() declares and transformer_metric_values()
 // fills, side by side so that a metric is added in one place.
-inline constexpr int kNumTransformerMetrics = 29;
+inline constexpr int kNumTransformerMetrics = 30;
 inline constexpr std::array<MetricColumn, kNumTransformerMetrics> kTransformerMetrics = {{
     {"step_time_s", "s", ColumnType::f64, true},
     {"time_to_train_s", "s", ColumnType::f64, true},
@@ -99,6 +99,7 @@ inline constexpr std::array<MetricColumn, kNumTransformerMetrics> kTransformerMe
     {"step_time_hi_s", "s", ColumnType::f32, true},
     {"time_to_train_lo_s", "s", ColumnType::f32, true},
     {"time_to_train_hi_s", "s", ColumnType::f32, true},
+    {"calibration_support", "", ColumnType::f32, false},
     {"tokens_per_s", "tokens/s", ColumnType::f64, true},
     {"mfu", "fraction", ColumnType::f64, true},
     {"model_flops_per_step", "FLOP", ColumnType::f32, false},
@@ -123,11 +124,12 @@ inline constexpr std::array<MetricColumn, kNumTransformerMetrics> kTransformerMe
 
 // The metric values of an evaluated point in kTransformerMetrics order, `steps` optimizer steps to
 // train in a job with the failures and checkpoints of `job` (its time and energy to train include
-// the lost work), with the 90% prediction `interval` of the step; NaN for the needs_run metrics of
-// a point that does not run. Inline: it runs per row.
+// the lost work), with the 90% prediction `interval` of the step and `support` calibration runs
+// like the point (spaces/support.h; the interval is already widened for it); NaN for the needs_run
+// metrics of a point that does not run. Inline: it runs per row.
 inline void transformer_metric_values(const estimator::Estimate& e, double steps,
                                       const estimator::JobDesign& job,
-                                      const estimator::StepInterval& interval,
+                                      const estimator::StepInterval& interval, int support,
                                       double* out) noexcept {
   const auto& t = e.time;
   const estimator::JobFigures j =
@@ -141,6 +143,7 @@ inline void transformer_metric_values(const estimator::Estimate& e, double steps
                         j.step_hi_s,
                         j.wall_lo_s,
                         j.wall_hi_s,
+                        static_cast<double>(support),
                         e.tokens_per_s,
                         e.mfu,
                         e.model_flops_per_step,
@@ -169,7 +172,7 @@ inline void transformer_metric_values(const estimator::Estimate& e, double steps
 }
 
 // The recommendation-model family's metrics, filled by dlrm_metric_values() in this order.
-inline constexpr int kNumDlrmMetrics = 25;
+inline constexpr int kNumDlrmMetrics = 26;
 inline constexpr std::array<MetricColumn, kNumDlrmMetrics> kDlrmMetrics = {{
     {"step_time_s", "s", ColumnType::f64, true},
     {"time_to_train_s", "s", ColumnType::f64, true},
@@ -180,6 +183,7 @@ inline constexpr std::array<MetricColumn, kNumDlrmMetrics> kDlrmMetrics = {{
     {"step_time_hi_s", "s", ColumnType::f32, true},
     {"time_to_train_lo_s", "s", ColumnType::f32, true},
     {"time_to_train_hi_s", "s", ColumnType::f32, true},
+    {"calibration_support", "", ColumnType::f32, false},
     {"samples_per_s", "samples/s", ColumnType::f64, true},
     {"mfu", "fraction", ColumnType::f64, true},
     {"model_flops_per_step", "FLOP", ColumnType::f32, false},
@@ -201,7 +205,8 @@ inline constexpr std::array<MetricColumn, kNumDlrmMetrics> kDlrmMetrics = {{
 // The metric values of an evaluated recommendation-model point in kDlrmMetrics order.
 inline void dlrm_metric_values(const estimator::DlrmEstimate& e, double steps,
                                const estimator::JobDesign& job,
-                               const estimator::StepInterval& interval, double* out) noexcept {
+                               const estimator::StepInterval& interval, int support,
+                               double* out) noexcept {
   const auto& t = e.time;
   const estimator::JobFigures j =
       estimator::job_figures(job, t.total_s, e.energy_per_step_j, steps, interval);
@@ -214,6 +219,7 @@ inline void dlrm_metric_values(const estimator::DlrmEstimate& e, double steps,
                         j.step_hi_s,
                         j.wall_lo_s,
                         j.wall_hi_s,
+                        static_cast<double>(support),
                         e.samples_per_s,
                         e.mfu,
                         e.model_flops_per_step,

@@ -111,6 +111,8 @@ constexpr CalibrationField kFields[] = {
      "90% prediction interval of a dense transformer step: lowest measured / predicted"},
     {"interval_hi", &Calibration::interval_hi, 0, 0,
      "90% prediction interval of a dense transformer step: highest measured / predicted"},
+    {"interval_widening", &Calibration::interval_widening, 0, 0,
+     "exponent on every family's interval ratios for a point with few calibration runs like it"},
     // [moe]: from here on (kFirstMoeField).
     {"imbalance", &Calibration::moe_imbalance, 1.0, 2.0,
      "tokens of the busiest expert-parallel rank as a multiple of the balanced share (ep > 1)"},
@@ -134,7 +136,7 @@ constexpr CalibrationField kFields[] = {
     {"interval_hi", &Calibration::moe_interval_hi, 0, 0,
      "90% prediction interval of a MoE step: highest measured / predicted"},
 };
-constexpr std::size_t kFirstMoeField = 25;
+constexpr std::size_t kFirstMoeField = 26;
 static_assert(std::string_view(kFields[kFirstMoeField].name) == "imbalance");
 
 }  // namespace

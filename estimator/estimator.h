@@ -262,6 +262,9 @@ struct Calibration {
   double interval_hi = 1.516;
   double moe_interval_lo = 0.741;
   double moe_interval_hi = 2.05;
+  // A point with few calibration runs like it (spaces/support.h) has the interval [lo^w, hi^w]:
+  // the held-out residuals of such runs against the others' (docs/calibration.md).
+  double interval_widening = 1.4;
   // The recommendation-model family's parameters ([dlrm] in calibration.toml).
   DlrmCalibration dlrm;
 };

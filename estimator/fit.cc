@@ -178,20 +178,48 @@ LogInterval conformal_interval(std::vector<double> r, double coverage) {
           hi_rank <= static_cast<std::ptrdiff_t>(r.size()) ? r[hi_rank - 1] : kInf};
 }
 
+double interval_widening(const std::vector<double>& residuals, const std::vector<bool>& few,
+                         double coverage) {
+  // The ceil((n+1) coverage)-th smallest |residual|: the upper end of a symmetric interval.
+  auto quantile = [coverage](std::vector<double> r) {
+    std::erase_if(r, [](double x) { return !std::isfinite(x); });
+    std::sort(r.begin(), r.end());
+    const auto rank =
+        static_cast<std::size_t>(std::ceil((static_cast<double>(r.size()) + 1) * coverage - 1e-9));
+    return rank >= 1 && rank <= r.size() ? r[rank - 1] : std::numeric_limits<double>::quiet_NaN();
+  };
+  std::vector<double> flagged, others;
+  for (std::size_t i = 0; i < residuals.size(); ++i)
+    (few[i] ? flagged : others).push_back(std::fabs(residuals[i]));
+  return quantile(std::move(flagged)) / quantile(std::move(others));
+}
+
 std::vector<GroupCoverage> group_coverage(const std::vector<double>& residuals,
-                                          const std::vector<int>& group, double coverage) {
+                                          const std::vector<int>& group, double coverage,
+                                          const std::vector<bool>& few) {
   std::vector<GroupCoverage> out;
   for (const int g : std::set<int>(group.begin(), group.end())) {
     std::vector<double> others;
+    std::vector<bool> others_few;
     for (std::size_t i = 0; i < residuals.size(); ++i)
-      if (group[i] != g) others.push_back(residuals[i]);
+      if (group[i] != g) {
+        others.push_back(residuals[i]);
+        if (!few.empty()) others_few.push_back(few[i]);
+      }
     GroupCoverage c;
     c.group = g;
+    if (!few.empty()) {
+      const double w = interval_widening(others, others_few, coverage);
+      if (w > 1) c.widening = w;
+    }
     c.interval = conformal_interval(std::move(others), coverage);
     for (std::size_t i = 0; i < residuals.size(); ++i) {
       if (group[i] != g || !std::isfinite(residuals[i])) continue;
+      const bool wide = !few.empty() && few[i];
+      const double scale = wide ? c.widening : 1;
       ++c.samples;
-      c.covered += residuals[i] >= c.interval.lo && residuals[i] <= c.interval.hi;
+      c.few += wide;
+      c.covered += residuals[i] >= scale * c.interval.lo && residuals[i] <= scale * c.interval.hi;
     }
     out.push_back(c);
   }

@@ -92,15 +92,27 @@ struct LogInterval {
 };
 LogInterval conformal_interval(std::vector<double> residuals, double coverage);
 
+// How much wider the interval of a point unlike the calibration's runs is (normalized conformal
+// with two levels of difficulty, Papadopoulos et al. 2008): the conformal `coverage` quantile of
+// |residual| over the runs that were `few` (little support when held out) divided by the same
+// quantile over the others. NaN when either set is too small for a finite quantile.
+double interval_widening(const std::vector<double>& residuals, const std::vector<bool>& few,
+                         double coverage);
+
 // How such intervals do on groups never seen: each group's held-out residuals against the
-// conformal interval of the other groups' residuals (the interval its runs would have had).
+// conformal interval of the other groups' residuals (the interval its runs would have had). With
+// `few` (a run's support was little when held out), such runs get that interval widened by the
+// other groups' interval_widening (at least 1).
 struct GroupCoverage {
   int group = 0;
   LogInterval interval;
+  double widening = 1;  // of the interval of the group's `few` runs
   std::size_t samples = 0;
-  std::size_t covered = 0;  // residuals inside the interval
+  std::size_t few = 0;      // of the samples, those with little support
+  std::size_t covered = 0;  // residuals inside their interval
 };
 std::vector<GroupCoverage> group_coverage(const std::vector<double>& residuals,
-                                          const std::vector<int>& group, double coverage);
+                                          const std::vector<int>& group, double coverage,
+                                          const std::vector<bool>& few = {});
 
 }  // namespace clustersweep::estimator

@@ -3,9 +3,10 @@
 
 The document marks every generated part: a block between `<!-- begin generated: NAME -->` and
 `<!-- end generated: NAME -->`, a value inside prose between `<!--v:NAME-->` and `<!--/v-->`.
-The script runs the studies' sweeps (COMET GPT-3 175B and Transformer-1T, DeepSeek-V3) into a
-scratch folder, reads them back with `summary --json`, `sensitivity --json`, `top --json` and
-`status --json`, evaluates the DLRM points with `estimate --json`, and fills the marks. Prose
+The script runs the studies' sweeps (COMET GPT-3 175B and Transformer-1T, DeepSeek-V3, Llama 3.1
+405B with and without failures) into a scratch folder, reads them back with `summary --json`,
+`sensitivity --json`, `top --json` and `status --json`, evaluates the DLRM points with `estimate
+--json`, and fills the marks. Prose
 between the marks is written by hand and must stay true of the figures it cites; the test
 `CaseStudiesAreCurrent` runs `--check`.
 
@@ -312,6 +313,50 @@ def deepseek(cs, values, blocks):
     values["ds-gb200-speedup"] = x(h800["step_time_s"] / gb200["step_time_s"])
 
 
+def failures(cs, values, blocks):
+    # The example as written (Llama 3's failure rate), and the same sweep without failures: there
+    # each design's best plan is its fastest.
+    with_failures = cs.sweep("failures-at-scale.toml")
+    with open(os.path.join(ROOT, "examples", "failures-at-scale.toml")) as f:
+        spec = f.read()
+    free_spec = os.path.join(cs.scratch, "no-failures.toml")
+    with open(free_spec, "w") as f:
+        f.write(re.sub(r"gpu_mtbf_hours = \d+", "gpu_mtbf_hours = inf", spec))
+    free = os.path.join(cs.scratch, "no-failures.h5")
+    cs("run", free_spec, "-o", free, "--progress", "none", "--no-summary")
+
+    def by_size(store):
+        return cs.json("top", store, "--by", "num_nodes", "-n", "100")["rows"]
+
+    def plan(r):
+        return f"tp {r['tp']} pp {r['pp']} cp {r['cp']} vp {r['vp']}"
+
+    rows, free_rows = by_size(with_failures), by_size(free)
+    table = ["| GPUs | without failures: best plan | time to train | with failures: best plan | "
+             "time to train | 90% interval | goodput | checkpoint every | support |",
+             "|---:|---|---:|---|---:|---|---:|---:|---:|"]
+    for r, f in zip(rows, free_rows):
+        table.append(
+            f"| {commas(r['num_gpus'])} | {plan(f)} | {days(f['time_to_train_s'])} | {plan(r)} | "
+            f"{days(r['time_to_train_s'])} | {r['time_to_train_lo_s'] / 86400:.3g}–"
+            f"{days(r['time_to_train_hi_s'])} | {pct(r['goodput'])} | "
+            f"{r['checkpoint_interval_s'] / 60:.3g} min | {r['calibration_support']:.0f} |")
+    blocks["failures-at-scale"] = "\n".join(table)
+    best_free = min(free_rows, key=lambda r: r["time_to_train_s"])
+    best = min(rows, key=lambda r: r["time_to_train_s"])
+    largest = rows[-1]
+    values["fs-free-best"] = commas(best_free["num_gpus"])
+    values["fs-free-best-days"] = days(best_free["time_to_train_s"])
+    values["fs-best"] = commas(best["num_gpus"])
+    values["fs-best-days"] = days(best["time_to_train_s"])
+    values["fs-largest-days"] = days(largest["time_to_train_s"])
+    values["fs-largest-goodput"] = pct(largest["goodput"])
+    values["fs-best-goodput"] = pct(best["goodput"])
+    values["fs-loss"] = x(largest["time_to_train_s"] / best["time_to_train_s"])
+    mtbf_hours = tomllib.loads(spec)["reliability"]["gpu_mtbf_hours"]
+    values["fs-largest-mtbf"] = f"{mtbf_hours / largest['num_gpus'] * 60:.3g} minutes"
+
+
 def fill(text, values, blocks):
     def block(m):
         name = m.group(1)
@@ -351,6 +396,7 @@ def main():
         comet(cs, values, blocks)
         dlrm(cs, values, blocks)
         deepseek(cs, values, blocks)
+        failures(cs, values, blocks)
     with open(args.doc) as f:
         old = f.read()
     new = fill(old, values, blocks)

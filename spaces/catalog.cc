@@ -14,12 +14,9 @@
 #include "estimator/dlrm.h"
 #include "spaces/architecture.h"
 #include "spaces/embedded.h"
+#include "spaces/toml_text.h"
 
 namespace clustersweep::spaces {
-namespace {
-
-using estimator::Calibration;
-using estimator::Precision;
 
 std::string where(std::string_view file, const toml::source_region& region) {
   return fmt::format("{}:{}:{}", file, region.begin.line, region.begin.column);
@@ -32,6 +29,17 @@ toml::table parse_toml(std::string_view text, std::string_view file) {
     throw InputError(fmt::format("{}: {}", where(file, e.source()), e.description()));
   }
 }
+
+std::string_view embedded_text(std::string_view name) {
+  for (const auto& file : embedded::catalog())
+    if (file.name == name) return file.text;
+  throw Error(fmt::format("built-in data file '{}' is missing from this build", name));
+}
+
+namespace {
+
+using estimator::Calibration;
+using estimator::Precision;
 
 void check_format_version(const toml::table& root, std::string_view file) {
   const toml::node* node = root.get("format_version");
@@ -268,12 +276,6 @@ std::array<int, estimator::kMaxMlpLayers> mlp_widths(TableReader& r, const toml:
   return out;
 }
 
-std::string_view embedded_text(std::string_view name) {
-  for (const auto& file : embedded::catalog())
-    if (file.name == name) return file.text;
-  throw Error(fmt::format("built-in data file '{}' is missing from this build", name));
-}
-
 }  // namespace
 
 Catalog Catalog::parse(std::string_view accelerators_toml, std::string_view models_toml,
@@ -461,9 +463,12 @@ estimator::Calibration parse_calibration(std::string_view text, std::string_view
   Calibration calibration = base;
   for (const auto& [key, node] : root) {
     if (key.str() == "format_version") continue;
+    // The [support.*] tables are parse_support()'s.
+    if (key.str() == "support") continue;
     if (key.str() != "calibration" && key.str() != "moe" && key.str() != "dlrm")
       throw InputError(fmt::format(
-          "{}: {}: unknown key; expected format_version, [calibration], [moe] and [dlrm]",
+          "{}: {}: unknown key; expected format_version, [calibration], [moe], [dlrm] and "
+          "[support]",
           where(filename, key.source()), key.str()));
     if (!node.is_table())
       throw InputError(fmt::format("{}: {}: must be a table of parameters",
@@ -501,7 +506,8 @@ estimator::Calibration load_calibration(const std::string& path) {
   return parse_calibration(text.str(), path);
 }
 
-std::string format_calibration(const estimator::Calibration& calibration, std::string_view header) {
+std::string format_calibration(const estimator::Calibration& calibration, std::string_view header,
+                               const CalibrationSupport& support) {
   std::string out;
   std::istringstream lines{std::string(header)};
   for (std::string line; std::getline(lines, line);)
@@ -515,6 +521,7 @@ std::string format_calibration(const estimator::Calibration& calibration, std::s
   out += "\n";
   out += format_calibration_section("dlrm", estimator::dlrm_calibration_fields_begin(),
                                     estimator::dlrm_calibration_fields_end(), calibration.dlrm);
+  out += format_support(support);
   return out;
 }
 

@@ -8,6 +8,7 @@
 
 #include "estimator/dlrm.h"
 #include "estimator/estimator.h"
+#include "spaces/support.h"
 
 namespace clustersweep::spaces {
 
@@ -79,8 +80,9 @@ estimator::Calibration parse_calibration(std::string_view toml, std::string_view
 // only the parameters it measured; the others keep the built-in values).
 estimator::Calibration parse_calibration(std::string_view toml, std::string_view filename,
                                          const estimator::Calibration& base);
-// The calibration as TOML text (format_version 1), every field with its doc comment; `header` is
-// written as comment lines at the top.
-std::string format_calibration(const estimator::Calibration& calibration, std::string_view header);
+// The calibration as TOML text (format_version 1), every field with its doc comment, and its
+// support tables; `header` is written as comment lines at the top.
+std::string format_calibration(const estimator::Calibration& calibration, std::string_view header,
+                               const CalibrationSupport& support);
 
 }  // namespace clustersweep::spaces

@@ -328,8 +328,35 @@ ResolvedCluster resolve_cluster(const Settings& s, const est::Calibration& calib
 }
 
 Point resolve(const Settings& s) {
-  return resolve(
-      s, s.has("calibration") ? load_calibration(s.at("calibration").text) : builtin_calibration());
+  if (!s.has("calibration")) return resolve(s, builtin_calibration());
+  Point pt = resolve(s, load_calibration(s.at("calibration").text));
+  pt.support = load_support(s.at("calibration").text);
+  return pt;
+}
+
+PointInterval point_interval(const Point& pt, const est::Plan& plan) {
+  PointInterval out;
+  out.support = point_support(pt.support, support_family(pt.workload.model), pt.gpu_name,
+                              pt.workload.precision, regime_of(plan), plan.cp);
+  out.interval = supported_interval(est::step_interval(pt.calibration, pt.workload.model),
+                                    out.support.runs, pt.calibration.interval_widening);
+  return out;
+}
+
+DlrmPoint resolve_dlrm(const Settings& s) {
+  if (!s.has("calibration")) return resolve_dlrm(s, builtin_calibration());
+  DlrmPoint pt = resolve_dlrm(s, load_calibration(s.at("calibration").text));
+  pt.support = load_support(s.at("calibration").text);
+  return pt;
+}
+
+PointInterval point_interval(const DlrmPoint& pt) {
+  PointInterval out;
+  out.support = point_support(pt.support, SupportFamily::dlrm, pt.gpu_name, pt.workload.precision,
+                              regime_of(pt.best_sharding, pt.sharding), 1);
+  out.interval = supported_interval(est::step_interval(pt.calibration.dlrm), out.support.runs,
+                                    pt.calibration.interval_widening);
+  return out;
 }
 
 Point resolve(const Settings& s, const est::Calibration& calibration) {
@@ -342,6 +369,7 @@ Point resolve(const Settings& s, const est::Calibration& calibration) {
   };
   const auto& catalog = Catalog::builtin();
   pt.calibration = calibration;
+  pt.support = builtin_support();
 
   // ---- workload
   ModelChoice model;
@@ -508,6 +536,7 @@ DlrmPoint resolve_dlrm(const Settings& s, const est::Calibration& calibration) {
     if (!s.has(name)) pt.origin[name] = o;
   };
   pt.calibration = calibration;
+  pt.support = builtin_support();
   est::DlrmModel& m = pt.workload.model;
   std::int64_t batch = 0;
   if (s.has("model")) {

@@ -15,6 +15,7 @@
 #include "estimator/job.h"
 #include "spaces/catalog.h"
 #include "spaces/rules.h"
+#include "spaces/support.h"
 
 namespace clustersweep::spaces {
 
@@ -141,6 +142,7 @@ struct Point {
   estimator::Cluster cluster;
   estimator::Plan plan;
   estimator::Calibration calibration;
+  CalibrationSupport support;  // of the calibration: the runs it was fitted on, counted
   RuleOptions rules;
   std::int64_t nodes = 0;
   double training_tokens = kDefaultTrainingTokens;  // for the job: its time, energy and failures
@@ -152,8 +154,17 @@ struct Point {
 // came from ("--tp: must be a positive integer, got 'x'"); the structural rules are not applied
 // here (see check()).
 Point resolve(const Settings& settings);
-// As resolve(), with this calibration instead of the built-in one or the `calibration` setting's.
+// As resolve(), with this calibration (and the built-in support) instead of the built-in one or
+// the `calibration` setting's.
 Point resolve(const Settings& settings, const estimator::Calibration& calibration);
+
+// The calibration support of a point run with `plan` and its step's 90% prediction interval,
+// widened when the support is few (spaces/support.h).
+struct PointInterval {
+  PointSupport support;
+  estimator::StepInterval interval;
+};
+PointInterval point_interval(const Point& point, const estimator::Plan& plan);
 // check_design() and check_plan() of the point.
 Violation check(const Point& point) noexcept;
 // The violation as one line naming the setting to blame and where it came from:
@@ -175,6 +186,7 @@ struct DlrmPoint {
   bool best_sharding = true;  // the planner's best placement, else `sharding` for every table
   estimator::Sharding sharding = estimator::Sharding::table_wise;
   estimator::Calibration calibration;
+  CalibrationSupport support;
   std::int64_t nodes = 0;
   double training_samples = kDefaultTrainingSamples;
   estimator::Reliability reliability;
@@ -187,6 +199,9 @@ struct DlrmPoint {
 // Given num_tables, embedding_dim, total_embedding_rows, MLPs or interaction override the
 // model's; total_embedding_rows rescales its tables. InputErrors name where a setting came from.
 DlrmPoint resolve_dlrm(const Settings& settings, const estimator::Calibration& calibration);
+// As above with the built-in calibration or the `calibration` setting's.
+DlrmPoint resolve_dlrm(const Settings& settings);
+PointInterval point_interval(const DlrmPoint& point);
 // The placement of a point's tables: its sharding placed by the planner, or the planner's best.
 estimator::DlrmPlan place_tables(const DlrmPoint& point, const estimator::DlrmEstimator& estimator);
 // "table" when every table is table_wise, else the count of each: "row:5 table:21".

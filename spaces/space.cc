@@ -426,6 +426,15 @@ double Space::usd_per_gpu_s(const DlrmDesign& design) const noexcept {
 Keep Space::keep() const noexcept { return impl_->keep; }
 Objective Space::objective() const noexcept { return impl_->objective; }
 const estimator::Calibration& Space::calibration() const noexcept { return impl_->calibration; }
+const CalibrationSupport& Space::support() const noexcept { return impl_->support; }
+DesignSupport Space::support_of(const Design& design) const {
+  return design_support(impl_->support, support_family(design.workload.model),
+                        impl_->gpus[design.axis_index[kGpu]]->key, design.workload.precision);
+}
+DesignSupport Space::support_of(const DlrmDesign& design) const {
+  return design_support(impl_->support, SupportFamily::dlrm,
+                        impl_->gpus[design.axis_index[kDlrmGpu]]->key, design.workload.precision);
+}
 const std::string& Space::text() const noexcept { return impl_->text; }
 const std::string& Space::filename() const noexcept { return impl_->filename; }
 const RuleOptions& Space::rule_options() const noexcept { return impl_->rules; }

@@ -25,6 +25,7 @@
 #include "estimator/family.h"
 #include "estimator/job.h"
 #include "spaces/rules.h"
+#include "spaces/support.h"
 
 namespace clustersweep::spaces {
 
@@ -305,6 +306,10 @@ class Space {
   Keep keep() const noexcept;
   Objective objective() const noexcept;
   const estimator::Calibration& calibration() const noexcept;
+  // The runs of the calibration like each point (spaces/support.h), and those of a design's.
+  const CalibrationSupport& support() const noexcept;
+  DesignSupport support_of(const Design& design) const;
+  DesignSupport support_of(const DlrmDesign& design) const;
   const std::string& text() const noexcept;      // the full spec text, stored with the results
   const std::string& filename() const noexcept;  // as given to parse()/load()
   const RuleOptions& rule_options() const noexcept;

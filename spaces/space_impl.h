@@ -72,6 +72,7 @@ struct Space::Impl {
   Keep keep = Keep::all;
   Objective objective = Objective::step_time;
   estimator::Calibration calibration;
+  CalibrationSupport support;
 
   bool fill_design(std::uint64_t design, Design& out, Violation& why) const noexcept;
   bool fill_dlrm_design(std::uint64_t design, DlrmDesign& out, Violation& why) const noexcept;

@@ -818,6 +818,7 @@ class Parser {
     const toml::node* n = root_.get("calibration");
     if (!n) {
       im_.calibration = builtin_calibration();
+      im_.support = builtin_support();
       return;
     }
     const auto* s = n->as_string();
@@ -833,6 +834,7 @@ class Parser {
               fmt::format("cannot read '{}': {}", path.string(), std::strerror(errno)));
     }
     im_.calibration = load_calibration(path.string());
+    im_.support = load_support(path.string());
   }
 
   // Strides and sizes; the product must fit a 64-bit point id.

@@ -222,6 +222,8 @@ TEST(Agreement, EstimateEqualsTheSweepsRowOnRandomPointsOfRandomSpecs) {
         EXPECT_EQ(rows.number(column("mem_hbm_bytes"), r), static_cast<float>(e.memory.hbm_bytes));
         EXPECT_EQ(rows.number(column("mem_expansion_bytes"), r),
                   static_cast<float>(e.memory.expansion_bytes));
+        EXPECT_EQ(rows.number(column("calibration_support"), r),
+                  spaces::point_interval(pt, pt.plan).support.runs);
         if (!e.feasible) continue;
         EXPECT_EQ(rows.number(column("step_time_s"), r), e.time.total_s);
         EXPECT_EQ(rows.number(column("tokens_per_s"), r), e.tokens_per_s);
@@ -293,6 +295,8 @@ TEST(Agreement, EstimateJsonEqualsTheStoreOfARealRun) {
   store.read("step_time_hi_s", 0, store.rows(), step_hi);
   store.read("time_to_train_lo_s", 0, store.rows(), train_lo);
   store.read("time_to_train_hi_s", 0, store.rows(), train_hi);
+  std::vector<double> support;
+  store.read("calibration_support", 0, store.rows(), support);
   auto as_stored = [](const nlohmann::json& x) {
     return static_cast<double>(static_cast<float>(x.get<double>()));
   };
@@ -324,6 +328,7 @@ TEST(Agreement, EstimateJsonEqualsTheStoreOfARealRun) {
     EXPECT_EQ(
         json["memory_bytes"]["hbm"].get<double>() + json["memory_bytes"]["expansion"].get<double>(),
         mem[id]);
+    EXPECT_EQ(json["calibration_support"].get<int>(), support[id]);
     if (feasible[id] == 1) {
       EXPECT_EQ(json["step_time_s"]["total"].get<double>(), step[id]);
       EXPECT_EQ(json["energy_per_step_j"].get<double>(), energy[id]);
@@ -347,7 +352,10 @@ TEST(Agreement, EstimateJsonEqualsTheStoreOfARealRun) {
 // included.
 TEST(Agreement, RecommendationSweepEqualsEstimateOnPointsOfEveryKind) {
   TempDir dir;
-  const std::string text = test::small_dlrm_spec("all");
+  // With the 80 GB A100, on which the calibration has runs of every precision but fp32.
+  std::string text = test::small_dlrm_spec("all");
+  const std::string gpus = R"(gpu = ["A100-SXM4-40GB", )";
+  text.replace(text.find(gpus), gpus.size(), R"(gpu = ["A100-SXM4-80GB", "A100-SXM4-40GB", )");
   const std::string spec_path = dir.path() + "/dlrm.toml";
   const std::string store_path = dir.path() + "/dlrm.h5";
   write_file(spec_path, text);
@@ -363,10 +371,14 @@ TEST(Agreement, RecommendationSweepEqualsEstimateOnPointsOfEveryKind) {
   store.read("samples_per_s", 0, store.rows(), samples);
   store.read("mem_per_gpu_bytes", 0, store.rows(), mem);
   store.read("energy_per_step_j", 0, store.rows(), energy);
+  std::vector<double> support, step_lo, step_hi;
+  store.read("calibration_support", 0, store.rows(), support);
+  store.read("step_time_lo_s", 0, store.rows(), step_lo);
+  store.read("step_time_hi_s", 0, store.rows(), step_hi);
   const JobColumns job(store);
-  int infeasible = 0;
+  int infeasible = 0, few = 0, many = 0;
   std::uint32_t digits[spaces::kNumAxes];
-  // Every 7th point: all shardings, models, precisions and sizes come round (288 points).
+  // Every 7th point: all shardings, models, precisions and sizes come round (432 points).
   for (std::uint64_t id = 0; id < store.rows(); id += 7) {
     space.decode(id, digits);
     std::vector<std::string> args = {"estimate", "--json", "--training-samples=4e9"};
@@ -389,10 +401,14 @@ TEST(Agreement, RecommendationSweepEqualsEstimateOnPointsOfEveryKind) {
     EXPECT_EQ(
         json["memory_bytes"]["hbm"].get<double>() + json["memory_bytes"]["expansion"].get<double>(),
         mem[id]);
+    EXPECT_EQ(json["calibration_support"].get<int>(), support[id]);
+    (support[id] < spaces::kFewCalibrationRuns ? few : many) += 1;
     if (feasible[id] == 1) {
       EXPECT_EQ(json["step_time_s"]["total"].get<double>(), step[id]);
       EXPECT_EQ(json["samples_per_s"].get<double>(), samples[id]);
       EXPECT_EQ(json["energy_per_step_j"].get<double>(), energy[id]);
+      EXPECT_EQ(static_cast<float>(json["step_time_lo_s"].get<double>()), step_lo[id]);
+      EXPECT_EQ(static_cast<float>(json["step_time_hi_s"].get<double>()), step_hi[id]);
       job.expect_equal(json["job"], id);
     } else {
       EXPECT_TRUE(json["job"].is_null());
@@ -400,6 +416,9 @@ TEST(Agreement, RecommendationSweepEqualsEstimateOnPointsOfEveryKind) {
     }
   }
   EXPECT_GT(infeasible, 0);  // DLRMv2 does not fit one 40 GB A100
+  // Points with few calibration runs like them (widened intervals) and points with many.
+  EXPECT_GT(few, 0);
+  EXPECT_GT(many, 0);
 }
 
 }  // namespace

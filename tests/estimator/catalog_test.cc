@@ -228,13 +228,20 @@ TEST(Calibration, OverrideKeepsUnnamedValuesAndRoundTrips) {
       parse_calibration("format_version = 1\n[calibration]\nhbm_eff = 0.5\n", "mine.toml");
   EXPECT_EQ(c.hbm_eff, 0.5);
   EXPECT_EQ(c.gemm_eff_max, base.gemm_eff_max);
-  const std::string text = format_calibration(c, "a header\nline two");
+  const std::string text = format_calibration(c, "a header\nline two", builtin_support());
   EXPECT_EQ(text.substr(0, 22), "# a header\n# line two\n");
   const estimator::Calibration again =
       parse_calibration(text, "again.toml", estimator::Calibration{});
   for (auto* f = estimator::calibration_fields_begin(); f != estimator::calibration_fields_end();
        ++f)
     EXPECT_NEAR(again.*(f->member), c.*(f->member), 1e-5 * std::fabs(c.*(f->member))) << f->name;
+  const CalibrationSupport support = parse_support(text, "again.toml", CalibrationSupport{});
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(support.family[i].runs, builtin_support().family[i].runs);
+    EXPECT_EQ(support.family[i].max_cp, builtin_support().family[i].max_cp);
+    EXPECT_EQ(support.family[i].accelerators, builtin_support().family[i].accelerators);
+    EXPECT_EQ(support.family[i].regimes, builtin_support().family[i].regimes);
+  }
 }
 
 TEST(Calibration, ErrorsNameFileLineAndColumn) {

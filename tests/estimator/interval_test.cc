@@ -52,6 +52,55 @@ TEST(Interval, GroupCoverageUsesOnlyTheOtherGroupsResiduals) {
   EXPECT_EQ(c[1].interval.hi, 19);
 }
 
+TEST(Interval, WideningIsTheRatioOfTheFlaggedRunsQuantile) {
+  // Nine runs of |residual| 1..9 unflagged, nine of 2..18 flagged: the 90% quantiles are the 9th
+  // (ceil(10 x 0.9)) of each, 9 and 18.
+  std::vector<double> residuals;
+  std::vector<bool> few;
+  for (double r : one_to(9)) {
+    residuals.push_back(r);
+    few.push_back(false);
+    residuals.push_back(-2 * r);  // the sign does not matter
+    few.push_back(true);
+  }
+  EXPECT_EQ(interval_widening(residuals, few, 0.9), 2);
+  // Eight flagged runs are too few for a finite 90% quantile.
+  residuals.pop_back();
+  few.pop_back();
+  EXPECT_TRUE(std::isnan(interval_widening(residuals, few, 0.9)));
+}
+
+TEST(Interval, GroupCoverageWidensTheFlaggedRunsByTheOtherGroupsWidening) {
+  // Groups 0 and 1 each hold unflagged runs 1..19 and flagged runs twice their size: their
+  // residuals' interval is [2, 36] (ranks 3 and 74 of 76), and the flagged runs' 90% quantile is
+  // twice the others'. A flagged run of 50 in group 3 falls outside [2, 36] but inside [4, 72].
+  std::vector<double> residuals;
+  std::vector<int> group;
+  std::vector<bool> few;
+  for (int g = 0; g < 2; ++g)
+    for (double r : one_to(19)) {
+      residuals.push_back(r);
+      group.push_back(g);
+      few.push_back(false);
+      residuals.push_back(2 * r);
+      group.push_back(g);
+      few.push_back(true);
+    }
+  residuals.push_back(50);
+  group.push_back(3);
+  few.push_back(true);
+  const auto with = group_coverage(residuals, group, 0.9, few);
+  const auto without = group_coverage(residuals, group, 0.9);
+  ASSERT_EQ(with.size(), 3u);
+  EXPECT_EQ(with[2].few, 1u);
+  EXPECT_EQ(with[2].widening, 2);
+  EXPECT_EQ(with[2].interval.lo, 2);
+  EXPECT_EQ(with[2].interval.hi, 36);
+  EXPECT_EQ(with[2].covered, 1u);
+  EXPECT_EQ(without[2].covered, 0u);
+  EXPECT_EQ(without[2].widening, 1);
+}
+
 // Two "sources" whose measured steps are 10% slower and 10% faster than a calibration predicts:
 // each group's residual comes from the fit on the other group alone.
 TEST(Interval, EachGroupIsPredictedByTheFitOnTheOthers) {

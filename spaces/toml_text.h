@@ -1,0 +1,18 @@
+#pragma once
+// The TOML reading shared by the data files of spaces/ (the catalog, the calibration and its
+// support tables): errors as "FILE:LINE:COLUMN: ...".
+#include <toml++/toml.h>
+
+#include <string>
+#include <string_view>
+
+namespace clustersweep::spaces {
+
+// "FILE:LINE:COLUMN" of a region of `file`.
+std::string where(std::string_view file, const toml::source_region& region);
+// The document, or an InputError naming where it is malformed.
+toml::table parse_toml(std::string_view text, std::string_view file);
+// A data file compiled into the binary (spaces/data/NAME).
+std::string_view embedded_text(std::string_view name);
+
+}  // namespace clustersweep::spaces
