@@ -1,9 +1,12 @@
 // clustersweep estimate end to end: output, JSON, TOML input, and every input error pinned.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
+#include "spaces/catalog.h"
 #include "spaces/resolve.h"
 #include "tests/apps/run.h"
 
@@ -119,6 +122,46 @@ TEST(Estimate, TheTrainingJobOfLlama3_405B) {
             goodput);
   EXPECT_GT(goodput_of(llama405("16384", {"--async-snapshot-gbytes-per-s", "25"})), goodput);
   EXPECT_EQ(goodput_of(llama405("16384", {"--gpu-mtbf-hours", "inf"})), 1);
+}
+
+// A point like many calibration runs keeps its family's interval; one like none (every B200 run
+// in the data is fp8) is flagged and gets it widened by interval_widening.
+TEST(Estimate, CalibrationSupportFlagsAndWidens) {
+  const std::vector<std::string> point = {"estimate", "--model", "llama3.1-70b", "--gpus", "64",
+                                          "--tp",     "8",       "--precision",  "bf16"};
+  auto with_gpu = [&point](const char* gpu, std::vector<std::string> more = {}) {
+    std::vector<std::string> args = point;
+    args.insert(args.end(), {"--gpu", gpu});
+    args.insert(args.end(), more.begin(), more.end());
+    return run(args);
+  };
+  const Result text = with_gpu("B200-180GB");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("  calibration support             0 runs\n"
+                          "  note: few calibration runs are like this point (no dense runs on "
+                          "B200-180GB in bf16);\n"
+                          "  its interval is widened (docs/calibration.md, \"Calibration "
+                          "support\")\n"),
+            std::string::npos)
+      << text.out;
+  const estimator::Calibration& c = spaces::builtin_calibration();
+  auto ratios = [](const Result& r) {
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const auto json = nlohmann::json::parse(r.out);
+    const double step = json["step_time_s"]["total"].get<double>();
+    return std::tuple(json["calibration_support"].get<int>(),
+                      json["step_time_lo_s"].get<double>() / step,
+                      json["step_time_hi_s"].get<double>() / step);
+  };
+  const auto [few, few_lo, few_hi] = ratios(with_gpu("B200-180GB", {"--json"}));
+  EXPECT_EQ(few, 0);
+  EXPECT_NEAR(few_lo, std::pow(c.interval_lo, c.interval_widening), 1e-12);
+  EXPECT_NEAR(few_hi, std::pow(c.interval_hi, c.interval_widening), 1e-12);
+  const auto [many, lo, hi] = ratios(with_gpu("H100-SXM5-80GB", {"--json"}));
+  EXPECT_EQ(many, 63);
+  EXPECT_NEAR(lo, c.interval_lo, 1e-12);
+  EXPECT_NEAR(hi, c.interval_hi, 1e-12);
+  EXPECT_EQ(with_gpu("H100-SXM5-80GB").out.find("note: few"), std::string::npos);
 }
 
 TEST(Estimate, TomlFileEqualsFlagsAndFlagsOverrideIt) {
