@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "apps/commands.h"
 #include "base/error.h"
@@ -69,8 +71,10 @@ int submit(const Args& args) {
       "output,o", po::value<std::string>(), "the results store the job writes (HDF5)")(
       "nodes", po::value<std::string>(), "nodes per job (required)")(
       "ntasks-per-node", po::value<std::string>(), "MPI ranks per node (required)")(
-      "time", po::value<std::string>(), "time limit per job, HH:MM:SS or D-HH:MM:SS (required)")(
-      "partition", po::value<std::string>()->default_value(""), "Slurm partition")(
+      "time", po::value<std::string>(),
+      "time limit per job in any form sbatch takes: minutes (90), MM:SS, HH:MM:SS, D-HH, D-HH:MM "
+      "or D-HH:MM:SS (required)")("partition", po::value<std::string>()->default_value(""),
+                                  "Slurm partition")(
       "account", po::value<std::string>()->default_value(""), "Slurm account to charge")(
       "qos", po::value<std::string>()->default_value(""), "Slurm quality of service")(
       "mem", po::value<std::string>()->default_value(""), "memory per node, e.g. 64G")(
@@ -92,6 +96,8 @@ int submit(const Args& args) {
       "then", po::value<std::vector<std::string>>()->default_value({}, ""),
       "an analysis command run on the store once the sweep completed, e.g. "
       "\"pareto --objectives time_to_train_s,energy_to_train_j --svg front.svg\" (repeatable)")(
+      "then-time", po::value<std::string>(),
+      "time limit of each --then job, in --time's forms (default: 15 minutes, at most --time)")(
       "job-name", po::value<std::string>(), "Slurm job name (default: cs-<store name>)")(
       "resume", "continue an existing store (or its unfinished run) instead of refusing it")(
       "force", "delete an existing store (its unfinished run, its shards) and start over")(
@@ -100,7 +106,7 @@ int submit(const Args& args) {
   positional.add("spec", 1);
   const auto vm = parse(
       args, options, positional,
-      "submit SPEC -o STORE --nodes N --ntasks-per-node M --time HH:MM:SS [options]",
+      "submit SPEC -o STORE --nodes N --ntasks-per-node M --time LIMIT [options]",
       "Writes an sbatch script next to the store and submits it with sbatch. Near "
       "the time limit the sweep\ncheckpoints and the job requeues itself (or the "
       "next job of a --segments chain resumes it).\nPrints the first job's id on stdout (every job "
@@ -117,6 +123,12 @@ int submit(const Args& args) {
       slurm::parse_positive("--ntasks-per-node", required<std::string>(*vm, "ntasks-per-node"));
   job.time_limit_s = slurm::parse_time_limit(required<std::string>(*vm, "time"));
   job.signal_margin_s = slurm::default_signal_margin(job.time_limit_s);
+  // An analysis job reads the store once: minutes, not the sweep's hours, so that backfill
+  // starts it soon and it holds no allocation it does not use.
+  job.then_time_limit_s = std::min<std::uint64_t>(900, job.time_limit_s);
+  if (vm->count("then-time"))
+    job.then_time_limit_s =
+        slurm::parse_time_limit((*vm)["then-time"].as<std::string>(), "--then-time");
   if (vm->count("signal-margin")) {
     job.signal_margin_s =
         slurm::parse_positive("--signal-margin", (*vm)["signal-margin"].as<std::string>(), 65535);
@@ -157,7 +169,20 @@ int submit(const Args& args) {
   if (resume && force) throw InputError("--resume and --force cannot be combined");
 
   const auto space = spaces::Space::load(spec_path);
-  job.spec = absolute(spec_path);
+  // The jobs run a frozen copy of the spec (and of a calibration file it names) next to the
+  // store: a spec edited or moved while the sweep waits in the queue or between requeues cannot
+  // break or change it.
+  job.original_spec = absolute(spec_path);
+  job.spec = slurm::frozen_spec_path(job.store);
+  const spaces::FrozenSpec frozen = spaces::freeze_spec(space.text(), job.original_spec,
+                                                        slurm::frozen_calibration_path(job.store));
+  request.spec_text = frozen.text;
+  if (!frozen.calibration.empty()) {
+    std::ifstream in(frozen.calibration, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    request.calibration_text = text.str();
+  }
   if (job.array.tasks > space.designs())
     throw InputError(
         fmt::format("--array: {} shards for {} designs; a shard is a range of designs, so "

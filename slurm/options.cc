@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <optional>
 
 #include "base/error.h"
 
@@ -18,40 +19,55 @@ bool parse_number(std::string_view text, std::uint64_t& value) {
 
 }  // namespace
 
-std::uint64_t parse_time_limit(std::string_view text) {
-  const auto bad = [&] {
-    return InputError(fmt::format(
-        "--time: expected HH:MM:SS or D-HH:MM:SS (for example 02:30:00 or 1-12:00:00), got '{}'",
-        text));
-  };
+std::optional<std::uint64_t> slurm_duration(std::string_view text) {
+  // [days-]clock: the day count, then up to three colon-separated fields whose meaning depends on
+  // the form (sbatch(1), --time): with days, hours[:minutes[:seconds]]; without, minutes,
+  // minutes:seconds or hours:minutes:seconds.
   std::uint64_t days = 0;
   std::string_view clock = text;
   const auto dash = text.find('-');
   const bool has_days = dash != std::string_view::npos;
   if (has_days) {
-    if (!parse_number(text.substr(0, dash), days)) throw bad();
+    if (!parse_number(text.substr(0, dash), days) || days > 1'000'000) return std::nullopt;
     clock = text.substr(dash + 1);
   }
-  std::uint64_t parts[3];
-  for (int i = 0; i < 3; ++i) {
+  std::uint64_t field[3] = {0, 0, 0};
+  int fields = 0;
+  for (;;) {
     const auto colon = clock.find(':');
-    if ((i < 2) == (colon == std::string_view::npos)) throw bad();
     const auto part = clock.substr(0, colon);
-    // Hours may have more digits when no day count is given; minutes and seconds have at most two.
-    if (part.size() > 2 && (i > 0 || has_days)) throw bad();
-    if (!parse_number(part, parts[i])) throw bad();
-    if (i < 2) clock.remove_prefix(colon + 1);
+    // The leading field may be long (minutes or hours without a day count); the others have at
+    // most two digits.
+    if (fields == 3 || (part.size() > 2 && (fields > 0 || has_days)) ||
+        !parse_number(part, field[fields]) || field[fields] > 100'000'000)
+      return std::nullopt;
+    ++fields;
+    if (colon == std::string_view::npos) break;
+    clock.remove_prefix(colon + 1);
   }
-  const auto [hours, minutes, seconds] = parts;
-  if (minutes >= 60 || seconds >= 60 || (days > 0 && hours >= 24))
+  const bool hours_first = has_days || fields == 3;
+  const bool has_seconds = has_days ? fields == 3 : fields >= 2;
+  const std::uint64_t hours = hours_first ? field[0] : 0;
+  const std::uint64_t minutes = hours_first ? field[1] : field[0];
+  const std::uint64_t seconds = hours_first ? field[2] : field[1];
+  if ((has_days && hours >= 24) || (hours_first && minutes >= 60) || (has_seconds && seconds >= 60))
+    return std::nullopt;
+  return ((days * 24 + hours) * 60 + minutes) * 60 + seconds;
+}
+
+std::uint64_t parse_time_limit(std::string_view text, std::string_view flag) {
+  const auto seconds = slurm_duration(text);
+  if (!seconds)
     throw InputError(fmt::format(
-        "--time: minutes and seconds must be below 60 (and hours below 24 after a day count), "
-        "got '{}'",
+        "{}: expected one of sbatch's forms MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or "
+        "D-HH:MM:SS (for example 90, 02:30:00 or 1-12), with minutes and seconds below 60 and "
+        "hours below 24 after a day count, got '{}'",
+        flag, text));
+  if (*seconds == 0)
+    throw InputError(fmt::format(
+        "{}: a job of clustersweep needs a time limit; got '{}' (to Slurm, no limit at all)", flag,
         text));
-  const std::uint64_t total = ((days * 24 + hours) * 60 + minutes) * 60 + seconds;
-  if (total == 0)
-    throw InputError(fmt::format("--time: the time limit must not be zero, got '{}'", text));
-  return total;
+  return *seconds;
 }
 
 std::string format_time_limit(std::uint64_t seconds) {

@@ -2,14 +2,19 @@
 // Parsing and validation of the submit options, before anything is written or submitted.
 // Each function throws InputError naming the flag and what would be valid.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace clustersweep::slurm {
 
-// A Slurm time limit written HH:MM:SS or D-HH:MM:SS, in seconds (at least one second).
-std::uint64_t parse_time_limit(std::string_view text);
+// A duration in any form sbatch's --time takes (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM,
+// D-HH:MM:SS; squeue prints the same), in seconds; nullopt for anything else (UNLIMITED).
+std::optional<std::uint64_t> slurm_duration(std::string_view text);
+// The --time of a job (`flag` names it in errors), in seconds: a slurm_duration() of at least one
+// second.
+std::uint64_t parse_time_limit(std::string_view text, std::string_view flag = "--time");
 // The inverse: "HH:MM:SS", or "D-HH:MM:SS" from one day on.
 std::string format_time_limit(std::uint64_t seconds);
 

@@ -47,8 +47,8 @@ std::string header(const SweepJob& job, std::string_view what) {
   return text + "\n#\n";
 }
 
-// The #SBATCH lines every job of a submission shares.
-std::string common_sbatch(const SweepJob& job) {
+// The #SBATCH lines every job of a submission shares, with the job's time limit.
+std::string common_sbatch(const SweepJob& job, std::uint64_t time_limit_s) {
   std::string text;
   const auto line = [&](std::string_view option, const std::string& value) {
     if (!value.empty()) text += fmt::format("#SBATCH --{}={}\n", option, shell_quote(value));
@@ -56,7 +56,7 @@ std::string common_sbatch(const SweepJob& job) {
   line("partition", job.partition);
   line("account", job.account);
   line("qos", job.qos);
-  line("time", format_time_limit(job.time_limit_s));
+  line("time", format_time_limit(time_limit_s));
   return text;
 }
 
@@ -72,6 +72,11 @@ std::string q(const std::string& word) { return shell_quote(word); }
 
 std::uint64_t default_signal_margin(std::uint64_t time_limit_s) {
   return std::clamp<std::uint64_t>(time_limit_s / 10, 30, 600);
+}
+
+std::string frozen_spec_path(const std::string& store) { return store + ".spec.toml"; }
+std::string frozen_calibration_path(const std::string& store) {
+  return store + ".calibration.toml";
 }
 
 std::string shard_path(const std::string& store, std::uint32_t index, std::uint32_t count) {
@@ -91,10 +96,15 @@ std::string sweep_script(const SweepJob& job) {
            ? "# Near the time limit the sweep checkpoints and the job requeues itself to resume.\n"
            : "# Near the time limit the sweep checkpoints; the next job of the chain resumes it.\n";
   s += "# Submitting this file again continues the sweep where the store stops.\n";
+  if (!job.original_spec.empty())
+    s += fmt::format(
+        "# It runs a frozen, read-only copy of the spec {}: editing, moving or\n"
+        "# deleting the original changes nothing here.\n",
+        job.original_spec);
   s += fmt::format("#SBATCH --job-name={}\n", q(job.job_name));
   s += fmt::format("#SBATCH --nodes={}\n#SBATCH --ntasks-per-node={}\n", job.nodes,
                    job.ntasks_per_node);
-  s += common_sbatch(job);
+  s += common_sbatch(job, job.time_limit_s);
   if (!job.mem.empty()) s += fmt::format("#SBATCH --mem={}\n", q(job.mem));
   if (!job.constraint.empty()) s += fmt::format("#SBATCH --constraint={}\n", q(job.constraint));
   if (array) {
@@ -179,7 +189,7 @@ std::string merge_script(const SweepJob& job) {
       job, fmt::format("Merges the {} shards of the array into {}", job.array.tasks, job.store));
   s += fmt::format("#SBATCH --job-name={}\n", q(job.job_name + "-merge"));
   s += "#SBATCH --nodes=1\n#SBATCH --ntasks=1\n";
-  s += common_sbatch(job);
+  s += common_sbatch(job, job.time_limit_s);
   s += fmt::format("#SBATCH --output={}\n", q(output_pattern(job.store, ".merge-%j.out")));
   s += extra_sbatch(job);
   s += "\nset -u\nexport HDF5_USE_FILE_LOCKING=FALSE\n";
@@ -198,7 +208,7 @@ std::string analysis_script(const SweepJob& job, const std::vector<std::string>&
       job, fmt::format("Runs `clustersweep {}` on {} once the sweep is done", words[0], job.store));
   s += fmt::format("#SBATCH --job-name={}\n", q(job.job_name + "-" + words[0]));
   s += "#SBATCH --nodes=1\n#SBATCH --ntasks=1\n";
-  s += common_sbatch(job);
+  s += common_sbatch(job, job.then_time_limit_s);
   s += fmt::format("#SBATCH --output={}\n",
                    q(output_pattern(job.store, fmt::format(".{}-%j.out", words[0]))));
   s += extra_sbatch(job);

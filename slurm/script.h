@@ -19,14 +19,16 @@ enum class Continuation {
 
 // One sweep job: what to run, where, and on which resources. Paths are absolute.
 struct SweepJob {
-  std::string clustersweep;  // the clustersweep binary the job runs
-  std::string spec;
+  std::string clustersweep;   // the clustersweep binary the job runs
+  std::string spec;           // the frozen copy the jobs run (STORE.spec.toml)
+  std::string original_spec;  // the spec it was frozen from, named in the scripts' header only
   std::string store;
   std::string job_name;
   std::uint32_t nodes = 1;
   std::uint32_t ntasks_per_node = 1;
   std::uint64_t time_limit_s = 3600;
-  std::uint64_t signal_margin_s = 300;  // SIGUSR1 this long before the time limit
+  std::uint64_t signal_margin_s = 300;    // SIGUSR1 this long before the time limit
+  std::uint64_t then_time_limit_s = 900;  // of each analysis job (one task: it reads the store)
   std::string partition, account, qos, mem, constraint;
   std::vector<std::string> sbatch_args;  // extra options, one #SBATCH line each
   Launcher launcher = Launcher::srun;
@@ -38,6 +40,10 @@ struct SweepJob {
 
 // The default SIGUSR1 margin for a time limit: a tenth of it, from 30 s to 10 min.
 std::uint64_t default_signal_margin(std::uint64_t time_limit_s);
+
+// The frozen copies of a store's spec and of the calibration file it names, next to the store.
+std::string frozen_spec_path(const std::string& store);
+std::string frozen_calibration_path(const std::string& store);
 
 // Shard `index` of `count` of `store`: "dir/results.h5" -> "dir/results.shard-03-of-16.h5".
 std::string shard_path(const std::string& store, std::uint32_t index, std::uint32_t count);

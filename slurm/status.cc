@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -63,15 +62,10 @@ std::string describe(const JobState& j) {
   return text;
 }
 
-// Slurm prints times as [D-]HH:MM:SS or MM:SS; "UNLIMITED" and the like have no seconds.
+// Slurm's durations in seconds; "UNLIMITED" and the like have none.
 nlohmann::ordered_json slurm_seconds(const std::string& text) {
-  unsigned d = 0, h = 0, m = 0, s = 0;
-  char tail = 0;
-  if (std::sscanf(text.c_str(), "%u-%u:%u:%u%c", &d, &h, &m, &s, &tail) == 4)
-    return ((d * 24 + h) * 60 + m) * 60 + s;
-  if (std::sscanf(text.c_str(), "%u:%u:%u%c", &h, &m, &s, &tail) == 3) return (h * 60 + m) * 60 + s;
-  if (std::sscanf(text.c_str(), "%u:%u%c", &m, &s, &tail) == 2) return m * 60 + s;
-  return nullptr;
+  const auto seconds = slurm_duration(text);
+  return seconds ? nlohmann::ordered_json(*seconds) : nlohmann::ordered_json(nullptr);
 }
 
 }  // namespace

@@ -71,7 +71,20 @@ std::vector<std::string> sbatch_args(const std::vector<PlannedJob>& plan, std::s
 
 Submission submit(const SubmitRequest& request, Scheduler& scheduler) {
   const auto plan = plan_jobs(request);
-  for (const auto& p : plan) write_file_atomically(p.script, p.text, "submit", true);
+  std::vector<std::string> created;  // the files no earlier submission had written
+  auto write = [&created](const std::string& path, std::string_view text, bool executable) {
+    if (!fs::exists(path)) created.push_back(path);
+    write_file_atomically(path, text, "submit", executable);
+  };
+  // The frozen copies are read-only: they are what every job of the sweep runs.
+  auto freeze = [&write](const std::string& path, std::string_view text) {
+    write(path, text, false);
+    fs::permissions(path, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  };
+  if (!request.calibration_text.empty())
+    freeze(frozen_calibration_path(request.job.store), request.calibration_text);
+  freeze(request.job.spec, request.spec_text);
+  for (const auto& p : plan) write(p.script, p.text, true);
   Submission submission;
   submission.time = utc_now();
   submission.shards = request.job.array.tasks;
@@ -81,7 +94,10 @@ Submission submit(const SubmitRequest& request, Scheduler& scheduler) {
       ids.push_back(scheduler.submit(sbatch_args(plan, i, ids), plan[i].script));
     } catch (const Error& e) {
       if (!submission.jobs.empty()) append_job_record(request.job.store, submission);
-      if (ids.empty()) throw;
+      if (ids.empty()) {
+        for (const auto& path : created) fs::remove(path);
+        throw;
+      }
       throw InputError(
           fmt::format("{} (while submitting {}; already submitted: job {}; "
                       "cancel them with scancel {})",

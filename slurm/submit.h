@@ -12,6 +12,10 @@ namespace clustersweep::slurm {
 
 struct SubmitRequest {
   SweepJob job;
+  // The frozen spec the jobs run (job.spec), and the text of the calibration file it names
+  // (written to frozen_calibration_path(job.store); empty: none).
+  std::string spec_text;
+  std::string calibration_text;
   std::uint32_t segments = 1;  // > 1: a chain of this many jobs (Continuation::segments)
   std::vector<std::vector<std::string>> then;  // analysis commands run after the sweep, split
 };
@@ -47,8 +51,10 @@ struct Submission {
   std::vector<SubmittedJob> jobs;
 };
 
-// Writes the scripts, submits them in order with their dependencies, and appends the submission
-// to the job record. When Slurm refuses a job the message says which jobs were already submitted.
+// Writes the frozen spec (read-only) and the scripts, submits them in order with their
+// dependencies, and appends the submission to the job record. When Slurm refuses the first job
+// the files this submission created are removed again; when it refuses a later one the message
+// says which jobs were already submitted (their files stay: they run).
 Submission submit(const SubmitRequest& request, Scheduler& scheduler);
 
 // The job record of a store: "<store>.slurm-jobs".

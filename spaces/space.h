@@ -224,6 +224,17 @@ struct ShardingChoice {
   estimator::Sharding sharding = estimator::Sharding::table_wise;
 };
 
+// A spec frozen for jobs that run it later (`clustersweep submit`): its text, with a
+// `calibration` file it names redirected to a frozen copy at `frozen_calibration` (an absolute
+// path), so that editing, moving or deleting the originals cannot change what a queued or
+// requeued job runs. The text is the original byte for byte when it names no calibration.
+struct FrozenSpec {
+  std::string text;
+  std::string calibration;  // the calibration file the original names, resolved; empty if none
+};
+FrozenSpec freeze_spec(std::string_view text, const std::string& spec_path,
+                       const std::string& frozen_calibration);
+
 class Space {
  public:
   // Parses and validates spec text; every error is an InputError naming

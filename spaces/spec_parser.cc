@@ -20,6 +20,13 @@ namespace clustersweep::spaces {
 
 namespace {
 
+// The file a spec's `calibration` value names: relative paths are relative to the spec's folder.
+std::filesystem::path calibration_path(const std::string& value, std::string_view spec_path) {
+  std::filesystem::path path(value);
+  if (path.is_relative()) path = std::filesystem::path(spec_path).parent_path() / path;
+  return path;
+}
+
 // A model of the spec, and the spec's value naming it (during parsing only).
 struct SpecModel {
   ModelChoice choice;
@@ -826,8 +833,7 @@ class Parser {
       r_.fail(
           *n, "calibration",
           fmt::format("must be the path of a calibration TOML file, got {}", describe_node(*n)));
-    std::filesystem::path path(s->get());
-    if (path.is_relative()) path = std::filesystem::path(r_.filename()).parent_path() / path;
+    const std::filesystem::path path = calibration_path(s->get(), r_.filename());
     std::ifstream probe(path);
     if (!probe) {
       r_.fail(*n, "calibration",
@@ -936,5 +942,47 @@ class Parser {
 }  // namespace
 
 void parse_spec(Space::Impl& impl) { Parser(impl.text, impl.filename, impl).run(); }
+
+FrozenSpec freeze_spec(std::string_view text, const std::string& spec_path,
+                       const std::string& frozen_calibration) {
+  toml::table root;
+  try {
+    root = toml::parse(text, spec_path);
+  } catch (const toml::parse_error& e) {
+    throw InputError(fmt::format("{}: {}", spec_path, e.description()));
+  }
+  const toml::node* node = root.get("calibration");
+  if (!node || !node->is_string()) return {std::string(text), ""};
+  FrozenSpec out{"", calibration_path(node->as_string()->get(), spec_path).string()};
+  // The value's one-line string literal ('...' or "...") on its line, replaced by the frozen
+  // path in a literal string; checked by reading the result back.
+  const auto line_no = node->source().begin.line;
+  std::size_t line_start = 0;
+  for (auto line = 1u; line < line_no; ++line) line_start = text.find('\n', line_start) + 1;
+  const std::size_t line_end = std::min(text.find('\n', line_start), text.size());
+  const std::string_view line = text.substr(line_start, line_end - line_start);
+  const auto open = line.find_first_of("'\"", line.find('='));
+  std::size_t close = std::string_view::npos;
+  if (open != std::string_view::npos && line.substr(open, 3) != std::string(3, line[open]))
+    for (std::size_t i = open + 1; i < line.size() && close == std::string_view::npos; ++i) {
+      if (line[open] == '"' && line[i] == '\\')
+        ++i;
+      else if (line[i] == line[open])
+        close = i;
+    }
+  if (close != std::string_view::npos &&
+      frozen_calibration.find_first_of("'\n") == std::string::npos) {
+    out.text = fmt::format("{}{}'{}'{}{}", text.substr(0, line_start), line.substr(0, open),
+                           frozen_calibration, line.substr(close + 1), text.substr(line_end));
+    try {
+      const toml::table again = toml::parse(out.text, spec_path);
+      if (again["calibration"].value<std::string>() == frozen_calibration) return out;
+    } catch (const toml::parse_error&) {
+    }
+  }
+  throw InputError(fmt::format(
+      "{}:{}: calibration: write it as a one-line string so that submit can freeze a copy of it",
+      spec_path, line_no));
+}
 
 }  // namespace clustersweep::spaces

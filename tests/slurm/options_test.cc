@@ -16,12 +16,18 @@ std::string error_of(auto&& call) {
   return "no error";
 }
 
-TEST(TimeLimit, ParsesClockAndDayForms) {
+TEST(TimeLimit, ParsesEveryFormSbatchTakes) {
+  EXPECT_EQ(parse_time_limit("90"), 90 * 60u);  // minutes
+  EXPECT_EQ(parse_time_limit("1500"), 1500 * 60u);
+  EXPECT_EQ(parse_time_limit("90:30"), 90 * 60u + 30);  // minutes:seconds
   EXPECT_EQ(parse_time_limit("00:01:00"), 60u);
   EXPECT_EQ(parse_time_limit("02:30:15"), 2 * 3600u + 30 * 60 + 15);
   EXPECT_EQ(parse_time_limit("100:00:00"), 100 * 3600u);
-  EXPECT_EQ(parse_time_limit("1-12:00:00"), 36 * 3600u);
   EXPECT_EQ(parse_time_limit("0:5:0"), 300u);
+  EXPECT_EQ(parse_time_limit("1-00"), 24 * 3600u);  // days-hours
+  EXPECT_EQ(parse_time_limit("2-6"), 54 * 3600u);
+  EXPECT_EQ(parse_time_limit("1-12:30"), 36 * 3600u + 30 * 60);  // days-hours:minutes
+  EXPECT_EQ(parse_time_limit("1-12:00:00"), 36 * 3600u);
 }
 
 TEST(TimeLimit, FormatsBackToWhatSlurmReads) {
@@ -30,24 +36,31 @@ TEST(TimeLimit, FormatsBackToWhatSlurmReads) {
   EXPECT_EQ(format_time_limit(36 * 3600), "1-12:00:00");
   for (const std::uint64_t s : {1ull, 59ull, 3599ull, 86399ull, 86400ull, 200000ull})
     EXPECT_EQ(parse_time_limit(format_time_limit(s)), s);
+  EXPECT_EQ(format_time_limit(parse_time_limit("90")), "01:30:00");
+  EXPECT_EQ(format_time_limit(parse_time_limit("1-00")), "1-00:00:00");
+}
+
+TEST(TimeLimit, SqueueDurationsReadTheSameWay) {
+  EXPECT_EQ(slurm_duration("5:07"), 307u);
+  EXPECT_EQ(slurm_duration("1-02:03:04"), 93784u);
+  EXPECT_FALSE(slurm_duration("UNLIMITED"));
+  EXPECT_FALSE(slurm_duration("INVALID"));
+  EXPECT_EQ(slurm_duration("0"), 0u);
 }
 
 TEST(TimeLimit, RefusesMalformedLimitsNamingTheFlag) {
   const std::string expected_form =
-      "--time: expected HH:MM:SS or D-HH:MM:SS (for example 02:30:00 or 1-12:00:00), got ";
-  for (const char* bad : {"90", "1:30", "2h", "", "01:00:00:00", "1-", "-01:00:00", "aa:bb:cc",
-                          "01:000:00", "1-100:00:00", "01:00:", " 01:00:00"})
+      "--time: expected one of sbatch's forms MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS "
+      "(for example 90, 02:30:00 or 1-12), with minutes and seconds below 60 and hours below 24 "
+      "after a day count, got ";
+  for (const char* bad :
+       {"2h", "", "01:00:00:00", "1-", "-01:00:00", "aa:bb:cc", "01:000:00", "1-100:00:00",
+        "01:00:", " 01:00:00", "01:75:00", "1-24:00:00", "90:60", "1-1:60", "UNLIMITED", "1.5"})
     EXPECT_EQ(error_of([&] { parse_time_limit(bad); }), expected_form + "'" + bad + "'") << bad;
-  EXPECT_EQ(
-      error_of([] { parse_time_limit("01:75:00"); }),
-      "--time: minutes and seconds must be below 60 (and hours below 24 after a day count), got "
-      "'01:75:00'");
-  EXPECT_EQ(
-      error_of([] { parse_time_limit("1-24:00:00"); }),
-      "--time: minutes and seconds must be below 60 (and hours below 24 after a day count), got "
-      "'1-24:00:00'");
-  EXPECT_EQ(error_of([] { parse_time_limit("00:00:00"); }),
-            "--time: the time limit must not be zero, got '00:00:00'");
+  for (const char* none : {"0", "00:00:00", "0-0"})
+    EXPECT_EQ(error_of([&] { parse_time_limit(none); }),
+              std::string("--time: a job of clustersweep needs a time limit; got '") + none +
+                  "' (to Slurm, no limit at all)");
 }
 
 TEST(Counts, AcceptOnlyPositiveWholeNumbers) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "base/format.h"
 #include "slurm/process.h"
@@ -61,11 +62,20 @@ struct Refusal {
 
 TEST(SubmitCli, RefusesBadInputBeforeWritingOrSubmittingAnything) {
   const std::vector<Refusal> cases = {
-      {{"--time", "90"},
-       "--time: expected HH:MM:SS or D-HH:MM:SS (for example 02:30:00 or 1-12:00:00), got '90'"},
+      {{"--time", "2h"},
+       "--time: expected one of sbatch's forms MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS "
+       "(for example 90, 02:30:00 or 1-12), with minutes and seconds below 60 and hours below 24 "
+       "after a day count, got '2h'"},
       {{"--time", "00:61:00"},
-       "--time: minutes and seconds must be below 60 (and hours below 24 after a day count), got "
-       "'00:61:00'"},
+       "--time: expected one of sbatch's forms MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS "
+       "(for example 90, 02:30:00 or 1-12), with minutes and seconds below 60 and hours below 24 "
+       "after a day count, got '00:61:00'"},
+      {{"--time", "0"},
+       "--time: a job of clustersweep needs a time limit; got '0' (to Slurm, no limit at all)"},
+      {{"--then", "summary", "--then-time", "soon"},
+       "--then-time: expected one of sbatch's forms MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or "
+       "D-HH:MM:SS (for example 90, 02:30:00 or 1-12), with minutes and seconds below 60 and "
+       "hours below 24 after a day count, got 'soon'"},
       {{"--nodes", "0"}, "--nodes: expected a whole number from 1 to 1048576, got '0'"},
       {{"--nodes", "two"}, "--nodes: expected a whole number from 1 to 1048576, got 'two'"},
       {{"--ntasks-per-node", "-1"},
@@ -127,6 +137,81 @@ TEST(SubmitCli, ShowsSlurmsMessageWhenItRefuses) {
             "submission failed: "
             "Invalid account or account/partition combination specified\n");
   EXPECT_EQ(r.out, "");
+  // Nothing it wrote stays behind: not the frozen spec, not the script.
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(dir.path()))
+    if (entry.path().filename() != "fakebin") left.push_back(entry.path().filename());
+  EXPECT_EQ(left, std::vector<std::string>{}) << fmt::format("{}", fmt::join(left, " "));
+}
+
+// The jobs run a frozen, read-only copy of the spec next to the store, and of the calibration file
+// it names: the originals may change or go while the sweep waits or requeues.
+TEST(SubmitCli, TheJobsRunAFrozenCopyOfTheSpecAndItsCalibration) {
+  ScratchDir dir;
+  const std::string calibration = dir / "mine.toml";
+  testing::write_text(calibration, "format_version = 1\n[calibration]\nhbm_eff = 0.5\n");
+  const std::string spec = dir / "spec.toml";
+  std::string text = testing::read_text(kTiny);
+  text.insert(text.find("[models.tiny]"), "calibration = \"mine.toml\"  # relative to the spec\n");
+  testing::write_text(spec, text);
+  auto args = submit_args(dir, {});
+  args[1] = spec;
+  const auto dry = clustersweep(
+      [&] {
+        auto a = args;
+        a.push_back("--dry-run");
+        return a;
+      }(),
+      "/nonexistent");
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_NE(dry.out.find(fmt::format("\nspec={}.spec.toml\n", dir / "results.h5")),
+            std::string::npos)
+      << dry.out;
+  // The original path appears in comments only.
+  std::istringstream lines(dry.out);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find(spec) != std::string::npos) {
+      EXPECT_TRUE(line.starts_with("#")) << line;
+    }
+
+  const auto r = clustersweep(args, fake_slurm(dir));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string frozen = dir / "results.h5.spec.toml";
+  const std::string frozen_calibration = dir / "results.h5.calibration.toml";
+  EXPECT_EQ(testing::read_text(frozen_calibration), testing::read_text(calibration));
+  std::string expected = text;
+  expected.replace(expected.find("\"mine.toml\""), 11, "'" + frozen_calibration + "'");
+  EXPECT_EQ(testing::read_text(frozen), expected);
+  for (const auto& path : {frozen, frozen_calibration})
+    EXPECT_EQ(fs::status(path).permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  // The originals gone, the frozen spec still runs, with the frozen calibration.
+  fs::remove(spec);
+  fs::remove(calibration);
+  const auto run = clustersweep({"plan", frozen});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+}
+
+TEST(SubmitCli, TimeLimitsInSbatchsFormsAreWrittenNormalisedAndAnalysisHasItsOwn) {
+  ScratchDir dir;
+  auto dry = [&](std::vector<std::string> extra) {
+    extra.push_back("--dry-run");
+    const auto r = clustersweep(submit_args(dir, extra), "/nonexistent");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  const std::string minutes = dry({"--time", "90", "--then", "summary"});
+  const auto sweep_at = minutes.find("#SBATCH --time=01:30:00\n");
+  const auto then_at = minutes.find("#SBATCH --time=00:15:00\n");
+  EXPECT_NE(sweep_at, std::string::npos) << minutes;
+  EXPECT_NE(then_at, std::string::npos) << minutes;
+  EXPECT_LT(sweep_at, minutes.find("(then)"));
+  EXPECT_GT(then_at, minutes.find("(then)"));
+  EXPECT_NE(dry({"--time", "1-00"}).find("#SBATCH --time=1-00:00:00\n"), std::string::npos);
+  EXPECT_NE(dry({"--time", "5", "--then", "summary"}).find("#SBATCH --time=00:05:00\n"),
+            std::string::npos);  // never longer than the sweep's
+  const std::string own = dry({"--then", "summary", "--then-time", "45:00"});
+  EXPECT_NE(own.find("#SBATCH --time=00:45:00\n"), std::string::npos) << own;
 }
 
 TEST(SubmitCli, NeverClobbersAnExistingStore) {

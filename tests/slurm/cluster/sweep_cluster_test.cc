@@ -17,6 +17,7 @@ namespace {
 using testing::clustersweep;
 using testing::read_text;
 using testing::ScratchDir;
+namespace fs = std::filesystem;
 
 const std::string kQuick = testing::kSource + "/examples/quick.toml";
 const std::string kRequeue = testing::kSource + "/tests/slurm/requeue.toml";
@@ -86,12 +87,17 @@ TEST(SubmitToSlurm, AJobPastItsTimeLimitCheckpointsRequeuesAndCompletesWithTheSa
   std::thread reference_run(
       [&] { reference = testing::mpirun_sweep(kRequeue, dir / "reference.h5", 1); });
 
-  // One minute, and SIGUSR1 55 s before its end: slurmctld checks time limits every 30 s, so the
-  // signal comes 5 to 35 s into each run, well before this sweep could finish.
+  // One minute (sbatch's minutes form), and SIGUSR1 55 s before its end: slurmctld checks time
+  // limits every 30 s, so the signal comes 5 to 35 s into each run, well before this sweep could
+  // finish. The spec is a copy deleted right after submit: the job and its requeues run the
+  // frozen copy next to the store.
+  const std::string spec = dir / "requeue.toml";
+  fs::copy_file(kRequeue, spec);
   const auto submitted =
-      clustersweep({"submit", kRequeue, "-o", dir / "results.h5", "--nodes", "1",
-                    "--ntasks-per-node", "1", "--time", "00:01:00", "--signal-margin", "55"});
+      clustersweep({"submit", spec, "-o", dir / "results.h5", "--nodes", "1", "--ntasks-per-node",
+                    "1", "--time", "1", "--signal-margin", "55"});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  fs::remove(spec);
   const std::string id = first_line(submitted.out);
   const auto waited = testing::wait_for_jobs({id}, 480);
   reference_run.join();
