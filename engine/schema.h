@@ -1,6 +1,7 @@
 #pragma once
 // The columns of a results store (docs/store-format.md) and a block of rows in memory, one typed
 // array per column. No HDF5 here: the store writer and reader map these types to HDF5 types.
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -86,10 +87,8 @@ struct MetricColumn {
   ColumnType type;  // f64 for what analysis computes with, f32 for the breakdowns
   bool needs_run;   // NaN unless the point is feasible; else filled for every evaluated point
 };
-// The transformer family's metrics: what make_schema() declares and transformer_metric_values()
-// fills, side by side so that a metric is added in one place.
-inline constexpr int kNumTransformerMetrics = 30;
-inline constexpr std::array<MetricColumn, kNumTransformerMetrics> kTransformerMetrics = {{
+// The metrics of the training job both families start with, filled by job_metric_values().
+inline constexpr std::array<MetricColumn, 10> kJobMetrics = {{
     {"step_time_s", "s", ColumnType::f64, true},
     {"time_to_train_s", "s", ColumnType::f64, true},
     {"time_to_train_failure_free_s", "s", ColumnType::f64, true},
@@ -100,6 +99,50 @@ inline constexpr std::array<MetricColumn, kNumTransformerMetrics> kTransformerMe
     {"time_to_train_lo_s", "s", ColumnType::f32, true},
     {"time_to_train_hi_s", "s", ColumnType::f32, true},
     {"calibration_support", "", ColumnType::f32, false},
+}};
+inline constexpr int kNumJobMetrics = static_cast<int>(kJobMetrics.size());
+
+// kJobMetrics followed by a family's own metrics.
+template <std::size_t N>
+constexpr std::array<MetricColumn, kJobMetrics.size() + N> after_job_metrics(
+    const std::array<MetricColumn, N>& own) {
+  std::array<MetricColumn, kJobMetrics.size() + N> out{};
+  for (std::size_t i = 0; i < kJobMetrics.size(); ++i) out[i] = kJobMetrics[i];
+  for (std::size_t i = 0; i < N; ++i) out[kJobMetrics.size() + i] = own[i];
+  return out;
+}
+
+// The job's values in kJobMetrics order into `out`: a step of `step_s` in the job `j`, with
+// `support` calibration runs like the point (spaces/support.h).
+inline void job_metric_values(double step_s, const estimator::JobFigures& j, int support,
+                              double* out) noexcept {
+  const double values[] = {step_s,
+                           j.outcome.wall_s,
+                           j.failure_free_s,
+                           j.outcome.goodput,
+                           j.outcome.checkpoint_interval_s,
+                           j.step_lo_s,
+                           j.step_hi_s,
+                           j.wall_lo_s,
+                           j.wall_hi_s,
+                           static_cast<double>(support)};
+  static_assert(std::size(values) == kJobMetrics.size());
+  std::copy(std::begin(values), std::end(values), out);
+}
+
+// `values` of a family's metrics into `out`, NaN for the needs_run ones of a point that does not
+// run.
+template <std::size_t N>
+void metric_values(const std::array<MetricColumn, N>& metrics, const double* values, bool feasible,
+                   double* out) noexcept {
+  for (std::size_t i = 0; i < N; ++i)
+    out[i] =
+        feasible || !metrics[i].needs_run ? values[i] : std::numeric_limits<double>::quiet_NaN();
+}
+
+// The transformer family's metrics: what make_schema() declares and transformer_metric_values()
+// fills, side by side so that a metric is added in one place.
+inline constexpr auto kTransformerMetrics = after_job_metrics<20>({{
     {"tokens_per_s", "tokens/s", ColumnType::f64, true},
     {"mfu", "fraction", ColumnType::f64, true},
     {"model_flops_per_step", "FLOP", ColumnType::f32, false},
@@ -120,7 +163,8 @@ inline constexpr std::array<MetricColumn, kNumTransformerMetrics> kTransformerMe
     {"time_optimizer_s", "s", ColumnType::f32, true},
     {"time_offload_s", "s", ColumnType::f32, true},
     {"time_overhead_s", "s", ColumnType::f32, true},
-}};
+}});
+inline constexpr int kNumTransformerMetrics = static_cast<int>(kTransformerMetrics.size());
 
 // The metric values of an evaluated point in kTransformerMetrics order, `steps` optimizer steps to
 // train in a job with the failures and checkpoints of `job` (its time and energy to train include
@@ -134,17 +178,9 @@ inline void transformer_metric_values(const estimator::Estimate& e, double steps
   const auto& t = e.time;
   const estimator::JobFigures j =
       estimator::job_figures(job, t.total_s, e.energy_per_step_j, steps, interval);
-  const double run[] = {t.total_s,
-                        j.outcome.wall_s,
-                        j.failure_free_s,
-                        j.outcome.goodput,
-                        j.outcome.checkpoint_interval_s,
-                        j.step_lo_s,
-                        j.step_hi_s,
-                        j.wall_lo_s,
-                        j.wall_hi_s,
-                        static_cast<double>(support),
-                        e.tokens_per_s,
+  double run[kNumTransformerMetrics];
+  job_metric_values(t.total_s, j, support, run);
+  const double own[] = {e.tokens_per_s,
                         e.mfu,
                         e.model_flops_per_step,
                         e.memory.hbm_bytes + e.memory.expansion_bytes,
@@ -164,26 +200,13 @@ inline void transformer_metric_values(const estimator::Estimate& e, double steps
                         t.optimizer_s,
                         t.offload_s,
                         t.overhead_s};
-  static_assert(std::size(run) == kNumTransformerMetrics);
-  for (int i = 0; i < kNumTransformerMetrics; ++i)
-    out[i] = e.feasible || !kTransformerMetrics[i].needs_run
-                 ? run[i]
-                 : std::numeric_limits<double>::quiet_NaN();
+  static_assert(kNumJobMetrics + std::size(own) == kNumTransformerMetrics);
+  std::copy(std::begin(own), std::end(own), run + kNumJobMetrics);
+  metric_values(kTransformerMetrics, run, e.feasible, out);
 }
 
 // The recommendation-model family's metrics, filled by dlrm_metric_values() in this order.
-inline constexpr int kNumDlrmMetrics = 26;
-inline constexpr std::array<MetricColumn, kNumDlrmMetrics> kDlrmMetrics = {{
-    {"step_time_s", "s", ColumnType::f64, true},
-    {"time_to_train_s", "s", ColumnType::f64, true},
-    {"time_to_train_failure_free_s", "s", ColumnType::f64, true},
-    {"goodput", "fraction", ColumnType::f64, true},
-    {"checkpoint_interval_s", "s", ColumnType::f64, true},
-    {"step_time_lo_s", "s", ColumnType::f32, true},
-    {"step_time_hi_s", "s", ColumnType::f32, true},
-    {"time_to_train_lo_s", "s", ColumnType::f32, true},
-    {"time_to_train_hi_s", "s", ColumnType::f32, true},
-    {"calibration_support", "", ColumnType::f32, false},
+inline constexpr auto kDlrmMetrics = after_job_metrics<16>({{
     {"samples_per_s", "samples/s", ColumnType::f64, true},
     {"mfu", "fraction", ColumnType::f64, true},
     {"model_flops_per_step", "FLOP", ColumnType::f32, false},
@@ -200,7 +223,8 @@ inline constexpr std::array<MetricColumn, kNumDlrmMetrics> kDlrmMetrics = {{
     {"time_dense_allreduce_s", "s", ColumnType::f32, true},
     {"time_optimizer_s", "s", ColumnType::f32, true},
     {"time_overhead_s", "s", ColumnType::f32, true},
-}};
+}});
+inline constexpr int kNumDlrmMetrics = static_cast<int>(kDlrmMetrics.size());
 
 // The metric values of an evaluated recommendation-model point in kDlrmMetrics order.
 inline void dlrm_metric_values(const estimator::DlrmEstimate& e, double steps,
@@ -210,36 +234,19 @@ inline void dlrm_metric_values(const estimator::DlrmEstimate& e, double steps,
   const auto& t = e.time;
   const estimator::JobFigures j =
       estimator::job_figures(job, t.total_s, e.energy_per_step_j, steps, interval);
-  const double run[] = {t.total_s,
-                        j.outcome.wall_s,
-                        j.failure_free_s,
-                        j.outcome.goodput,
-                        j.outcome.checkpoint_interval_s,
-                        j.step_lo_s,
-                        j.step_hi_s,
-                        j.wall_lo_s,
-                        j.wall_hi_s,
-                        static_cast<double>(support),
-                        e.samples_per_s,
-                        e.mfu,
-                        e.model_flops_per_step,
-                        e.memory.hbm_bytes + e.memory.expansion_bytes,
-                        e.memory.hbm_bytes,
-                        e.memory.expansion_bytes,
-                        e.energy_per_step_j,
-                        j.energy_j,
-                        t.embedding_fwd_s,
-                        t.embedding_bwd_s,
-                        t.all_to_all_s,
-                        t.mlp_compute_s,
-                        t.memory_bound_s,
-                        t.dense_allreduce_s,
-                        t.optimizer_s,
-                        t.overhead_s};
-  static_assert(std::size(run) == kNumDlrmMetrics);
-  for (int i = 0; i < kNumDlrmMetrics; ++i)
-    out[i] = e.feasible || !kDlrmMetrics[i].needs_run ? run[i]
-                                                      : std::numeric_limits<double>::quiet_NaN();
+  double run[kNumDlrmMetrics];
+  job_metric_values(t.total_s, j, support, run);
+  const double own[] = {e.samples_per_s,        e.mfu,
+                        e.model_flops_per_step, e.memory.hbm_bytes + e.memory.expansion_bytes,
+                        e.memory.hbm_bytes,     e.memory.expansion_bytes,
+                        e.energy_per_step_j,    j.energy_j,
+                        t.embedding_fwd_s,      t.embedding_bwd_s,
+                        t.all_to_all_s,         t.mlp_compute_s,
+                        t.memory_bound_s,       t.dense_allreduce_s,
+                        t.optimizer_s,          t.overhead_s};
+  static_assert(kNumJobMetrics + std::size(own) == kNumDlrmMetrics);
+  std::copy(std::begin(own), std::end(own), run + kNumJobMetrics);
+  metric_values(kDlrmMetrics, run, e.feasible, out);
 }
 
 struct Schema {
