@@ -3,12 +3,11 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "apps/commands.h"
 #include "base/error.h"
+#include "base/files.h"
 #include "jobs/job.h"
 #include "slurm/options.h"
 #include "slurm/process.h"
@@ -178,10 +177,10 @@ int submit(const Args& args) {
                                                         slurm::frozen_calibration_path(job.store));
   request.spec_text = frozen.text;
   if (!frozen.calibration.empty()) {
-    std::ifstream in(frozen.calibration, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    request.calibration_text = text.str();
+    const auto text = read_file(frozen.calibration);
+    if (!text)
+      throw InputError(fmt::format("cannot open calibration file '{}'", frozen.calibration));
+    request.calibration_text = *text;
   }
   if (job.array.tasks > space.designs())
     throw InputError(

@@ -394,13 +394,13 @@ int validate(const Args& args) {
   if (dlrm && runs_paths.size() > 1)
     throw InputError(
         fmt::format("{}: give one recommendation-model runs file at a time", runs_paths[1]));
-  est::Calibration calibration =
-      vm->count("calibration") ? spaces::load_calibration((*vm)["calibration"].as<std::string>())
-                               : spaces::builtin_calibration();
   // A fit replaces the support tables of the families it fits and keeps the others.
-  const spaces::CalibrationSupport base_support =
-      vm->count("calibration") ? spaces::load_support((*vm)["calibration"].as<std::string>())
-                               : spaces::builtin_support();
+  const spaces::CalibrationFile file =
+      vm->count("calibration")
+          ? spaces::load_calibration_file((*vm)["calibration"].as<std::string>())
+          : spaces::CalibrationFile{spaces::builtin_calibration(), spaces::builtin_support()};
+  est::Calibration calibration = file.calibration;
+  const spaces::CalibrationSupport& base_support = file.support;
   est::Calibration fit_start = calibration;
   if (!vm->count("calibration")) {
     if (dlrm) {

@@ -4,24 +4,21 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "base/error.h"
+#include "base/files.h"
 #include "base/names.h"
 
 namespace clustersweep::cli {
 namespace {
 
 // A TOML file of settings: the flags' names with '_' or '-'.
-void read_file(const std::string& path, spaces::Settings& settings) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot open '{}'", path));
-  std::ostringstream text;
-  text << in.rdbuf();
+void read_settings_file(const std::string& path, spaces::Settings& settings) {
+  const auto text = read_file(path);
+  if (!text) throw InputError(fmt::format("cannot open '{}'", path));
   toml::table root;
   try {
-    root = toml::parse(text.str(), path);
+    root = toml::parse(*text, path);
   } catch (const toml::parse_error& e) {
     throw InputError(fmt::format("{}:{}:{}: {}", path, e.source().begin.line,
                                  e.source().begin.column, e.description()));
@@ -77,7 +74,7 @@ void add_setting_options(po::options_description& options,
 
 spaces::Settings read_settings(const po::variables_map& vm) {
   spaces::Settings settings;
-  if (vm.count("file")) read_file(vm["file"].as<std::string>(), settings);
+  if (vm.count("file")) read_settings_file(vm["file"].as<std::string>(), settings);
   for (const auto& info : spaces::setting_infos()) {
     const std::string flag = spaces::flag_name(info.name);
     if (vm.count(flag)) settings.set(info.name, vm[flag].as<std::string>(), "--" + flag);

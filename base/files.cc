@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <vector>
 
 #include "base/error.h"
@@ -63,6 +65,14 @@ void write_file_atomically(const std::string& path, std::string_view text, std::
   AtomicFile file(path, std::string(what), executable);
   file.write(text);
   file.commit();
+}
+
+std::optional<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 bool same_file(const std::string& a, const std::string& b) {

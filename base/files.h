@@ -2,6 +2,7 @@
 // Whole-file writes that never leave half a file and never touch another file: the text goes to a
 // fresh temporary beside `path` (a name no other file has) and is renamed over `path` once
 // complete, so a reader sees the old file or the new one, and a user's `path.tmp` is left alone.
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,10 @@ class AtomicFile {
 
 void write_file_atomically(const std::string& path, std::string_view text, std::string_view what,
                            bool executable = false);
+
+// The whole file, or nullopt when it cannot be opened (errno says why): callers name the file in
+// their own words.
+std::optional<std::string> read_file(const std::string& path);
 
 // True when both paths name one existing file (same device and inode: a hard link, a symbolic
 // link or another spelling of the path counts), so that no output ever replaces an input.

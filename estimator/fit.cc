@@ -165,27 +165,40 @@ std::vector<double> held_out_log_residuals(const std::vector<DlrmSample>& sample
   return held_out(samples, group, start, options);
 }
 
-LogInterval conformal_interval(std::vector<double> r, double coverage) {
+namespace {
+
+// The finite values of `r`, ascending.
+std::vector<double> sorted_finite(std::vector<double> r) {
   std::erase_if(r, [](double x) { return !std::isfinite(x); });
   std::sort(r.begin(), r.end());
-  const double n = static_cast<double>(r.size()), tail = (1 - coverage) / 2;
-  // (1 - 0.9) / 2 is 0.04999...: a rank that is a whole number must not lose one to rounding.
-  constexpr double kSlack = 1e-9;
-  const auto lo_rank = static_cast<std::ptrdiff_t>(std::floor((n + 1) * tail + kSlack));
-  const auto hi_rank = static_cast<std::ptrdiff_t>(std::ceil((n + 1) * (1 - tail) - kSlack));
+  return r;
+}
+
+// The conformal upper rank of `level` among n values: ceil((n+1) level), 1-based. A level such
+// as (1 - 0.9) / 2 is 0.04999...: a rank that is a whole number must not lose one to rounding.
+constexpr double kRankSlack = 1e-9;
+std::size_t upper_rank(std::size_t n, double level) {
+  return static_cast<std::size_t>(std::ceil((static_cast<double>(n) + 1) * level - kRankSlack));
+}
+
+}  // namespace
+
+LogInterval conformal_interval(std::vector<double> residuals, double coverage) {
+  const std::vector<double> r = sorted_finite(std::move(residuals));
+  const double tail = (1 - coverage) / 2;
+  const auto lo_rank =
+      static_cast<std::size_t>(std::floor((static_cast<double>(r.size()) + 1) * tail + kRankSlack));
+  const std::size_t hi_rank = upper_rank(r.size(), 1 - tail);
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  return {lo_rank >= 1 ? r[lo_rank - 1] : -kInf,
-          hi_rank <= static_cast<std::ptrdiff_t>(r.size()) ? r[hi_rank - 1] : kInf};
+  return {lo_rank >= 1 ? r[lo_rank - 1] : -kInf, hi_rank <= r.size() ? r[hi_rank - 1] : kInf};
 }
 
 double interval_widening(const std::vector<double>& residuals, const std::vector<bool>& few,
                          double coverage) {
-  // The ceil((n+1) coverage)-th smallest |residual|: the upper end of a symmetric interval.
-  auto quantile = [coverage](std::vector<double> r) {
-    std::erase_if(r, [](double x) { return !std::isfinite(x); });
-    std::sort(r.begin(), r.end());
-    const auto rank =
-        static_cast<std::size_t>(std::ceil((static_cast<double>(r.size()) + 1) * coverage - 1e-9));
+  // The upper end of a symmetric interval of each set's |residuals|.
+  auto quantile = [coverage](std::vector<double> abs_residuals) {
+    const std::vector<double> r = sorted_finite(std::move(abs_residuals));
+    const std::size_t rank = upper_rank(r.size(), coverage);
     return rank >= 1 && rank <= r.size() ? r[rank - 1] : std::numeric_limits<double>::quiet_NaN();
   };
   std::vector<double> flagged, others;

@@ -8,10 +8,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <fstream>
-#include <sstream>
 
 #include "base/error.h"
+#include "base/files.h"
 #include "clustersweep/version.h"
 
 namespace clustersweep::jobs {
@@ -85,11 +84,9 @@ std::vector<std::string> Job::run_arguments() const {
 }
 
 std::string read_spec(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot read spec '{}': {}", path, std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  auto text = read_file(path);
+  if (!text) throw InputError(fmt::format("cannot read spec '{}': {}", path, std::strerror(errno)));
+  return std::move(*text);
 }
 
 std::string spec_hash(std::string_view spec_text) {

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include "base/error.h"
+#include "base/files.h"
 #include "base/names.h"
 #include "estimator/dlrm.h"
 #include "spaces/architecture.h"
@@ -498,12 +498,14 @@ const estimator::Calibration& builtin_calibration() {
   return calibration;
 }
 
+CalibrationFile load_calibration_file(const std::string& path) {
+  const auto text = read_file(path);
+  if (!text) throw InputError(fmt::format("cannot open calibration file '{}'", path));
+  return {parse_calibration(*text, path), parse_support(*text, path, builtin_support())};
+}
+
 estimator::Calibration load_calibration(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot open calibration file '{}'", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_calibration(text.str(), path);
+  return load_calibration_file(path).calibration;
 }
 
 std::string format_calibration(const estimator::Calibration& calibration, std::string_view header,

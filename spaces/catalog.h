@@ -75,6 +75,13 @@ class Catalog {
 // The fitted calibration (spaces/data/calibration.toml) and a user's override file.
 const estimator::Calibration& builtin_calibration();
 estimator::Calibration load_calibration(const std::string& path);
+// A calibration file read once: its parameters and its support tables (the built-in ones for
+// the families it has none of).
+struct CalibrationFile {
+  estimator::Calibration calibration;
+  CalibrationSupport support;
+};
+CalibrationFile load_calibration_file(const std::string& path);
 estimator::Calibration parse_calibration(std::string_view toml, std::string_view filename);
 // As parse_calibration, but keys the text omits keep their value in `base` (a user's file may give
 // only the parameters it measured; the others keep the built-in values).

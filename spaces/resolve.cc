@@ -329,8 +329,9 @@ ResolvedCluster resolve_cluster(const Settings& s, const est::Calibration& calib
 
 Point resolve(const Settings& s) {
   if (!s.has("calibration")) return resolve(s, builtin_calibration());
-  Point pt = resolve(s, load_calibration(s.at("calibration").text));
-  pt.support = load_support(s.at("calibration").text);
+  const CalibrationFile file = load_calibration_file(s.at("calibration").text);
+  Point pt = resolve(s, file.calibration);
+  pt.support = file.support;
   return pt;
 }
 
@@ -345,8 +346,9 @@ PointInterval point_interval(const Point& pt, const est::Plan& plan) {
 
 DlrmPoint resolve_dlrm(const Settings& s) {
   if (!s.has("calibration")) return resolve_dlrm(s, builtin_calibration());
-  DlrmPoint pt = resolve_dlrm(s, load_calibration(s.at("calibration").text));
-  pt.support = load_support(s.at("calibration").text);
+  const CalibrationFile file = load_calibration_file(s.at("calibration").text);
+  DlrmPoint pt = resolve_dlrm(s, file.calibration);
+  pt.support = file.support;
   return pt;
 }
 

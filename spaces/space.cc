@@ -6,11 +6,10 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "base/error.h"
+#include "base/files.h"
 #include "base/format.h"
 #include "spaces/space_impl.h"
 
@@ -252,11 +251,9 @@ Space Space::parse(std::string_view toml_text, std::string_view filename) {
 }
 
 Space Space::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot read spec '{}': {}", path, std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), path);
+  const auto text = read_file(path);
+  if (!text) throw InputError(fmt::format("cannot read spec '{}': {}", path, std::strerror(errno)));
+  return parse(*text, path);
 }
 
 Space::~Space() = default;

@@ -839,8 +839,9 @@ class Parser {
       r_.fail(*n, "calibration",
               fmt::format("cannot read '{}': {}", path.string(), std::strerror(errno)));
     }
-    im_.calibration = load_calibration(path.string());
-    im_.support = load_support(path.string());
+    CalibrationFile file = load_calibration_file(path.string());
+    im_.calibration = file.calibration;
+    im_.support = std::move(file.support);
   }
 
   // Strides and sizes; the product must fit a 64-bit point id.

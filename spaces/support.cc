@@ -5,9 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <span>
-#include <sstream>
 
 #include "base/error.h"
 #include "base/names.h"
@@ -214,14 +212,6 @@ const CalibrationSupport& builtin_support() {
   static const CalibrationSupport support =
       parse_support(embedded_text("calibration.toml"), "calibration.toml", CalibrationSupport{});
   return support;
-}
-
-CalibrationSupport load_support(const std::string& calibration_path) {
-  std::ifstream in(calibration_path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot open calibration file '{}'", calibration_path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_support(text.str(), calibration_path, builtin_support());
 }
 
 std::string format_support(const CalibrationSupport& support) {

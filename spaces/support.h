@@ -93,8 +93,6 @@ estimator::StepInterval supported_interval(const estimator::StepInterval& interv
 CalibrationSupport parse_support(std::string_view toml, std::string_view filename,
                                  const CalibrationSupport& base);
 const CalibrationSupport& builtin_support();
-// The support of a calibration file (the built-in one's families where the file has none).
-CalibrationSupport load_support(const std::string& calibration_path);
 // The [support.*] tables as TOML text (the families with runs).
 std::string format_support(const CalibrationSupport& support);
 
