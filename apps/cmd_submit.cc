@@ -8,11 +8,14 @@
 #include "apps/commands.h"
 #include "base/error.h"
 #include "base/files.h"
+#include "engine/schema.h"
 #include "jobs/job.h"
 #include "slurm/options.h"
 #include "slurm/process.h"
 #include "slurm/scheduler.h"
+#include "slurm/sizing.h"
 #include "slurm/submit.h"
+#include "spaces/forecast.h"
 #include "spaces/space.h"
 
 namespace clustersweep::cli {
@@ -96,11 +99,13 @@ int submit(const Args& args) {
       "an analysis command run on the store once the sweep completed, e.g. "
       "\"pareto --objectives time_to_train_s,energy_to_train_j --svg front.svg\" (repeatable)")(
       "then-time", po::value<std::string>(),
-      "time limit of each --then job, in --time's forms (default: 15 minutes, at most --time)")(
-      "job-name", po::value<std::string>(), "Slurm job name (default: cs-<store name>)")(
+      "time limit of each --then job, in --time's forms (default: from the forecast store size, "
+      "at least 5 minutes, at most --time)")("job-name", po::value<std::string>(),
+                                             "Slurm job name (default: cs-<store name>)")(
       "resume", "continue an existing store (or its unfinished run) instead of refusing it")(
       "force", "delete an existing store (its unfinished run, its shards) and start over")(
-      "dry-run", "print the scripts and sbatch commands instead of submitting");
+      "dry-run", "print the scripts and sbatch commands instead of submitting")(
+      "quiet,q", "no warning when the request is far from the forecast");
   po::positional_options_description positional;
   positional.add("spec", 1);
   const auto vm = parse(
@@ -122,9 +127,6 @@ int submit(const Args& args) {
       slurm::parse_positive("--ntasks-per-node", required<std::string>(*vm, "ntasks-per-node"));
   job.time_limit_s = slurm::parse_time_limit(required<std::string>(*vm, "time"));
   job.signal_margin_s = slurm::default_signal_margin(job.time_limit_s);
-  // An analysis job reads the store once: minutes, not the sweep's hours, so that backfill
-  // starts it soon and it holds no allocation it does not use.
-  job.then_time_limit_s = std::min<std::uint64_t>(900, job.time_limit_s);
   if (vm->count("then-time"))
     job.then_time_limit_s =
         slurm::parse_time_limit((*vm)["then-time"].as<std::string>(), "--then-time");
@@ -187,6 +189,16 @@ int submit(const Args& args) {
         fmt::format("--array: {} shards for {} designs; a shard is a range of designs, so "
                     "use at most {}",
                     job.array.tasks, space.designs(), space.designs()));
+  // What the sweep needs, from a short timed sample as `clustersweep plan` takes it: an analysis
+  // job reads the store once, so it gets minutes, not the sweep's hours (backfill starts it soon
+  // and it holds no allocation it does not use); a request far from the need is worth a word.
+  const std::uint64_t valid = space.valid_points();
+  const auto forecast = spaces::forecast(space, valid, 0.2);
+  const slurm::SweepNeed need{forecast.core_seconds,
+                              spaces::forecast_rows(space, valid, forecast) *
+                                  static_cast<double>(engine::make_schema(space).row_bytes())};
+  if (!vm->count("then-time"))
+    job.then_time_limit_s = slurm::default_then_time_limit(need, job.time_limit_s);
   job.job_name = vm->count("job-name") ? (*vm)["job-name"].as<std::string>()
                                        : "cs-" + fs::path(job.store).filename().string();
   job.clustersweep = self_path();
@@ -210,8 +222,15 @@ int submit(const Args& args) {
         throw InputError(fmt::format(
             "{} already exists; pass --resume to continue it or --force to start over", path));
 
+  // A request far from the need is worth a word, once it is known to go through.
+  const auto warn = [&] {
+    if (vm->count("quiet")) return;
+    if (const auto warning = slurm::allocation_warning(request, need); !warning.empty())
+      std::cerr << "clustersweep submit: " << warning << '\n';
+  };
   const auto plan = slurm::plan_jobs(request);
   if (vm->count("dry-run")) {
+    warn();
     std::vector<std::string> ids;
     for (std::size_t i = 0; i < plan.size(); ++i) {
       ids.push_back(fmt::format("<job {}>", i + 1));
@@ -231,6 +250,7 @@ int submit(const Args& args) {
   const auto submission = slurm::submit(request, scheduler);
   // Like sbatch --parsable: the (first) job id alone on stdout, for scripts; the rest on stderr.
   std::cout << submission.jobs.front().id << std::endl;
+  warn();
   for (const auto& j : submission.jobs)
     std::cerr << fmt::format("clustersweep submit: {} job {} ({})\n", j.role, j.id, j.script);
   std::cerr << fmt::format("clustersweep submit: follow it with: clustersweep status {}\n",

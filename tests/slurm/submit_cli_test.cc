@@ -202,16 +202,43 @@ TEST(SubmitCli, TimeLimitsInSbatchsFormsAreWrittenNormalisedAndAnalysisHasItsOwn
   };
   const std::string minutes = dry({"--time", "90", "--then", "summary"});
   const auto sweep_at = minutes.find("#SBATCH --time=01:30:00\n");
-  const auto then_at = minutes.find("#SBATCH --time=00:15:00\n");
+  const auto then_at = minutes.find("#SBATCH --time=00:05:00\n");  // a tiny store: the floor
   EXPECT_NE(sweep_at, std::string::npos) << minutes;
   EXPECT_NE(then_at, std::string::npos) << minutes;
   EXPECT_LT(sweep_at, minutes.find("(then)"));
   EXPECT_GT(then_at, minutes.find("(then)"));
   EXPECT_NE(dry({"--time", "1-00"}).find("#SBATCH --time=1-00:00:00\n"), std::string::npos);
-  EXPECT_NE(dry({"--time", "5", "--then", "summary"}).find("#SBATCH --time=00:05:00\n"),
+  EXPECT_NE(dry({"--time", "3", "--then", "summary"}).find("#SBATCH --time=00:03:00\n"),
             std::string::npos);  // never longer than the sweep's
   const std::string own = dry({"--then", "summary", "--then-time", "45:00"});
   EXPECT_NE(own.find("#SBATCH --time=00:45:00\n"), std::string::npos) << own;
+}
+
+TEST(SubmitCli, WarnsInOneLineWhenTheRequestDwarfsTheForecast) {
+  ScratchDir dir;
+  const auto big = submit_args(
+      dir, {"--nodes", "4", "--ntasks-per-node", "64", "--time", "4:00:00", "--dry-run"});
+  const auto r = clustersweep(big, "/nonexistent");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The figures come from a timed sample; what the request is and what would do are fixed.
+  EXPECT_TRUE(r.err.starts_with("clustersweep submit: warning: the forecast puts this sweep at "))
+      << r.err;
+  EXPECT_TRUE(
+      r.err.ends_with(" on 256 ranks): 4 nodes x 64 ranks x 04:00:00 is over 10x that; "
+                      "--time 00:01:00 on 1 rank would do (--quiet silences this)\n"))
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+  auto quiet = big;
+  quiet.push_back("--quiet");
+  const auto q = clustersweep(quiet, "/nonexistent");
+  EXPECT_EQ(q.exit_code, 0);
+  EXPECT_EQ(q.err, "");
+  EXPECT_NE(q.out.find("#SBATCH --ntasks-per-node=64\n"), std::string::npos);
+  // A request the size of the sweep goes through without a word.
+  const auto fit = clustersweep(
+      submit_args(dir, {"--ntasks-per-node", "1", "--time", "1", "--dry-run"}), "/nonexistent");
+  EXPECT_EQ(fit.exit_code, 0);
+  EXPECT_EQ(fit.err, "");
 }
 
 TEST(SubmitCli, NeverClobbersAnExistingStore) {
