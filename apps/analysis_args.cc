@@ -14,7 +14,7 @@ void add_store_options(po::options_description& options,
                         "the results store (results.h5), a positional argument")(
       "where", po::value(&args.where),
       "keep only rows where this holds, e.g. \"gpu == 'H100-SXM5-80GB' and num_gpus <= 1024\"")(
-      "chunk-rows", po::value(&args.chunk_rows)->default_value(analysis::kDefaultChunkRows),
+      "chunk-rows", whole_value(&args.chunk_rows, 1)->default_value(analysis::kDefaultChunkRows),
       "rows read per chunk: memory is bounded by this, not by the store size");
   add_pricing_options(options, "the spec's, else ");
   positional.add("store", 1);
@@ -22,11 +22,11 @@ void add_store_options(po::options_description& options,
 
 void add_pricing_options(po::options_description& options, const std::string& defaults) {
   options.add_options()(
-      "pue", po::value<double>(),
+      "pue", real_value(RealDomain::at_least(1)),
       fmt::format("power usage effectiveness (default: {}1.2)", defaults).c_str())(
-      "price-per-kwh", po::value<double>(),
+      "price-per-kwh", real_value(RealDomain::at_least(0)),
       fmt::format("electricity price, USD/kWh (default: {}0.10)", defaults).c_str())(
-      "carbon-g-per-kwh", po::value<double>(),
+      "carbon-g-per-kwh", real_value(RealDomain::at_least(0)),
       fmt::format("grid carbon intensity, g CO2e/kWh (default: {}400)", defaults).c_str())(
       "gpu-hour-usd", po::value<std::string>(),
       "rented accelerator price, USD per GPU-hour: one for every accelerator (2.5), or one per "
@@ -34,7 +34,7 @@ void add_pricing_options(po::options_description& options, const std::string& de
       "capex-usd-per-gpu", po::value<std::string>(),
       "accelerator purchase price, USD per GPU (with --amortize-years): one number, or one per "
       "accelerator as for --gpu-hour-usd")(
-      "amortize-years", po::value<double>(),
+      "amortize-years", real_value(RealDomain::above(0)),
       fmt::format("years over which capex is amortized (default: {}4)", defaults).c_str());
 }
 
@@ -59,7 +59,10 @@ void read_pricing_flags(const po::variables_map& vm, StoreArgs& args) {
   args.pricing = read_pricing_overrides(vm);
   if (args.store.empty())
     throw InputError("missing the results store: give its path, e.g. results.h5");
-  if (args.chunk_rows == 0) throw InputError("--chunk-rows: must be positive, got 0");
+}
+
+void refuse_clobbering(const StoreArgs& args, const std::vector<CommandFile>& outputs) {
+  clustersweep::refuse_clobbering({{args.store, "the store being read"}}, outputs);
 }
 
 void add_json_option(po::options_description& options, bool& json) {

@@ -11,6 +11,7 @@
 #include "analysis/rank.h"
 #include "analysis/source.h"
 #include "apps/cli.h"
+#include "base/files.h"
 
 namespace clustersweep::cli {
 
@@ -30,6 +31,10 @@ void add_pricing_options(po::options_description& options, const std::string& de
 analysis::PricingOverrides read_pricing_overrides(const po::variables_map& vm);
 // Copies the pricing flags that were given into args.pricing (Boost cannot bind std::optional).
 void read_pricing_flags(const po::variables_map& vm, StoreArgs& args);
+
+// Refuses an output (a flag's file) that is the store being read or another output, before
+// anything is read or written.
+void refuse_clobbering(const StoreArgs& args, const std::vector<CommandFile>& outputs);
 
 // --json: one JSON object on standard output in place of the tables (docs/analysis.md).
 void add_json_option(po::options_description& options, bool& json);

@@ -22,6 +22,14 @@ std::optional<po::variables_map> parse(const Args& args, const po::options_descr
       return std::nullopt;
     }
     po::notify(vm);
+  } catch (po::error_with_option_name& e) {
+    // Boost names a flag that has no long form by its letter after "--" ("--n"): it is "-n".
+    const std::string name = e.get_option_name();
+    const auto* short_only =
+        name.starts_with("--") ? all.find_nothrow("-" + name.substr(2), false) : nullptr;
+    if (short_only && short_only->long_name().empty())
+      e.set_prefix(po::command_line_style::allow_dash_for_short);
+    throw InputError(e.what());
   } catch (const po::error& e) {
     throw InputError(e.what());
   }
@@ -31,5 +39,27 @@ std::optional<po::variables_map> parse(const Args& args, const po::options_descr
 void throw_missing(const char* flag) {
   throw InputError(fmt::format("the option '--{}' is required but missing", flag));
 }
+
+po::typed_value<double>* real_value(double* store, const RealDomain& domain) {
+  return new detail::NumberValue<double>(store, [domain](std::string_view text, double& value) {
+    return read_real(text, domain, value);
+  });
+}
+
+po::typed_value<double>* real_value(const RealDomain& domain) {
+  return real_value(nullptr, domain);
+}
+
+namespace detail {
+
+void throw_bad_value(const std::string& problem) {
+  // Boost fills %canonical_option% in when it adds the option's context and rethrows.
+  po::validation_error error(po::validation_error::invalid_option_value);
+  error.m_error_template = "%canonical_option%: %problem%";
+  error.set_substitute("problem", problem);
+  throw error;
+}
+
+}  // namespace detail
 
 }  // namespace clustersweep::cli

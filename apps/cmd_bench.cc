@@ -100,7 +100,7 @@ void bench_dlrm(double seconds, const est::Cluster& cluster) {
 
 int bench(const Args& args) {
   po::options_description options("Options");
-  options.add_options()("seconds", po::value<double>()->default_value(2.0),
+  options.add_options()("seconds", real_value(RealDomain::above(0))->default_value(2.0),
                         "minimum measuring time in seconds")(
       "workload", po::value<std::string>()->default_value("transformer"),
       "transformer (GPT-3 175B plans) or dlrm (DLRMv2 table placements)");
@@ -112,7 +112,6 @@ int bench(const Args& args) {
             "`evaluations_per_second: N` as its last line.");
   if (!vm) return kExitOk;
   const double seconds = (*vm)["seconds"].as<double>();
-  if (!(seconds > 0)) throw InputError("--seconds: must be a positive number");
   const std::string workload_name = (*vm)["workload"].as<std::string>();
   if (workload_name != "transformer" && workload_name != "dlrm")
     throw InputError(

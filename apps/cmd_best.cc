@@ -171,7 +171,7 @@ int best(const Args& args) {
   options.add_options()(
       "objective", po::value(&objective_name)->default_value(objective_name),
       "what the best plan minimizes: step_time, time_to_train, energy or cost (of training "
-      "--training-tokens)")("top", po::value(&top)->default_value(top),
+      "--training-tokens)")("top", whole_value(&top, 1)->default_value(top),
                             "how many plans to print, best first")(
       "stats", "print the plans searched, evaluated and pruned, and the time taken")(
       "exhaustive", "evaluate every plan instead of searching (the same answer, slower)")(
@@ -199,7 +199,6 @@ int best(const Args& args) {
           fmt::format("--objective: must be step_time, time_to_train, energy or cost, got '{}'",
                       objective_name));
   }
-  if (top == 0) throw InputError("--top: must be a positive integer, got 0");
   spaces::DesignSpecOptions spec_options;
   spec_options.objective = objective;
   spec_options.pricing = analysis::override_pricing({}, read_pricing_overrides(*vm));

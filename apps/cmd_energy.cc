@@ -15,9 +15,9 @@ int energy(const Args& args) {
   po::options_description options("Options");
   po::positional_options_description positional;
   add_store_options(options, positional, store);
-  options.add_options()("deadline-days", po::value<double>(),
+  options.add_options()("deadline-days", real_value(RealDomain::above(0)),
                         "also find the cheapest design that trains within this many days")(
-      "budget-usd", po::value<double>(),
+      "budget-usd", real_value(RealDomain::above(0)),
       "also find the fastest design whose training costs at most this");
   add_json_option(options, json);
   const auto vm =

@@ -32,9 +32,7 @@ int export_store(const Args& args) {
       "flags, streamed in chunks.");
   if (!vm) return 0;
   read_pricing_flags(*vm, store);
-  if (same_file(output, store.store))
-    throw InputError(
-        fmt::format("-o: '{}' is the store being exported; name another file", output));
+  refuse_clobbering(store, {{output, "-o"}});
   analysis::export_format(output, "-o");
   OpenStore open(store);
   const std::vector<std::string> names =

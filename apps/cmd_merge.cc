@@ -5,6 +5,7 @@
 
 #include "apps/commands.h"
 #include "base/error.h"
+#include "base/files.h"
 #include "engine/merge.h"
 
 namespace clustersweep::cli {
@@ -27,6 +28,9 @@ int merge(const Args& args) {
     throw InputError("no shard stores given; usage: clustersweep merge SHARD.h5... -o STORE");
   const auto shards = (*vm)["shards"].as<std::vector<std::string>>();
   const auto output = required<std::string>(*vm, "output");
+  std::vector<CommandFile> inputs;
+  for (const auto& shard : shards) inputs.push_back({shard, "a shard being merged"});
+  refuse_clobbering(inputs, {{output, "-o"}});
   std::vector<std::string> command_line = {"clustersweep", "merge"};
   command_line.insert(command_line.end(), args.begin(), args.end());
   const auto result = engine::merge_shards(shards, output, (*vm)["force"].as<bool>(), command_line);

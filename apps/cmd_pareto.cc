@@ -48,6 +48,9 @@ int bench(std::uint64_t rows, std::size_t objectives, std::size_t chunk_rows,
   return 0;
 }
 
+// More grey points make an SVG too large to open; the reservoir holds them all in memory.
+constexpr std::size_t kMaxSample = 1'000'000;
+
 }  // namespace
 
 int pareto(const Args& args) {
@@ -68,9 +71,10 @@ int pareto(const Args& args) {
       "write the front rows with point_id and every column to this CSV file")(
       "svg", po::value(&svg),
       "plot the first two objectives to this SVG file: all points (sampled) in "
-      "grey, the front highlighted")("limit", po::value(&limit)->default_value(20),
+      "grey, the front highlighted")("limit", whole_value(&limit, 0)->default_value(20),
                                      "rows of each front shown on the terminal")(
-      "sample", po::value(&sample)->default_value(4000), "points drawn in grey in the SVG")(
+      "sample", whole_value(&sample, 0, kMaxSample)->default_value(4000),
+      "points drawn in grey in the SVG")(
       "all-ties", po::bool_switch(&all_ties),
       "every row of equal objectives, not one for them all (the one on the fewest GPUs, then "
       "with the least memory per GPU)");
@@ -79,11 +83,7 @@ int pareto(const Args& args) {
   Args rest;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--bench-rows" && i + 1 < args.size()) {
-      try {
-        bench_rows = std::stoull(args[++i]);
-      } catch (const std::exception&) {
-        throw InputError(fmt::format("--bench-rows: expected a row count, got '{}'", args[i]));
-      }
+      bench_rows = parse_uint64("--bench-rows", args[++i], 1);
     } else {
       rest.push_back(args[i]);
     }
@@ -98,6 +98,7 @@ int pareto(const Args& args) {
   if (bench_rows > 0) return bench(bench_rows, 3, store.chunk_rows, mpi);
   read_pricing_flags(*vm, store);
   if (objectives.empty()) throw_missing("objectives");
+  refuse_clobbering(store, {{csv, "--csv"}, {svg, "--svg"}});
   OpenStore open(store);
   analysis::FrontRequest request;
   request.objectives = analysis::parse_objectives(objectives, open.data);

@@ -38,9 +38,9 @@ int plan(const Args& args) {
   options.add_options()("spec", po::value<std::string>(),
                         "the sweep spec (TOML, docs/spec-format.md)")(
       "ranks,n",
-      po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
+      whole_value<unsigned>(1)->default_value(std::max(1u, std::thread::hardware_concurrency())),
       "forecast the run time on this many MPI ranks (default: this machine's cores)")(
-      "sample-seconds", po::value<double>()->default_value(0.5),
+      "sample-seconds", real_value(RealDomain::at_least(0))->default_value(0.5),
       "time spent sampling the estimator for the forecast (0 = one pass)");
   po::positional_options_description positional;
   positional.add("spec", 1);
@@ -53,10 +53,7 @@ int plan(const Args& args) {
   if (!vm) return kExitOk;
   if (!vm->count("spec")) throw InputError("missing SPEC.toml; usage: clustersweep plan SPEC.toml");
   const unsigned ranks = (*vm)["ranks"].as<unsigned>();
-  if (ranks == 0) throw InputError("--ranks must be a positive integer, got 0");
   const double sample_s = (*vm)["sample-seconds"].as<double>();
-  if (!(sample_s >= 0))
-    throw InputError(fmt::format("--sample-seconds must be >= 0, got {}", sample_s));
 
   const auto space = spaces::Space::load((*vm)["spec"].as<std::string>());
   std::cout << fmt::format("spec: {} (valid)\n\n", space.filename());

@@ -22,7 +22,7 @@ int report(const Args& args) {
   add_store_options(options, positional, store);
   options.add_options()("output,o", po::value(&out_dir),
                         "directory to write index.html into (created if missing)")(
-      "best", po::value(&best_rows)->default_value(15), "rows in the best-designs table");
+      "best", whole_value(&best_rows, 1)->default_value(15), "rows in the best-designs table");
   const auto vm =
       parse(args, options, positional, "report results.h5 -o DIR [options]",
             "Writes DIR/index.html: the summary, Pareto plots (time vs energy, time vs cost),\n"
@@ -31,6 +31,8 @@ int report(const Args& args) {
   if (!vm) return 0;
   read_pricing_flags(*vm, store);
   if (out_dir.empty()) throw_missing("output");
+  const std::string path = (std::filesystem::path(out_dir) / "index.html").string();
+  refuse_clobbering(store, {{out_dir, "-o", true}, {path, "-o", true}});
   OpenStore open(store);
   analysis::ReportOptions report_options;
   report_options.scan = open.scan();
@@ -40,8 +42,8 @@ int report(const Args& args) {
   std::error_code error;
   std::filesystem::create_directories(out_dir, error);
   if (error)
-    throw Error(fmt::format("-o: cannot create directory {}: {}", out_dir, error.message()));
-  const std::string path = (std::filesystem::path(out_dir) / "index.html").string();
+    throw InputError(
+        fmt::format("-o: cannot create the folder '{}': {}", out_dir, error.message()));
   write_file_atomically(path, html, "-o");
   std::cout << fmt::format("Wrote {} ({} kB)\n", path, html.size() / 1024);
   return 0;

@@ -17,14 +17,14 @@ int run(const Args& args) {
       "continue the unfinished run of --output (start it if it does not exist)")(
       "force", po::bool_switch(),
       "delete an existing store (and any unfinished run of it) and start over")(
-      "chunk-points", po::value<std::uint64_t>()->default_value(0),
+      "chunk-points", whole_value<std::uint64_t>(0)->default_value(0),
       "points per chunk, the unit of scheduling and resume; 0 = chosen from the space and rank "
       "count")(
       "shard", po::value<std::string>(),
       "I/K: run only shard I of K (0 <= I < K), a contiguous range of designs, into its own store")(
       "progress", po::value<std::string>()->default_value("auto"),
       "progress on stderr: auto (a bar on a terminal, lines otherwise), bar, lines, none")(
-      "progress-interval", po::value<double>()->default_value(5.0),
+      "progress-interval", real_value(RealDomain::above(0))->default_value(5.0),
       "seconds between progress lines")("no-summary", po::bool_switch(),
                                         "do not print the best designs at the end")(
       "exhaustive", po::bool_switch(),

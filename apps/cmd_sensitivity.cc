@@ -30,6 +30,7 @@ int sensitivity(const Args& args) {
             "is lost without it; axes that move together are one group. Feasible rows only.");
   if (!vm) return 0;
   read_pricing_flags(*vm, store);
+  refuse_clobbering(store, {{svg, "--svg"}});
   OpenStore open(store);
   const auto result = analysis::sensitivity(open.data, target, open.scan());
   if (json)

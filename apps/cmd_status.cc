@@ -19,7 +19,7 @@ int status(const Args& args) {
   po::options_description options("Options");
   options.add_options()("store", po::value<std::string>(),
                         "the store a sweep writes (as given to run/submit -o)")(
-      "interval", po::value<double>()->default_value(2.0),
+      "interval", real_value(RealDomain::between(0, 600))->default_value(2.0),
       "seconds to watch an unfinished store to measure its rate (0: do not measure)");
   bool json = false;
   add_json_option(options, json);
@@ -34,8 +34,6 @@ int status(const Args& args) {
   const std::string store =
       fs::absolute(required<std::string>(*vm, "store")).lexically_normal().string();
   const double interval = (*vm)["interval"].as<double>();
-  if (interval < 0 || interval > 600)
-    throw InputError(fmt::format("--interval: expected seconds from 0 to 600, got {}", interval));
 
   slurm::SlurmScheduler scheduler;
   const auto report = slurm::status_of(store, interval, scheduler);

@@ -1,13 +1,17 @@
 // clustersweep submit: run a sweep as Slurm batch job(s); see docs/slurm.md.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
 #include "apps/commands.h"
 #include "base/error.h"
 #include "base/files.h"
+#include "base/names.h"
 #include "engine/schema.h"
 #include "jobs/job.h"
 #include "slurm/options.h"
@@ -164,8 +168,17 @@ int submit(const Args& args) {
     job.continuation = slurm::Continuation::segments;
   }
   if (vm->count("array")) job.array = slurm::parse_array((*vm)["array"].as<std::string>());
-  for (const auto& command : (*vm)["then"].as<std::vector<std::string>>())
+  for (const auto& command : (*vm)["then"].as<std::vector<std::string>>()) {
     request.then.push_back(slurm::split_words("--then", command));
+    // Checked now: a typo found after the sweep would waste its analysis job.
+    const std::string& name = request.then.back().front();
+    const std::vector<std::string> known(std::begin(kStoreCommands), std::end(kStoreCommands));
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      throw InputError(fmt::format("--then: '{}' is not a command that reads the store{}", name,
+                                   closest_names(name, known, 1).empty()
+                                       ? fmt::format("; expected one of {}", fmt::join(known, ", "))
+                                       : did_you_mean(name, known)));
+  }
   const bool resume = vm->count("resume") > 0, force = vm->count("force") > 0;
   if (resume && force) throw InputError("--resume and --force cannot be combined");
 
@@ -181,7 +194,8 @@ int submit(const Args& args) {
   if (!frozen.calibration.empty()) {
     const auto text = read_file(frozen.calibration);
     if (!text)
-      throw InputError(fmt::format("cannot open calibration file '{}'", frozen.calibration));
+      throw InputError(fmt::format("cannot open calibration file '{}': {}", frozen.calibration,
+                                   std::strerror(errno)));
     request.calibration_text = *text;
   }
   if (job.array.tasks > space.designs())
@@ -229,6 +243,18 @@ int submit(const Args& args) {
       std::cerr << "clustersweep submit: " << warning << '\n';
   };
   const auto plan = slurm::plan_jobs(request);
+  // The frozen copies are left out: they are written byte for byte from the spec and the
+  // calibration it names, so resubmitting the frozen spec itself loses nothing.
+  std::vector<CommandFile> written;
+  for (const auto& path : outputs) written.push_back({path, "-o"});
+  for (const auto& planned : plan)  // the segments of a chain share one script
+    if (std::none_of(written.begin(), written.end(),
+                     [&](const CommandFile& f) { return f.path == planned.script; }))
+      written.push_back({planned.script, "-o (its batch script)"});
+  written.push_back({slurm::job_record_path(job.store), "-o (its job record)"});
+  refuse_clobbering(
+      {{spec_path, "the spec being read"}, {frozen.calibration, "the calibration file it names"}},
+      written);
   if (vm->count("dry-run")) {
     warn();
     std::vector<std::string> ids;

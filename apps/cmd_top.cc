@@ -22,7 +22,7 @@ int top(const Args& args) {
   add_store_options(options, positional, store);
   options.add_options()("by", po::value(&by)->default_value(by),
                         "rank by this column, smallest first; max:COL for largest first")(
-      ",n", po::value(&n)->default_value(20), "how many rows")(
+      ",n", whole_value(&n, 1)->default_value(20), "how many rows")(
       "columns", po::value(&columns),
       "comma-separated columns to show after the axes (default: the --by column, time_to_train_s, "
       "num_gpus, mfu, energy_kwh, cost_usd)")(
@@ -36,6 +36,7 @@ int top(const Args& args) {
                         "The n best feasible designs by one column (stored or priced).");
   if (!vm) return 0;
   read_pricing_flags(*vm, store);
+  refuse_clobbering(store, {{csv, "--csv"}});
   OpenStore open(store);
   analysis::Objective objective;
   objective.maximize = by.rfind("max:", 0) == 0;

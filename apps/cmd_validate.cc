@@ -30,6 +30,9 @@ namespace {
 
 namespace est = estimator;
 
+// Each pass narrows the fit's brackets: far fewer than this already converge.
+constexpr int kMaxFitSweeps = 1000;
+
 // The error table: per source, then all rows.
 void print_errors(const std::map<std::string, std::vector<double>>& errors_by_source,
                   const std::vector<double>& all_errors) {
@@ -68,7 +71,6 @@ est::Calibration fit_and_write(const po::variables_map& vm, const std::string& r
                                const est::Calibration& calibration,
                                const spaces::CalibrationSupport& support, Derive derive) {
   const int sweeps = vm["fit-sweeps"].as<int>();
-  if (sweeps < 1) throw InputError("--fit-sweeps: must be a positive integer");
   if (samples.empty())
     throw InputError(fmt::format("{}: no predictable rows to fit on", runs_path));
   est::FitOptions fit_options;
@@ -348,7 +350,8 @@ int validate(const Args& args) {
       "calibration", po::value<std::string>(), "calibration TOML overriding the built-in one")(
       "fit", po::value<std::string>(),
       "fit the calibration on the runs and write it to this TOML file")(
-      "fit-sweeps", po::value<int>()->default_value(12), "coordinate-descent passes of --fit")(
+      "fit-sweeps", whole_value<int>(1, kMaxFitSweeps)->default_value(12),
+      "coordinate-descent passes of --fit")(
       "held-out",
       "also predict every source by a fit on the other sources and report how often its runs "
       "fall in the 90% prediction interval (docs/calibration.md)")(
@@ -377,6 +380,15 @@ int validate(const Args& args) {
   if (!vm) return kExitOk;
   if (!vm->count("runs")) throw InputError("RUNS.csv: missing; give one or more runs files");
   const auto runs_paths = (*vm)["runs"].as<std::vector<std::string>>();
+  {
+    std::vector<CommandFile> inputs;
+    for (const auto& path : runs_paths) inputs.push_back({path, "a runs file being read"});
+    const auto given = [&](const char* name) {
+      return vm->count(name) ? (*vm)[name].as<std::string>() : std::string();
+    };
+    inputs.push_back({given("calibration"), "the calibration file being read"});
+    refuse_clobbering(inputs, {{given("output"), "-o"}, {given("fit"), "--fit"}});
+  }
   // The file names as the fit's header gives them.
   std::vector<std::string> names;
   for (const auto& path : runs_paths) names.push_back(std::filesystem::path(path).filename());

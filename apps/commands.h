@@ -20,4 +20,8 @@ int summary(const Args& args);
 int sensitivity(const Args& args);
 int report(const Args& args);
 int export_store(const Args& args);  // `export` is a C++ keyword
+
+// The commands that read a finished store given as their first argument: what submit --then runs.
+inline constexpr const char* kStoreCommands[] = {"summary",     "top",    "pareto", "energy",
+                                                 "sensitivity", "report", "export"};
 }  // namespace clustersweep::cli

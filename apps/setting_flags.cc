@@ -4,6 +4,8 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "base/error.h"
 #include "base/files.h"
@@ -15,7 +17,7 @@ namespace {
 // A TOML file of settings: the flags' names with '_' or '-'.
 void read_settings_file(const std::string& path, spaces::Settings& settings) {
   const auto text = read_file(path);
-  if (!text) throw InputError(fmt::format("cannot open '{}'", path));
+  if (!text) throw InputError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
   toml::table root;
   try {
     root = toml::parse(*text, path);

@@ -17,8 +17,21 @@ std::string ExpressionError::caret(std::string_view text) const {
   std::string shown(text);
   for (char& c : shown)
     if (std::isspace(static_cast<unsigned char>(c))) c = ' ';
-  const std::size_t at = std::min(column_ - 1, shown.size());
-  const std::size_t wide = std::max<std::size_t>(1, std::min(width_, shown.size() - at));
+  std::size_t at = std::min(column_ - 1, shown.size());
+  std::size_t wide = std::max<std::size_t>(1, std::min(width_, shown.size() - at));
+  // A long expression is shown as a window around the culprit, so that the message stays a few
+  // lines of a terminal's width.
+  constexpr std::size_t kBefore = 50, kAfter = 40;
+  if (shown.size() > kBefore + kAfter) {
+    const std::size_t from = at > kBefore ? at - kBefore : 0;
+    const std::size_t to = std::min(shown.size(), at + std::min(wide, kAfter) + kAfter);
+    std::string window = shown.substr(from, to - from);
+    if (from > 0) window = "..." + window;
+    if (to < shown.size()) window += "...";
+    at = at - from + (from > 0 ? 3 : 0);
+    wide = std::min(wide, kAfter);
+    shown = std::move(window);
+  }
   return fmt::format("\n    {}\n    {}^{}", shown, std::string(at, ' '),
                      std::string(wide - 1, '~'));
 }

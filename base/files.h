@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace clustersweep {
 
@@ -33,12 +34,27 @@ class AtomicFile {
 void write_file_atomically(const std::string& path, std::string_view text, std::string_view what,
                            bool executable = false);
 
-// The whole file, or nullopt when it cannot be opened (errno says why): callers name the file in
-// their own words.
+// The whole file, or nullopt when it cannot be opened or is a folder (errno says why: EISDIR for a
+// folder): callers name the file in their own words.
 std::optional<std::string> read_file(const std::string& path);
 
 // True when both paths name one existing file (same device and inode: a hard link, a symbolic
 // link or another spelling of the path counts), so that no output ever replaces an input.
 bool same_file(const std::string& a, const std::string& b);
+
+// A file a command reads or writes, as its messages name it: an input by what it is ("the store
+// being read"), an output by its flag ("--csv"). An empty path is a file not asked for.
+struct CommandFile {
+  std::string path;
+  std::string role;
+  bool folder = false;  // a folder the command writes into (or a file in one it creates)
+};
+
+// Refuses (InputError, before anything is written) an output that is one of the inputs or another
+// output (the same file by device and inode once it exists, else the same normalised absolute
+// path), a file output that is a folder, and one whose folder does not exist. Messages read
+// "--csv: 'r.h5' is the store being read; name another file (an output never replaces an input)".
+void refuse_clobbering(const std::vector<CommandFile>& inputs,
+                       const std::vector<CommandFile>& outputs);
 
 }  // namespace clustersweep

@@ -2,41 +2,177 @@
 
 #include <fmt/format.h>
 #include <hdf5_hl.h>
+#include <sys/statvfs.h>
 
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
-
-#include "base/error.h"
+#include <utility>
 
 namespace clustersweep::engine::h5 {
+
+namespace {
+
+bool g_lost_file = false;
+
+}  // namespace
 
 void init() {
   static std::once_flag once;
   std::call_once(once, [] {
+    // Only before the library starts (after, it fails and changes nothing): HDF5 then never
+    // shuts itself down at exit, where a file it failed to close would crash it.
+    H5dont_atexit();
     H5open();
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   });
 }
 
+bool lost_file() noexcept { return g_lost_file; }
+
+void shutdown() noexcept {
+  if (!g_lost_file) H5close();
+}
+
 namespace {
 
-herr_t innermost(unsigned n, const H5E_error2_t* error, void* out) {
-  // Walking upward, entry 0 is where HDF5 detected the failure: the most specific message.
-  if (n == 0 && error->desc) *static_cast<std::string*>(out) = error->desc;
+struct Entry {
+  hid_t minor = H5I_INVALID_HID;
+  std::string description;
+};
+
+herr_t collect(unsigned, const H5E_error2_t* error, void* out) {
+  // Walking upward, the first entry is where HDF5 detected the failure: the most specific one.
+  static_cast<std::vector<Entry>*>(out)->push_back(
+      Entry{error->min_num, error->desc ? error->desc : ""});
+  return 0;
+}
+
+// The number after `key` in `text` ("errno = 28, ..."), if any.
+std::optional<unsigned long long> number_after(const std::string& text, const char* key) {
+  const auto at = text.find(key);
+  if (at == std::string::npos) return std::nullopt;
+  const char* begin = text.c_str() + at + std::strlen(key);
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(begin, &end, 10);
+  if (end == begin) return std::nullopt;
+  return value;
+}
+
+// MPI-IO reports the error class of a failed file operation as text ("MPI_ERR_NO_SPACE: ..."):
+// the errno it stands for, so that both drivers explain a failure with the same words.
+int errno_of_mpi_error(const std::string& text) {
+  static constexpr std::pair<const char*, int> kClasses[] = {
+      {"MPI_ERR_NO_SUCH_FILE", ENOENT},
+      {"MPI_ERR_ACCESS", EACCES},
+      {"MPI_ERR_READ_ONLY", EROFS},
+      {"MPI_ERR_NO_SPACE", ENOSPC},
+      {"MPI_ERR_QUOTA", EDQUOT},
+      {"MPI_ERR_FILE_EXISTS", EEXIST},
+      {"MPI_ERR_IO", EIO},
+  };
+  for (const auto& [name, error] : kClasses)
+    if (text.rfind(name, 0) == 0 &&
+        (text.size() == std::strlen(name) || text[std::strlen(name)] == ':'))
+      return error;
   return 0;
 }
 
 }  // namespace
 
-std::string error_stack() {
-  std::string message;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &message);
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      out += c < 0x20 || c == 0x7f ? ' ' : static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    // A well-formed UTF-8 sequence stays; any other byte becomes '?'.
+    const std::size_t length = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+    bool ok = length > 0 && c < 0xf5 && i + length <= text.size();
+    for (std::size_t k = 1; ok && k < length; ++k)
+      ok = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+    if (ok) {
+      out.append(text.substr(i, length));
+      i += length;
+    } else {
+      out += '?';
+      ++i;
+    }
+  }
+  return out;
+}
+
+Failure take_failure() {
+  std::vector<Entry> entries;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect, &entries);
   H5Eclear2(H5E_DEFAULT);
-  return message.empty() ? "unknown HDF5 error" : message;
+  Failure f;
+  for (const auto& e : entries) {
+    // The file drivers append the system's errno to their messages (sec2: "..., errno = 28,
+    // error message = '...', ..."); MPI-IO pushes its error class as a message of its own.
+    if (const auto error = number_after(e.description, "errno = "); error && *error > 0) {
+      f.os_error = static_cast<int>(*error);
+      break;
+    }
+    if (e.minor == H5E_MPIERRSTR) {
+      f.os_error = errno_of_mpi_error(e.description);
+      if (!f.os_error) {
+        const auto colon = e.description.find(": ");
+        f.text =
+            printable(colon == std::string::npos ? e.description : e.description.substr(colon + 2));
+      }
+      break;
+    }
+  }
+  if (f.os_error) {
+    f.text = std::strerror(f.os_error);
+    return f;
+  }
+  if (!f.text.empty()) return f;
+  for (const auto& e : entries) {
+    // "truncated file: eof = 1000, sblock->base_addr = 0, stored_eof = 30296032"
+    if (e.description.rfind("truncated file", 0) != 0) continue;
+    const auto eof = number_after(e.description, "eof = ");
+    const auto stored = number_after(e.description, "stored_eof = ");
+    f.truncated = true;
+    f.text = eof && stored ? fmt::format("the file is truncated: {} of {} bytes", *eof, *stored)
+                           : std::string("the file is truncated");
+    return f;
+  }
+  if (!entries.empty() && !entries.front().description.empty())
+    f.text = printable(entries.front().description);
+  if (f.text == "file signature not found") f.text = "not an HDF5 file";
+  if (f.text.empty()) f.text = "unknown HDF5 error";
+  return f;
+}
+
+bool is_path_error(int os_error) noexcept {
+  switch (os_error) {
+    case ENOENT:
+    case ENOTDIR:
+    case EISDIR:
+    case EACCES:
+    case EPERM:
+    case EROFS:
+    case ENAMETOOLONG:
+    case ELOOP:
+    case EEXIST:
+      return true;
+    default:
+      return false;
+  }
 }
 
 std::int64_t check(std::int64_t status, const std::string& context, const char* what) {
   if (status >= 0) return status;
-  throw Error(fmt::format("{}: {}: {}", context, what, error_stack()));
+  Failure failure = take_failure();
+  const std::string message = fmt::format("{}: {}: {}", context, what, failure.text);
+  throw Failed(message, std::move(failure));
 }
 
 Id& Id::operator=(Id&& other) noexcept {
@@ -53,7 +189,10 @@ bool Id::reset() noexcept {
   if (id_ < 0) return true;
   const herr_t status = closer_(id_);
   id_ = H5I_INVALID_HID;
-  if (status < 0) H5Eclear2(H5E_DEFAULT);
+  if (status < 0) {
+    if (closer_ == &H5Fclose) g_lost_file = true;
+    H5Eclear2(H5E_DEFAULT);
+  }
   return status >= 0;
 }
 
@@ -103,16 +242,30 @@ Id bool_type(const std::string& context) {
   return type;
 }
 
+namespace {
+
+// A file HDF5 could not create or open: bad input when the path is wrong, else a failure.
+[[noreturn]] void refuse(const std::string& path, const char* what) {
+  Failure failure = take_failure();
+  const int code = is_path_error(failure.os_error) ? kExitBadInput : kExitFailure;
+  const std::string message = fmt::format("{}: {}: {}", path, what, failure.text);
+  throw Failed(message, std::move(failure), code);
+}
+
+}  // namespace
+
 File File::create(const std::string& path) {
   init();
   const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  return File(Id(check(id, path, "cannot create the file"), H5Fclose), path);
+  if (id < 0) refuse(path, "cannot create the file");
+  return File(Id(id, H5Fclose), path);
 }
 
 File File::open(const std::string& path, bool writable) {
   init();
   const hid_t id = H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT);
-  return File(Id(check(id, path, "cannot open the file"), H5Fclose), path);
+  if (id < 0) refuse(path, "cannot open the file");
+  return File(Id(id, H5Fclose), path);
 }
 
 File File::open_parallel(const std::string& path, const mpi::Comm& comm, bool writable) {
@@ -120,14 +273,19 @@ File File::open_parallel(const std::string& path, const mpi::Comm& comm, bool wr
   Id fapl = property_list(H5P_FILE_ACCESS, path);
   check(H5Pset_fapl_mpio(fapl.get(), comm.get(), MPI_INFO_NULL), path, "cannot set up MPI-IO");
   const hid_t id = H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl.get());
-  return File(Id(check(id, path, "cannot open the file"), H5Fclose), path);
+  if (id < 0) refuse(path, "cannot open the file");
+  return File(Id(id, H5Fclose), path);
 }
 
 void File::close() {
   if (!id_.valid()) return;
   // Released first: a failed close is reported once, never retried by the destructor.
-  if (H5Fclose(id_.release()) < 0)
-    throw Error(fmt::format("{}: cannot close the file: {}", path_, error_stack()));
+  if (H5Fclose(id_.release()) < 0) {
+    g_lost_file = true;
+    Failure failure = take_failure();
+    const std::string message = fmt::format("{}: cannot close the file: {}", path_, failure.text);
+    throw Failed(message, std::move(failure));
+  }
 }
 
 Id open_dataset(hid_t parent, const std::string& name, const std::string& context) {
@@ -181,8 +339,32 @@ void write(hid_t dataset, hid_t mem_type, std::uint64_t offset, std::uint64_t co
            const void* data, const std::string& context) {
   if (count == 0) return;
   auto [file_space, mem_space] = selection(dataset, offset, count, context);
-  check(H5Dwrite(dataset, mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, data), context,
-        "cannot write");
+  if (H5Dwrite(dataset, mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, data) >= 0)
+    return;
+  Failure failure = take_failure();
+  // MPI-IO (OpenMPI's OMPIO) reports a failed write as a short one, without the system's
+  // reason; a full file system is the usual one, and it can be seen (under 1 MiB free, a write
+  // that failed for no reason given found no room).
+  if (!failure.os_error) {
+    std::string name(4096, '\0');
+    const ssize_t length = H5Fget_name(dataset, name.data(), name.size());
+    H5Eclear2(H5E_DEFAULT);
+    if (length > 0) {
+      name.resize(static_cast<std::size_t>(length));
+      const auto slash = name.rfind('/');
+      const std::string folder = slash == std::string::npos ? "." : name.substr(0, slash + 1);
+      struct statvfs info {};
+      const double bytes = static_cast<double>(count) * static_cast<double>(H5Tget_size(mem_type));
+      if (::statvfs(folder.c_str(), &info) == 0 &&
+          static_cast<double>(info.f_bavail) * static_cast<double>(info.f_frsize) <
+              bytes + (1 << 20)) {
+        failure.os_error = ENOSPC;
+        failure.text = std::strerror(ENOSPC);
+      }
+    }
+  }
+  const std::string message = fmt::format("{}: cannot write: {}", context, failure.text);
+  throw Failed(message, std::move(failure));
 }
 
 void read(hid_t dataset, hid_t mem_type, std::uint64_t offset, std::uint64_t count, void* data,

@@ -1,27 +1,67 @@
 #pragma once
 // A thin RAII layer over the HDF5 C API (HighFive style): one move-only owner per hid_t whose
-// destructor closes it without throwing; checked calls throw clustersweep::Error naming the file
-// and the innermost message of HDF5's error stack. HDF5's own stack printing is switched off.
+// destructor closes it without throwing; checked calls throw h5::Failed naming the file and what
+// went wrong in plain words (take_failure()). HDF5's own stack printing is switched off.
 #include <hdf5.h>
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
+#include "base/error.h"
 #include "engine/mpi.h"
 
 namespace clustersweep::engine::h5 {
 
-// Silences HDF5's automatic error printing; idempotent, called by everything below.
+// Starts HDF5 with its automatic error printing off and without its exit-time shutdown (a file
+// HDF5 failed to close would crash that shutdown; see lost_file()); idempotent, called by
+// everything below and by mpi::Env before MPI starts.
 void init();
 
-// The innermost description on the current HDF5 error stack (then clears it), e.g.
-// "unable to open file: name = 'x.h5', errno = 2, error message = 'No such file or directory'".
-std::string error_stack();
+// What HDF5 reported for the call that failed, in plain words.
+struct Failure {
+  // The operating system's reason (strerror) when a system call failed, also inside MPI-IO;
+  // "the file is truncated: A of B bytes"; else HDF5's innermost description on one line.
+  std::string text;
+  int os_error = 0;  // the errno behind it, 0 when no system call failed
+  bool truncated = false;
+};
 
-// Throws Error("<context>: <what>: <HDF5 message>") when status < 0; returns status otherwise.
+// Reads and clears the current HDF5 error stack: the one place that turns it into words.
+Failure take_failure();
+
+// `text` (HDF5's words, or names read from a possibly damaged file) safe to print on one line:
+// control characters become blanks and bytes that are not UTF-8 become '?'.
+std::string printable(std::string_view text);
+
+// A failed HDF5 call: Error("<context>: <what>: <failure.text>") that keeps the failure, so that
+// callers (the store reader) can tell a damaged file from an operating-system failure.
+class Failed : public Error {
+ public:
+  Failed(const std::string& message, Failure failure, int exit_code = kExitFailure)
+      : Error(message, exit_code), failure_(std::move(failure)) {}
+  const Failure& failure() const noexcept { return failure_; }
+
+ private:
+  Failure failure_;
+};
+
+// True for the errno values that mean the path itself is wrong (a missing folder, no permission,
+// a read-only file system...): bad input, not a failure of the machine.
+bool is_path_error(int os_error) noexcept;
+
+// Throws Failed("<context>: <what>: <reason>") when status < 0; returns status otherwise.
 std::int64_t check(std::int64_t status, const std::string& context, const char* what);
+
+// True once HDF5 failed to close a file in this process. HDF5 1.10 then keeps a dangling handle
+// that its own shutdown would crash on, so the process must end without shutting HDF5 down (as
+// mpi::Env does).
+bool lost_file() noexcept;
+// Shuts HDF5 down now (every file must be closed), before MPI_Finalize, unless a file was lost.
+void shutdown() noexcept;
 
 // Owns one hid_t; closes it with the function that matches its kind (file, dataset, ...).
 class Id {
@@ -67,7 +107,8 @@ Id bool_type(const std::string& context);
 class File {
  public:
   File() = default;
-  // Serial (sec2) access. create() truncates an existing file.
+  // Serial (sec2) access. create() truncates an existing file. A path that cannot be created or
+  // opened (no such folder, no permission) is an InputError with the system's reason.
   static File create(const std::string& path);
   static File open(const std::string& path, bool writable);
   // Collective MPI-IO access over `comm` (independent raw-data transfers).

@@ -8,7 +8,10 @@
 #include <map>
 
 #include "base/error.h"
+#include "base/format.h"
 #include "engine/chunks.h"
+#include "engine/h5.h"
+#include "engine/output.h"
 #include "engine/store_reader.h"
 #include "engine/store_writer.h"
 #include "jobs/job.h"
@@ -186,6 +189,7 @@ MergeResult merge_shards(const std::vector<std::string>& paths, const std::strin
                          bool force, const std::vector<std::string>& command_line) {
   const auto started = std::chrono::steady_clock::now();
   if (paths.empty()) throw InputError("no shard stores given");
+  check_output_path("--output", output);
   if (fs::exists(output) && !force)
     throw InputError(fmt::format("'{}' already exists; pass --force to replace it", output));
   std::vector<ShardStore> stores;
@@ -207,6 +211,10 @@ MergeResult merge_shards(const std::vector<std::string>& paths, const std::strin
                           first.header().designs_per_chunk, first.header().splits_per_design);
   std::uint64_t rows = 0;
   for (const auto& s : stores) rows += s.reader.rows();
+  const std::uint64_t bytes = rows * first.reader.schema().row_bytes() + (std::uint64_t{1} << 20);
+  check_room("--output", output, bytes, bytes,
+             fmt::format("the merged store needs {} ({} rows)",
+                         format_bytes(static_cast<double>(bytes)), rows));
 
   const std::string temporary = output + ".merging";
   RunStats stats;
@@ -215,6 +223,11 @@ MergeResult merge_shards(const std::vector<std::string>& paths, const std::strin
                       layout);
     finalize_store(temporary, stats);
     fs::rename(temporary, output);
+  } catch (const h5::Failed& e) {
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    // Named by the file asked for, not its temporary name.
+    throw Error(fmt::format("cannot write '{}': {}", output, e.failure().text), e.exit_code());
   } catch (...) {
     std::error_code ignored;
     fs::remove(temporary, ignored);

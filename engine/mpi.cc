@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "base/error.h"
+#include "engine/h5.h"
 
 namespace clustersweep::engine::mpi {
 
@@ -21,6 +22,9 @@ Env::Env() {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized) return;
+  // HDF5 started after MPI would shut itself down inside MPI_Finalize, where a file it failed to
+  // close crashes it; started first, it shuts down when ~Env says so.
+  h5::init();
   int provided = 0;
   check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided), "MPI_Init_thread");
   initialized_here_ = true;
@@ -32,7 +36,9 @@ Env::~Env() {
   if (!initialized_here_) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (finalized) return;
+  h5::shutdown();
+  MPI_Finalize();
 }
 
 Comm::Comm(MPI_Comm comm) : comm_(comm) {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "base/error.h"
+#include "engine/h5.h"
 
 namespace clustersweep::engine {
 namespace {
@@ -36,6 +37,7 @@ MpiShare::MpiShare() {
   MPI_Initialized(&initialized);
   if (!initialized) {
     if (!launched_by_mpi()) return;
+    h5::init();  // before MPI: see mpi::Env
     int provided = 0;
     check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided), "MPI_Init_thread");
     initialized_here_ = true;
@@ -48,7 +50,9 @@ MpiShare::~MpiShare() {
   if (!initialized_here_) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (finalized) return;
+  h5::shutdown();
+  MPI_Finalize();
 }
 
 std::uint64_t MpiShare::share_begin(std::uint64_t rows) const noexcept {

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <ostream>
 
@@ -23,6 +23,7 @@
 #include "engine/evaluate.h"
 #include "engine/h5.h"
 #include "engine/mpi.h"
+#include "engine/output.h"
 #include "engine/progress.h"
 #include "engine/scheduler.h"
 #include "engine/signals.h"
@@ -106,29 +107,41 @@ void rename_file(const std::string& from, const std::string& to) {
   if (ec) throw Error(fmt::format("cannot rename '{}' to '{}': {}", from, to, ec.message()));
 }
 
-// The directory the store goes to must exist and be writable: a clear error before any work.
-void check_directory(const std::string& store) {
-  fs::path dir = fs::path(store).parent_path();
-  if (dir.empty()) dir = ".";
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    throw InputError(
-        fmt::format("--output '{}': the directory '{}' does not exist", store, dir.string()));
-  if (access(dir.c_str(), W_OK) != 0)
-    throw InputError(fmt::format("--output '{}': cannot write to the directory '{}': {}", store,
-                                 dir.string(), std::strerror(errno)));
-}
-
-void check_free_space(const std::string& store, std::uint64_t bytes) {
-  fs::path dir = fs::path(store).parent_path();
-  if (dir.empty()) dir = ".";
-  struct statvfs info {};
-  if (statvfs(dir.c_str(), &info) != 0) return;
-  const double free_bytes = static_cast<double>(info.f_bavail) * static_cast<double>(info.f_frsize);
-  if (static_cast<double>(bytes) > free_bytes)
-    throw Error(
-        fmt::format("--output '{}': the store needs {:.2f} GB but only {:.2f} GB are free on '{}'",
-                    store, static_cast<double>(bytes) / 1e9, free_bytes / 1e9, dir.string()));
+// The room a fresh run's store takes, checked before it is created: a keep = "all" store is
+// allocated whole; a filtered run's staging file has a slot of rows per chunk but stays sparse,
+// holding only the kept rows, which for best-per-design are at most one per design, and those
+// rows are copied once more into the final store before the staging file goes. The rows of
+// feasible and pareto-per-design are known only as the run goes: for them only the staging file's
+// size is checked (a full disk later stops the run with its work kept for --resume).
+void check_room_for(const std::string& store, const StoreHeader& header) {
+  const std::uint64_t row = header.schema.row_bytes();
+  // The metadata (attributes, axis tables, progress marks): generously.
+  const std::uint64_t metadata = (std::uint64_t{1} << 20) + header.chunks * 9;
+  const double rows = static_cast<double>(header.rows);
+  // Compared as doubles: a space of 10^15 designs overflows 64 bits of bytes.
+  const double file = rows * static_cast<double>(row) + static_cast<double>(metadata);
+  const auto clamp = [](double bytes) {
+    return bytes >= 1.8e19 ? std::numeric_limits<std::uint64_t>::max()
+                           : static_cast<std::uint64_t>(bytes);
+  };
+  std::uint64_t used = 0;
+  std::string what;
+  if (header.keep == "all") {
+    used = clamp(file);
+    what = fmt::format("the store needs {} ({} rows of {} B)", format_bytes(file),
+                       with_commas(header.rows), row);
+  } else if (header.keep == "best-per-design") {
+    // Each chunk's slot writes also fill the partly used pages at its ends, of every column.
+    const double pages = static_cast<double>(header.chunks) *
+                         static_cast<double>(header.schema.columns.size()) * 2 * 4096;
+    const double need = 2 * file + pages;
+    used = clamp(need);
+    what = fmt::format(
+        "the run needs up to {} (a row of {} B for each of {} designs, in its staging file and "
+        "again in the store)",
+        format_bytes(need), row, with_commas(header.rows));
+  }
+  check_room("--output", store, used, clamp(file), what);
 }
 
 // An advisory lock (flock) on STORE.lock, held by rank 0 for the whole run, so two runs never write
@@ -256,8 +269,19 @@ StoreHeader make_header(const spaces::Space& space, const jobs::Job& job, const 
 // a complete, valid file even if the process dies while creating it.
 void create_atomically(const std::string& path, const StoreHeader& header) {
   const std::string temporary = path + ".new";
-  create_store(temporary, header);
-  rename_file(temporary, path);
+  try {
+    create_store(temporary, header);  // removes what it created when it fails
+  } catch (const h5::Failed& e) {
+    // Named by the file the user will look for, not its temporary name.
+    throw Error(fmt::format("cannot create '{}': {}", path, e.failure().text), e.exit_code());
+  }
+  try {
+    rename_file(temporary, path);
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    throw;
+  }
 }
 
 // Evaluates chunks and writes their rows into the run's store.
@@ -393,8 +417,36 @@ class Run {
           rename_file(partial_, job_.store_path);
         }
       });
-    } else if (!compact()) {
-      return kExitInterrupted;
+    } else {
+      bool compacted = false;
+      // The final store being assembled is no result: it goes (the staging file stays, and a
+      // resume assembles it again).
+      const auto remove_assembly = [&] {
+        if (comm_.rank() != 0) return;
+        for (const auto& path : {assembly_, assembly_ + ".new"}) {
+          std::error_code ignored;
+          fs::remove(path, ignored);
+        }
+      };
+      try {
+        compacted = compact();
+      } catch (const Interrupted&) {
+        remove_assembly();
+        throw;
+      } catch (const Error& e) {
+        remove_assembly();
+        // After the work, whatever the cause: not the "nothing was started" of exit code 2.
+        throw Error(
+            fmt::format("{}; every chunk is done and kept in '{}': fix the cause (free "
+                        "disk space?), then rerun with --resume",
+                        e.what(), partial_));
+      } catch (const Quiet&) {
+        throw Quiet{kExitFailure};  // as rank 0's
+      } catch (...) {
+        remove_assembly();
+        throw;
+      }
+      if (!compacted) return kExitInterrupted;
     }
     if (comm_.rank() == 0) report_complete(false);
     return kExitOk;
@@ -405,7 +457,8 @@ class Run {
   Decision decide(std::uint64_t begin, std::uint64_t end) {
     const std::string& store = job_.store_path;
     const std::string hash = jobs::spec_hash(space_->text());
-    check_directory(store);
+    job_.refuse_clobbering(space_->calibration_file());
+    check_output_path("--output", store);
     lock_ = std::make_unique<StoreLock>(store);
     Decision d;
     if (job_.options.force) {
@@ -473,8 +526,7 @@ class Run {
     d.splits_per_design = layout.splits_per_design();
     const StoreHeader header = make_header(*space_, job_, layout, d.chunk_points,
                                            jobs::Provenance::current(command_line_), comm_.size());
-    if (space_->keep() == spaces::Keep::all)
-      check_free_space(store, header.rows * header.schema.row_bytes());
+    check_room_for(store, header);
     create_atomically(partial_, header);
     return d;
   }

@@ -23,14 +23,27 @@ struct StoreReader::Impl {
   RunStats stats;
 
   explicit Impl(const std::string& path) : file(format::open_store(path, /*writable=*/false)) {
+    try {
+      open(path);
+    } catch (const h5::Failed& e) {
+      format::rethrow_read_failure(path, e);
+    }
+  }
+
+  void open(const std::string& path) {
     const hid_t root = file.get();
     header = read_header(root);
     stats = read_run_stats(root);
-    if (header.staging)
+    if (header.staging) {
+      // A staging file is STORE.partial; its run finishes STORE.
+      const std::string suffix = ".partial";
+      const bool partial = path.size() > suffix.size() && path.ends_with(suffix);
       throw InputError(fmt::format(
-          "'{}' is the staging file of an unfinished run; finish it with 'clustersweep run SPEC -o "
-          "STORE --resume'",
-          path));
+          "'{}' is the staging file of an unfinished run; finish it with 'clustersweep run {} -o "
+          "{} --resume'",
+          path, header.spec_file.empty() ? "SPEC" : header.spec_file,
+          partial ? path.substr(0, path.size() - suffix.size()) : "STORE"));
+    }
     schema = format::read_schema(root, path);
     for (const auto& c : schema.columns) {
       columns.push_back(ColumnInfo{c.name, c.unit, is_label(c.type), c.labels, c.role, c.type});
@@ -39,6 +52,22 @@ struct StoreReader::Impl {
     }
     const std::uint64_t extent = datasets.empty() ? 0 : h5::extent(datasets.front().get(), path);
     rows = stats.complete ? extent : committed_rows(path, extent);
+  }
+
+  // Label codes and booleans index tables (a label's name, true/false): a code outside them can
+  // only come from damaged bytes, and is refused before anything uses it.
+  template <class T>
+  void check_codes(std::size_t c, const T* codes, std::uint64_t offset, std::uint64_t count) const {
+    const Column& column = schema.columns[c];
+    const std::uint64_t limit = column.type == ColumnType::boolean ? 2 : column.labels.size();
+    for (std::uint64_t i = 0; i < count; ++i)
+      if (static_cast<std::uint64_t>(codes[i]) >= limit)
+        throw format::damaged(
+            file.path(),
+            fmt::format("the file is damaged: column '{}' holds the code {} at row {}, beyond "
+                        "its {} {}",
+                        column.name, static_cast<std::uint64_t>(codes[i]), offset + i, limit,
+                        column.type == ColumnType::boolean ? "values" : "labels"));
   }
 
   // The rows of an unfinished keep = "all" store that are final: those of its leading done chunks.
@@ -102,17 +131,22 @@ void StoreReader::read(const std::string& column, std::uint64_t offset, std::uin
   out.resize(count);
   const hid_t dataset = m.datasets[c].get();
   const ColumnType type = m.schema.columns[c].type;
-  // Numbers convert to double in HDF5; enum codes (labels, booleans) do not, so they are read in
-  // their own type and widened here.
-  if (!is_label(type) && type != ColumnType::boolean) {
-    h5::read(dataset, H5T_NATIVE_DOUBLE, offset, count, out.data(), m.file.path());
-    return;
+  try {
+    // Numbers convert to double in HDF5; enum codes (labels, booleans) do not, so they are read in
+    // their own type and widened here.
+    if (!is_label(type) && type != ColumnType::boolean) {
+      h5::read(dataset, H5T_NATIVE_DOUBLE, offset, count, out.data(), m.file.path());
+      return;
+    }
+    visit(type, [&](auto* tag) {
+      std::vector<std::remove_pointer_t<decltype(tag)>> codes(count);
+      h5::read(dataset, m.mem_types[c].get(), offset, count, codes.data(), m.file.path());
+      m.check_codes(c, codes.data(), offset, count);
+      std::copy(codes.begin(), codes.end(), out.begin());
+    });
+  } catch (const h5::Failed& e) {
+    format::rethrow_read_failure(m.file.path(), e);
   }
-  visit(type, [&](auto* tag) {
-    std::vector<std::remove_pointer_t<decltype(tag)>> codes(count);
-    h5::read(dataset, m.mem_types[c].get(), offset, count, codes.data(), m.file.path());
-    std::copy(codes.begin(), codes.end(), out.begin());
-  });
 }
 
 void StoreReader::read_rows(std::uint64_t offset, std::uint64_t count, RowBlock& out) const {
@@ -120,8 +154,19 @@ void StoreReader::read_rows(std::uint64_t offset, std::uint64_t count, RowBlock&
   m.check_range(offset, count);
   out = RowBlock(m.schema);
   out.resize(count);
-  for (std::size_t c = 0; c < m.datasets.size(); ++c)
-    h5::read(m.datasets[c].get(), m.mem_types[c].get(), offset, count, out.raw(c), m.file.path());
+  try {
+    for (std::size_t c = 0; c < m.datasets.size(); ++c) {
+      h5::read(m.datasets[c].get(), m.mem_types[c].get(), offset, count, out.raw(c), m.file.path());
+      const ColumnType type = m.schema.columns[c].type;
+      if (is_label(type) || type == ColumnType::boolean)
+        visit(type, [&](auto* tag) {
+          m.check_codes(c, static_cast<const std::remove_pointer_t<decltype(tag)>*>(out.raw(c)),
+                        offset, count);
+        });
+    }
+  } catch (const h5::Failed& e) {
+    format::rethrow_read_failure(m.file.path(), e);
+  }
 }
 
 std::optional<std::string> StoreReader::string_attribute(const std::string& name) const {

@@ -74,8 +74,9 @@ void write_flags(hid_t dataset, const Column& column, const std::string& context
 
 }  // namespace
 
-void create_store(const std::string& path, const StoreHeader& header) {
-  h5::File file = h5::File::create(path);
+namespace {
+
+void fill_file(h5::File& file, const std::string& path, const StoreHeader& header) {
   const hid_t root = file.get();
   // Fixed-size attributes that finalize_store() overwrites in place: written now, same types.
   RunStats unfinished;
@@ -125,11 +126,25 @@ void create_store(const std::string& path, const StoreHeader& header) {
     const int failed = size > 0 ? ::fallocate(fd, 0, 0, size) : 0;
     const int error = errno;
     ::close(fd);
-    if (failed && error == ENOSPC) {
-      ::unlink(path.c_str());
-      throw Error(
-          fmt::format("cannot reserve {} bytes for '{}': no space left on the device", size, path));
-    }
+    if (failed && (error == ENOSPC || error == EDQUOT || error == EFBIG))
+      throw h5::Failed(
+          fmt::format("cannot reserve {} bytes for '{}': {}", size, path, std::strerror(error)),
+          h5::Failure{std::strerror(error), error, false});
+  }
+}
+
+}  // namespace
+
+void create_store(const std::string& path, const StoreHeader& header) {
+  h5::File file = h5::File::create(path);
+  try {
+    fill_file(file, path, header);
+  } catch (...) {
+    // Whatever failed, the file is no store: it goes, rather than a sparse file of the store's
+    // full size staying behind. Closed first (HDF5 may fail to, see h5::lost_file()).
+    file = h5::File();
+    ::unlink(path.c_str());
+    throw;
   }
 }
 
@@ -242,15 +257,21 @@ void StoreWriter::close() {
 
 Progress read_progress(const std::string& path) {
   h5::File file = format::open_store(path, /*writable=*/false);
-  h5::Id done = h5::open_dataset(file.get(), "progress/chunk_done", path);
-  h5::Id rows = h5::open_dataset(file.get(), "progress/chunk_rows", path);
-  Progress p;
-  const std::uint64_t chunks = h5::extent(done.get(), path);
-  p.done.resize(chunks);
-  p.rows.resize(chunks);
-  h5::read(done.get(), H5T_NATIVE_UINT8, 0, chunks, p.done.data(), path);
-  h5::read(rows.get(), H5T_NATIVE_UINT64, 0, chunks, p.rows.data(), path);
-  return p;
+  try {
+    h5::Id done = h5::open_dataset(file.get(), "progress/chunk_done", path);
+    h5::Id rows = h5::open_dataset(file.get(), "progress/chunk_rows", path);
+    Progress p;
+    const std::uint64_t chunks = h5::extent(done.get(), path);
+    if (h5::extent(rows.get(), path) != chunks)
+      throw format::damaged(path, "its progress marks disagree on the number of chunks");
+    p.done.resize(chunks);
+    p.rows.resize(chunks);
+    h5::read(done.get(), H5T_NATIVE_UINT8, 0, chunks, p.done.data(), path);
+    h5::read(rows.get(), H5T_NATIVE_UINT64, 0, chunks, p.rows.data(), path);
+    return p;
+  } catch (const h5::Failed& e) {
+    format::rethrow_read_failure(path, e);
+  }
 }
 
 }  // namespace clustersweep::engine

@@ -8,9 +8,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <limits>
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/numbers.h"
 #include "clustersweep/version.h"
 
 namespace clustersweep::jobs {
@@ -18,9 +20,10 @@ namespace clustersweep::jobs {
 namespace {
 
 bool parse_uint(std::string_view text, std::uint32_t& out) {
-  if (text.empty()) return false;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return ec == std::errc() && end == text.data() + text.size();
+  std::uint64_t value = 0;
+  if (!read_uint64(text, 0, std::numeric_limits<std::uint32_t>::max(), value).empty()) return false;
+  out = static_cast<std::uint32_t>(value);
+  return true;
 }
 
 }  // namespace
@@ -55,6 +58,18 @@ void Job::validate() const {
     throw InputError(
         fmt::format("--progress-interval: must be a positive number of seconds, got {}",
                     options.progress_interval_s));
+}
+
+void Job::refuse_clobbering(const std::string& calibration_file) const {
+  const std::string partial = partial_path(store_path), assembly = assembly_path(store_path);
+  clustersweep::refuse_clobbering(
+      {{spec_path, "the spec being read"}, {calibration_file, "the calibration file it names"}},
+      {{store_path, "-o"},
+       {partial, "-o (its unfinished run)"},
+       {partial + ".new", "-o (its unfinished run)"},
+       {assembly, "-o (its assembly)"},
+       {assembly + ".new", "-o (its assembly)"},
+       {store_path + ".lock", "-o (its lock)"}});
 }
 
 std::vector<std::string> Job::run_arguments() const {

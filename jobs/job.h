@@ -47,6 +47,9 @@ struct Job {
 
   // InputError naming the flag for contradictory or invalid options.
   void validate() const;
+  // InputError when a file the run writes (the store, its unfinished run, their temporaries and
+  // lock) is the spec or the calibration file it names: checked before --force deletes anything.
+  void refuse_clobbering(const std::string& calibration_file) const;
   // The `clustersweep` arguments that run this job: {"run", spec, "-o", store, ...}.
   std::vector<std::string> run_arguments() const;
 };

@@ -2,19 +2,18 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
+#include <limits>
 #include <optional>
 
 #include "base/error.h"
+#include "base/numbers.h"
 
 namespace clustersweep::slurm {
 namespace {
 
 // Parses all of `text` as an unsigned number; false if anything else is in it.
 bool parse_number(std::string_view text, std::uint64_t& value) {
-  if (text.empty()) return false;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return ec == std::errc() && end == text.data() + text.size();
+  return read_uint64(text, 0, std::numeric_limits<std::uint64_t>::max(), value).empty();
 }
 
 }  // namespace
@@ -78,11 +77,7 @@ std::string format_time_limit(std::uint64_t seconds) {
 }
 
 std::uint32_t parse_positive(std::string_view flag, std::string_view text, std::uint32_t max) {
-  std::uint64_t value = 0;
-  if (!parse_number(text, value) || value == 0 || value > max)
-    throw InputError(
-        fmt::format("{}: expected a whole number from 1 to {}, got '{}'", flag, max, text));
-  return static_cast<std::uint32_t>(value);
+  return static_cast<std::uint32_t>(parse_uint64(flag, text, 1, max));
 }
 
 ArrayShape parse_array(std::string_view text) {

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <sstream>
 
 #include "base/error.h"
@@ -500,7 +502,9 @@ const estimator::Calibration& builtin_calibration() {
 
 CalibrationFile load_calibration_file(const std::string& path) {
   const auto text = read_file(path);
-  if (!text) throw InputError(fmt::format("cannot open calibration file '{}'", path));
+  if (!text)
+    throw InputError(
+        fmt::format("cannot open calibration file '{}': {}", path, std::strerror(errno)));
   return {parse_calibration(*text, path), parse_support(*text, path, builtin_support())};
 }
 

@@ -167,11 +167,7 @@ Forecast forecast(const Space& space, std::uint64_t valid_points, double budget_
     if (evaluated == 0) break;
   }
 
-  std::uint64_t valid_designs = 0;
-  {
-    Design d;
-    for (std::uint64_t i = 0; i < designs; ++i) valid_designs += space.design(i, d) ? 1 : 0;
-  }
+  const std::uint64_t valid_designs = space.valid_designs();
   if (sample_designs > 0) f.design_s = design_time / static_cast<double>(sample_designs);
   if (f.sampled_plans > 0) f.check_s = check_time / static_cast<double>(f.sampled_plans);
   if (f.sampled_estimates > 0) {

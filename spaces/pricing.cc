@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/names.h"
+#include "base/numbers.h"
 #include "spaces/space.h"
 
 namespace clustersweep::spaces {
@@ -29,9 +30,7 @@ namespace {
 
 // A price: a finite number >= 0, all of `text`.
 bool read_price(std::string_view text, double& value) {
-  const char* end = text.data() + text.size();
-  const auto [at, ec] = std::from_chars(text.data(), end, value);
-  return ec == std::errc() && at == end && std::isfinite(value) && value >= 0;
+  return read_real(text, RealDomain::at_least(0), value).empty();
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/format.h"
+#include "base/numbers.h"
 #include "spaces/architecture.h"
 
 namespace clustersweep::spaces {
@@ -36,15 +37,8 @@ long long Settings::integer(const std::string& name, long long fallback,
                             long long min_value) const {
   if (!has(name)) return fallback;
   const Setting& s = values_.at(name);
-  std::size_t used = 0;
-  long long value = 0;
-  try {
-    value = std::stoll(s.text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  // Degrees, layers and counts are ints in the estimator: past 2^31 they would wrap.
-  if (used == 0 || used != s.text.size() || value < min_value || value > 2147483647LL)
+  std::int64_t value = 0;
+  if (!read_int64(s.text, min_value, kMaxInt, value).empty())
     throw InputError(fmt::format("{}: must be {}, got '{}'", s.where,
                                  min_value == 1 ? std::string("a positive integer")
                                                 : fmt::format("an integer >= {}", min_value),
@@ -56,15 +50,10 @@ double Settings::number(const std::string& name, double fallback, bool allow_zer
                         bool allow_infinity) const {
   if (!has(name)) return fallback;
   const Setting& s = values_.at(name);
-  std::size_t used = 0;
+  RealDomain domain = allow_zero ? RealDomain::at_least(0) : RealDomain::above(0);
+  domain.infinity = allow_infinity;
   double value = 0;
-  try {
-    value = std::stod(s.text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != s.text.size() || std::isnan(value) ||
-      (std::isinf(value) && !allow_infinity) || value < 0 || (!allow_zero && value == 0))
+  if (!read_real(s.text, domain, value).empty())
     throw InputError(fmt::format("{}: must be a {} number{}, got '{}'", s.where,
                                  allow_zero ? "non-negative" : "positive",
                                  allow_infinity ? " or inf" : "", s.text));
@@ -511,10 +500,9 @@ std::array<int, est::kMaxMlpLayers> read_mlp(const Settings& s, const std::strin
   const std::string& text = v.text;
   while (start <= text.size()) {
     const std::size_t end = std::min(text.find_first_of("-,", start), text.size());
-    const std::string part = text.substr(start, end - start);
-    char* stop = nullptr;
-    const long width = std::strtol(part.c_str(), &stop, 10);
-    if (part.empty() || *stop != '\0' || width < 1 || width > (1 << 24) || n == est::kMaxMlpLayers)
+    std::int64_t width = 0;
+    if (!read_int64(std::string_view(text).substr(start, end - start), 1, 1 << 24, width).empty() ||
+        n == est::kMaxMlpLayers)
       throw InputError(
           fmt::format("{}: must be up to {} layer widths joined by '-', e.g. 512-256-128, got '{}'",
                       v.where, est::kMaxMlpLayers, text));

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <numeric>
@@ -76,15 +79,24 @@ namespace {
 // The names of a runs file's header (empty for an empty file).
 std::vector<std::string> header_of(const std::string& path);
 
+// The first line of a runs file without the byte-order mark spreadsheets write before UTF-8 text.
+bool read_header_line(std::ifstream& in, std::string& line) {
+  if (!std::getline(in, line)) return false;
+  if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+  return true;
+}
+
 // The header of a runs file by column name, after checking it has `required`.
 std::map<std::string, std::size_t> read_header(std::ifstream& in, const std::string& path,
                                                const std::vector<const char*>& required) {
   std::string line;
-  if (!std::getline(in, line))
+  if (!read_header_line(in, line))
     throw InputError(fmt::format("{}:1: empty file; expected a CSV header", path));
   std::map<std::string, std::size_t> columns;
   const auto header = split_csv_record(line);
-  for (std::size_t i = 0; i < header.size(); ++i) columns[header[i]] = i;
+  for (std::size_t i = 0; i < header.size(); ++i)
+    if (!columns.emplace(header[i], i).second)
+      throw InputError(fmt::format("{}:1: column '{}' appears twice", path, header[i]));
   for (const char* column : required)
     if (!columns.count(column))
       throw InputError(fmt::format(
@@ -97,8 +109,10 @@ template <class Row>
 void for_each_row(std::ifstream& in, const std::string& path,
                   const std::map<std::string, std::size_t>& columns, Row row) {
   std::string line;
+  bool any = false;
   for (int line_number = 2; std::getline(in, line); ++line_number) {
     if (line.empty() || line == "\r") continue;
+    any = true;
     const auto fields = split_csv_record(line);
     const std::string at = fmt::format("{}:{}", path, line_number);
     if (fields.size() != columns.size())
@@ -110,11 +124,18 @@ void for_each_row(std::ifstream& in, const std::string& path,
     auto where = [&](const char* column) { return fmt::format("{}: column '{}'", at, column); };
     row(text, where);
   }
+  // A header alone would validate to an error of 0%.
+  if (!any)
+    throw InputError(fmt::format("{}:2: no runs after the header; expected one per line", path));
 }
 
 std::ifstream open_runs(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(fmt::format("cannot open runs file '{}': it is a folder", path));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot open runs file '{}'", path));
+  if (!in)
+    throw InputError(fmt::format("cannot open runs file '{}': {}", path, std::strerror(errno)));
   return in;
 }
 
@@ -205,7 +226,7 @@ namespace {
 std::vector<std::string> header_of(const std::string& path) {
   std::ifstream in = open_runs(path);
   std::string line;
-  if (!std::getline(in, line)) return {};
+  if (!read_header_line(in, line)) return {};
   return split_csv_record(line);
 }
 }  // namespace

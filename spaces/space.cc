@@ -336,6 +336,63 @@ std::uint64_t Space::valid_plans(std::uint64_t design) const {
   return counts[0];
 }
 
+namespace {
+
+// Calls visit(design or nullptr, violation, repeat) once per class of transformer designs that the
+// structural rules and the constraints cannot tell apart, `repeat` being the designs in the class.
+// The bandwidths and the HBM capacity feed the estimate, never a structural rule: unless a
+// constraint reads them, every one of their values behaves as the first, so only the designs with
+// those digits at 0 are checked. InputError when more than Space::kMaxCountedDesigns are left.
+template <class Visit>
+void visit_design_classes(const Space::Impl& im, Visit visit) {
+  const auto read_by_constraints = [&](int axis) {
+    const auto& plan_vars = im.plan_constraint_design_vars;
+    if (std::find(plan_vars.begin(), plan_vars.end(), axis) != plan_vars.end()) return true;
+    return std::any_of(im.design_constraints.begin(), im.design_constraints.end(),
+                       [&](const Expression& x) {
+                         const auto& read = x.names_read();
+                         return std::find(read.begin(), read.end(), axis) != read.end();
+                       });
+  };
+  std::array<std::uint64_t, kNumDesignAxes> stride{};  // of a design id
+  std::array<std::uint64_t, kNumDesignAxes> count{};   // values checked per axis
+  std::uint64_t repeat = 1, checked = 1;
+  for (int i = kNumDesignAxes - 1; i >= 0; --i) {
+    stride[i] = i == kNumDesignAxes - 1 ? 1 : stride[i + 1] * im.radix[i + 1];
+    const bool free = (i == kNvlinkGbytesPerS || i == kInterNodeGbpsPerGpu || i == kHbmGb) &&
+                      !read_by_constraints(i);
+    count[i] = free ? 1 : im.radix[i];
+    (free ? repeat : checked) *= im.radix[i];
+  }
+  if (checked > Space::kMaxCountedDesigns)
+    throw InputError(fmt::format(
+        "{}:1:1: space: {} designs differ in what the structural rules or the constraints read, "
+        "more than the {} that can be counted in reasonable time; sweep fewer values of model, "
+        "precision, gpu, the cluster size and shape, the expansion tiers or what the "
+        "constraints read",
+        im.filename, checked, Space::kMaxCountedDesigns));
+  std::array<std::uint64_t, kNumDesignAxes> digit{};
+  Design d;
+  Violation why;
+  for (std::uint64_t n = 0; n < checked; ++n) {
+    std::uint64_t id = 0;
+    for (int i = 0; i < kNumDesignAxes; ++i) id += digit[i] * stride[i];
+    const bool ok = im.fill_design(id, d, why);
+    visit(ok ? &d : nullptr, why, repeat);
+    for (int i = kNumDesignAxes - 1; i >= 0 && ++digit[i] == count[i]; --i) digit[i] = 0;
+  }
+}
+
+void refuse_uncountable_dlrm(const Space::Impl& im) {
+  if (im.designs > Space::kMaxCountedDesigns)
+    throw InputError(fmt::format(
+        "{}:1:1: space: {} designs, more than the {} that can be counted in reasonable time; "
+        "sweep fewer values",
+        im.filename, im.designs, Space::kMaxCountedDesigns));
+}
+
+}  // namespace
+
 std::array<std::uint64_t, kNumRules> Space::count_by_rule() const {
   const Impl& im = *impl_;
   std::array<std::uint64_t, kNumRules> total{};
@@ -344,6 +401,7 @@ std::array<std::uint64_t, kNumRules> Space::count_by_rule() const {
       break;
     case estimator::Family::dlrm: {
       // A handful of sharding values a design: checked one by one.
+      refuse_uncountable_dlrm(im);
       DlrmDesign d;
       Violation why;
       for (std::uint64_t i = 0; i < im.designs; ++i) {
@@ -360,18 +418,32 @@ std::array<std::uint64_t, kNumRules> Space::count_by_rule() const {
     }
   }
   std::map<std::vector<double>, std::array<std::uint64_t, kNumRules>> memo;
-  Design d;
-  Violation why;
-  for (std::uint64_t i = 0; i < im.designs; ++i) {
-    if (!im.fill_design(i, d, why)) {
-      total[static_cast<int>(why.rule)] += im.plan_points;
-      continue;
+  visit_design_classes(im, [&](const Design* d, const Violation& why, std::uint64_t repeat) {
+    if (!d) {
+      total[static_cast<int>(why.rule)] += im.plan_points * repeat;
+      return;
     }
-    auto [it, inserted] = memo.try_emplace(im.plan_rules_key(d));
-    if (inserted) im.count_plans(d, it->second);
-    for (int v = 0; v < kNumRules; ++v) total[v] += it->second[v];
-  }
+    auto [it, inserted] = memo.try_emplace(im.plan_rules_key(*d));
+    if (inserted) im.count_plans(*d, it->second);
+    for (int v = 0; v < kNumRules; ++v) total[v] += it->second[v] * repeat;
+  });
   return total;
+}
+
+std::uint64_t Space::valid_designs() const {
+  const Impl& im = *impl_;
+  std::uint64_t valid = 0;
+  if (im.family == estimator::Family::dlrm) {
+    refuse_uncountable_dlrm(im);
+    DlrmDesign d;
+    Violation why;
+    for (std::uint64_t i = 0; i < im.designs; ++i) valid += im.fill_dlrm_design(i, d, why);
+    return valid;
+  }
+  visit_design_classes(im, [&](const Design* d, const Violation&, std::uint64_t repeat) {
+    if (d) valid += repeat;
+  });
+  return valid;
 }
 
 std::uint64_t Space::valid_points() const { return count_by_rule()[0]; }
@@ -423,6 +495,7 @@ double Space::usd_per_gpu_s(const DlrmDesign& design) const noexcept {
 Keep Space::keep() const noexcept { return impl_->keep; }
 Objective Space::objective() const noexcept { return impl_->objective; }
 const estimator::Calibration& Space::calibration() const noexcept { return impl_->calibration; }
+const std::string& Space::calibration_file() const noexcept { return impl_->calibration_file; }
 const CalibrationSupport& Space::support() const noexcept { return impl_->support; }
 DesignSupport Space::support_of(const Design& design) const {
   return design_support(impl_->support, support_family(design.workload.model),

@@ -298,8 +298,13 @@ class Space {
   // structural rules read, so it costs far less than checking every point.
   std::uint64_t valid_plans(std::uint64_t design) const;
   std::uint64_t valid_points() const;
-  // Points removed, by rule (index = Rule; [none] = valid points). Sums to size().
+  // Points removed, by rule (index = Rule; [none] = valid points). Sums to size(). Checks one
+  // design per combination of the axes a rule or constraint reads; InputError naming the spec
+  // when there are more than kMaxCountedDesigns of them (a bound on the time it takes).
   std::array<std::uint64_t, kNumRules> count_by_rule() const;
+  static constexpr std::uint64_t kMaxCountedDesigns = 20'000'000;
+  // Designs that no design rule or constraint removes, counted the same way.
+  std::uint64_t valid_designs() const;
 
   // "model=gpt3-175b gpu=H100-SXM5-80GB num_nodes=16 ... tp=8 pp=4 ..." for messages.
   std::string describe_point(std::uint64_t point_id) const;
@@ -317,6 +322,8 @@ class Space {
   Keep keep() const noexcept;
   Objective objective() const noexcept;
   const estimator::Calibration& calibration() const noexcept;
+  // The calibration file the spec names, resolved against the spec's folder; empty for none.
+  const std::string& calibration_file() const noexcept;
   // The runs of the calibration like each point (spaces/support.h), and those of a design's.
   const CalibrationSupport& support() const noexcept;
   DesignSupport support_of(const Design& design) const;

@@ -72,6 +72,7 @@ struct Space::Impl {
   Keep keep = Keep::all;
   Objective objective = Objective::step_time;
   estimator::Calibration calibration;
+  std::string calibration_file;  // the file the spec names, resolved; empty: the built-in one
   CalibrationSupport support;
 
   bool fill_design(std::uint64_t design, Design& out, Violation& why) const noexcept;

@@ -131,7 +131,9 @@ class Parser {
                 fmt::format("shadows the catalog model '{}'; give the inline model another name",
                             name));
       }
-      auto required = [&](std::string_view field) {
+      // Structured bindings are captured through an init-capture: clang before 16 cannot
+      // capture them directly, and the fuzz build (docs/testing.md) uses clang.
+      auto required = [&, &key = key](std::string_view field) {
         const toml::node* n = t.get(field);
         if (!n)
           r_.fail(key.source(), prefix, fmt::format("missing '{}' (a positive integer)", field));
@@ -217,7 +219,7 @@ class Parser {
     for (const auto& [name, at] : name_list(r_, *model_node, "workload.model")) {
       const auto inline_model =
           std::find_if(inline_models_.begin(), inline_models_.end(),
-                       [&](const SpecModel& m) { return m.choice.key == name; });
+                       [&name = name](const SpecModel& m) { return m.choice.key == name; });
       ModelChoice m;
       if (inline_model != inline_models_.end()) {
         m = inline_model->choice;
@@ -835,11 +837,14 @@ class Parser {
           fmt::format("must be the path of a calibration TOML file, got {}", describe_node(*n)));
     const std::filesystem::path path = calibration_path(s->get(), r_.filename());
     std::ifstream probe(path);
-    if (!probe) {
+    std::error_code ec;
+    if (!probe || std::filesystem::is_directory(path, ec)) {
       r_.fail(*n, "calibration",
-              fmt::format("cannot read '{}': {}", path.string(), std::strerror(errno)));
+              fmt::format("cannot read '{}': {}", path.string(),
+                          probe ? "it is a folder" : std::strerror(errno)));
     }
     CalibrationFile file = load_calibration_file(path.string());
+    im_.calibration_file = path.string();
     im_.calibration = file.calibration;
     im_.support = std::move(file.support);
   }

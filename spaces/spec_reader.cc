@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "base/format.h"
 #include "base/names.h"
+#include "base/numbers.h"
 
 namespace clustersweep::spaces {
 
@@ -110,9 +110,16 @@ double checked_number(const Reporter& r, const toml::node& node, const std::stri
   const auto v = scalar_number(node);
   if (!v)
     r.fail(node, key, fmt::format("must be {}, got {}", kind_text(kind), describe_node(node)));
+  // An integer as written: past 2^53 its double is another number.
+  const std::string got =
+      node.as_integer() ? std::to_string(node.as_integer()->get()) : format_number(*v);
   const bool bad = !std::isfinite(*v) || (is_int_kind(kind) && *v != std::floor(*v)) ||
-                   (is_positive_kind(kind) ? *v <= 0 : *v < 0) || (is_int_kind(kind) && *v > 2e9);
-  if (bad) r.fail(node, key, fmt::format("must be {}, got {}", kind_text(kind), format_number(*v)));
+                   (is_positive_kind(kind) ? *v <= 0 : *v < 0);
+  if (bad) r.fail(node, key, fmt::format("must be {}, got {}", kind_text(kind), got));
+  if (is_int_kind(kind) && *v > static_cast<double>(kMaxInt)) {
+    const std::int64_t min = is_positive_kind(kind) ? 1 : 0;
+    r.fail(node, key, fmt::format("must be {}, got {}", whole_range_text(min, kMaxInt), got));
+  }
   return *v;
 }
 
@@ -194,14 +201,20 @@ std::vector<double> axis_numbers(const Reporter& r, const toml::node& node, cons
   } else if (const auto* text = node.as_string()) {
     const std::string s = text->get();
     if (s == "all" && allow_all) return {};
-    unsigned long long lo = 0;
-    unsigned long long hi = 0;
-    char tail = 0;
-    if (std::sscanf(s.c_str(), "pow2:%llu..%llu%c", &lo, &hi, &tail) != 2 || lo == 0 || hi < lo ||
-        hi > (1ull << 40)) {
+    // Both ends whole numbers as the number layer reads them: no sign, blank or junk.
+    constexpr std::string_view kPow2 = "pow2:";
+    constexpr std::uint64_t kMaxPow2 = std::uint64_t{1} << 40;
+    const std::string_view bounds =
+        s.starts_with(kPow2) ? std::string_view(s).substr(kPow2.size()) : std::string_view();
+    const auto dots = bounds.find("..");
+    std::uint64_t lo = 0;
+    std::uint64_t hi = 0;
+    if (dots == std::string_view::npos ||
+        !read_uint64(bounds.substr(0, dots), 1, kMaxPow2, lo).empty() ||
+        !read_uint64(bounds.substr(dots + 2), lo, kMaxPow2, hi).empty()) {
       r.fail(node, key, fmt::format("must be {}, got {}", forms, describe_node(node)));
     }
-    for (unsigned long long v = 1; v <= hi; v *= 2) {
+    for (std::uint64_t v = 1; v <= hi; v *= 2) {
       if (v >= lo) values.push_back(static_cast<double>(v));
     }
     if (values.empty()) r.fail(node, key, fmt::format("\"{}\" holds no power of two", s));

@@ -450,9 +450,45 @@ TEST_F(CliTest, BadInputGetsOneClearErrorAndExitCode2) {
                "clustersweep top: error: --where:1:24: '=' is not a comparison; use '=='\n"
                "    num_gpus <= 64 and gpu = 'x'\n"
                "                           ^");
-  expect_error(
-      "energy " + store_ + " --pue 0.5",
-      "clustersweep energy: error: --pue: must be at least 1 (facility / IT energy), got 0.5");
+  // Numbers: the whole text, in range, quoted back as given.
+  expect_error("energy " + store_ + " --pue 0.5",
+               "clustersweep energy: error: --pue: expected a finite number >= 1, got '0.5'");
+  expect_error("energy " + store_ + " --price-per-kwh -0.1",
+               "clustersweep energy: error: --price-per-kwh: expected a finite number >= 0, got "
+               "'-0.1'");
+  expect_error("top " + store_ + " --carbon-g-per-kwh inf",
+               "clustersweep top: error: --carbon-g-per-kwh: expected a finite number >= 0, got "
+               "'inf'");
+  expect_error("energy " + store_ + " --capex-usd-per-gpu 30000 --amortize-years 0",
+               "clustersweep energy: error: --amortize-years: expected a finite number > 0, got "
+               "'0'");
+  expect_error("energy " + store_ + " --deadline-days inf",
+               "clustersweep energy: error: --deadline-days: expected a finite number > 0, got "
+               "'inf'");
+  expect_error("energy " + store_ + " --budget-usd 1e400",
+               "clustersweep energy: error: --budget-usd: expected a finite number > 0, got "
+               "'1e400'");
+  expect_error("top " + store_ + " -n -1",
+               "clustersweep top: error: -n: expected a whole number from 1 to "
+               "18446744073709551615, got '-1'");
+  expect_error("top " + store_ + " -n 1e3",
+               "clustersweep top: error: -n: expected a whole number from 1 to "
+               "18446744073709551615, got '1e3'");
+  expect_error("pareto " + store_ + " --objectives time_to_train_s,cost_usd --limit -1",
+               "clustersweep pareto: error: --limit: expected a whole number from 0 to "
+               "18446744073709551615, got '-1'");
+  expect_error("pareto " + store_ + " --objectives time_to_train_s,cost_usd --sample 1000001",
+               "clustersweep pareto: error: --sample: expected a whole number from 0 to 1000000, "
+               "got '1000001'");
+  expect_error("pareto --bench-rows -1",
+               "clustersweep pareto: error: --bench-rows: expected a whole number from 1 to "
+               "18446744073709551615, got '-1'");
+  expect_error("summary " + store_ + " --chunk-rows 0",
+               "clustersweep summary: error: --chunk-rows: expected a whole number from 1 to "
+               "18446744073709551615, got '0'");
+  expect_error("report " + store_ + " -o " + (dir_ / "r").string() + " --best +5",
+               "clustersweep report: error: --best: expected a whole number from 1 to "
+               "18446744073709551615, got '+5'");
   expect_error("pareto " + store_,
                "clustersweep pareto: error: the option '--objectives' is required but missing");
   // A price per accelerator prices exactly the store's accelerators.
@@ -470,7 +506,8 @@ TEST_F(CliTest, BadInputGetsOneClearErrorAndExitCode2) {
   // An export never replaces its store, and names its format by the file's extension.
   expect_error("export " + store_ + " -o " + store_,
                "clustersweep export: error: -o: '" + store_ +
-                   "' is the store being exported; name another file");
+                   "' is the store being read; name another file (an output never replaces an "
+                   "input)");
   expect_error("export " + store_ + " -o " + (dir_ / "out.parquet").string(),
                "clustersweep export: error: -o: cannot tell the format of '" +
                    (dir_ / "out.parquet").string() +

@@ -144,7 +144,10 @@ TEST(Best, PrintsTheTrainingJobOfTheBestPlans) {
 TEST(BestErrors, NameTheFlag) {
   expect_error(with(kBase, {"--objective", "speed"}),
                "--objective: must be step_time, time_to_train, energy or cost, got 'speed'");
-  expect_error(with(kBase, {"--top", "0"}), "--top: must be a positive integer, got 0");
+  expect_error(with(kBase, {"--top", "0"}),
+               "--top: expected a whole number from 1 to 18446744073709551615, got '0'");
+  expect_error(with(kBase, {"--top", "-1"}),
+               "--top: expected a whole number from 1 to 18446744073709551615, got '-1'");
   expect_error(with(kBase, {"--training-tokens", "-1"}),
                "--training-tokens: must be a positive number, got '-1'");
   expect_error(with(kBase, {"--gpu-mtbf-hours", "0"}),
@@ -153,8 +156,9 @@ TEST(BestErrors, NameTheFlag) {
                "--capacity-factor: not a plan axis of a sweep (sweeps route dropless); estimate "
                "takes it for one plan");
   expect_error(with(kBase, {"--tp", "5"}), "--tp: 5 does not divide the 96 attention heads");
-  expect_error(with(kBase, {"--pue", "0.5"}),
-               "--pue: must be at least 1 (facility / IT energy), got 0.5");
+  expect_error(with(kBase, {"--pue", "0.5"}), "--pue: expected a finite number >= 1, got '0.5'");
+  expect_error(with(kBase, {"--price-per-kwh", "nan"}),
+               "--price-per-kwh: expected a finite number >= 0, got 'nan'");
   expect_error(with(kBase, {"--gpu-hour-usd", "B200-180GB=5"}),
                "--gpu-hour-usd: 'B200-180GB' is not an accelerator of --gpu (H100-SXM5-80GB)");
   expect_error({"best", "--model", "dlrmv2-dcnv2", "--gpu", "H100-SXM5-80GB", "--nodes", "8"},

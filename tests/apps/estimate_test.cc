@@ -268,6 +268,27 @@ TEST(EstimateErrors, OtherPlanErrors) {
   expect_error(with(kBase, {"--tp", "eight"}), "--tp: must be a positive integer, got 'eight'");
 }
 
+TEST(EstimateErrors, NumbersAreTheWholeTextAndFitAnInt) {
+  // Degrees are ints in the estimator: 2^31 and past would wrap, so they are refused as given.
+  for (const char* bad : {"2147483648", "99999999999", "18446744073709551617", "+8", " 8", "8 ",
+                          "8.0", "1e3", "0x8", "-0"})
+    expect_error(with(kBase, {"--tp", bad}),
+                 fmt::format("--tp: must be a positive integer, got '{}'", bad));
+  expect_error(with(kBase, {"--zero", "-1"}), "--zero: must be an integer >= 0, got '-1'");
+  for (const char* bad : {"nan", "1e400", "+100", "0x10", "100 "})
+    expect_error(
+        with(kBase, {"--tp", "8", "--inter-node-gbps-per-gpu", bad}),
+        fmt::format("--inter-node-gbps-per-gpu: must be a positive number, got '{}'", bad));
+  expect_error(with(kBase, {"--gpu-mtbf-hours", "nan"}),
+               "--gpu-mtbf-hours: must be a positive number or inf, got 'nan'");
+  // A settings file's integer is read the same way.
+  TempDir dir;
+  const std::string big =
+      dir.file("big.toml", "model = \"gpt3-175b\"\ngpu = \"H100-SXM5-80GB\"\nnodes = 3000000000\n");
+  expect_error({"estimate", big},
+               fmt::format("{}:3:1: nodes: must be a positive integer, got '3000000000'", big));
+}
+
 TEST(EstimateErrors, TomlErrorsNameFileLineAndColumn) {
   TempDir dir;
   const std::string bad_key =

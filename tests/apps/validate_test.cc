@@ -276,8 +276,35 @@ TEST(Validate, BadCsvNamesFileLineAndColumnAndKeepsTheOutput) {
 
   r = run({"validate", (dir.path() / "absent.csv").string()});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, fmt::format("clustersweep validate: error: cannot open runs file '{}'\n",
+  EXPECT_EQ(r.err, fmt::format("clustersweep validate: error: cannot open runs file '{}': No "
+                               "such file or directory\n",
                                (dir.path() / "absent.csv").string()));
+  // A folder, a header alone, a header twice: each named as what it is.
+  r = run({"validate", dir.path().string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, fmt::format("clustersweep validate: error: cannot open runs file '{}': it is a "
+                               "folder\n",
+                               dir.path().string()));
+  const std::string header_only = dir.file("h.csv", kHeader);
+  r = run({"validate", header_only});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, fmt::format("clustersweep validate: error: {}:2: no runs after the header; "
+                               "expected one per line\n",
+                               header_only));
+  const std::string twice = dir.file("t.csv", "id,id\n1,2\n");
+  r = run({"validate", twice});
+  EXPECT_EQ(r.err,
+            fmt::format("clustersweep validate: error: {}:1: column 'id' appears twice\n", twice));
+}
+
+TEST(Validate, ReadsAFileWithAByteOrderMark) {
+  TempDir dir;
+  const std::string plain = dir.file("plain.csv", fmt::format("{}{}", kHeader, kRow));
+  const std::string marked = dir.file("bom.csv", fmt::format("\xEF\xBB\xBF{}{}", kHeader, kRow));
+  const auto a = run({"validate", plain});
+  const auto b = run({"validate", marked});
+  EXPECT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(a.out, b.out);
 }
 
 TEST(Validate, EmptyInterNodeBandwidthUsesTheCalibrationDefault) {

@@ -2,6 +2,7 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -35,6 +36,41 @@ TEST(Names, ClosestNamesRankNearMisses) {
   EXPECT_TRUE(closest_names("zzzzzzzzzz", gpus).empty());
   EXPECT_EQ(did_you_mean("tpp", {"tp", "pp", "cp"}), "; did you mean 'tp', 'pp' or 'cp'?");
   EXPECT_EQ(did_you_mean("zzzzzzzz", {"tp"}), "");
+}
+
+TEST(Files, NoOutputIsAnInputOrAnotherOutput) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("cs-clobber-{}", ::getpid());
+  fs::create_directories(dir / "sub");
+  const std::string store = (dir / "r.h5").string(), link = (dir / "link.h5").string();
+  std::ofstream(store) << "rows";
+  fs::create_hard_link(store, link);
+  const auto refusal = [&](const std::vector<CommandFile>& outputs) -> std::string {
+    try {
+      refuse_clobbering({{store, "the store being read"}, {"", "an input not given"}}, outputs);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(refusal({{store, "--csv"}}), "--csv: '" + store +
+                                             "' is the store being read; name another file (an "
+                                             "output never replaces an input)");
+  EXPECT_EQ(refusal({{link, "--csv"}}), "--csv: '" + link + "' is '" + store +
+                                            "', the store being read; name another file (an "
+                                            "output never replaces an input)");
+  const std::string dotted = (dir / "sub" / ".." / "r.h5").string();
+  EXPECT_NE(refusal({{dotted, "--svg"}}), "");
+  const std::string fresh = (dir / "new.csv").string();
+  EXPECT_EQ(refusal({{fresh, "--csv"}, {"", "--json"}, {fresh, "--svg"}}),
+            "--svg: '" + fresh + "' is also the file of --csv; give each output its own file");
+  EXPECT_EQ(refusal({{(dir / "sub").string(), "--csv"}}),
+            "--csv: '" + (dir / "sub").string() + "' is a folder; name a file");
+  EXPECT_EQ(refusal({{(dir / "none" / "x.csv").string(), "--csv"}}),
+            "--csv: cannot write '" + (dir / "none" / "x.csv").string() + "': the folder '" +
+                (dir / "none").string() + "' does not exist");
+  EXPECT_EQ(refusal({{(dir / "sub").string(), "-o", true}, {fresh, "--csv"}}), "");
+  fs::remove_all(dir);
 }
 
 TEST(Files, AtomicWriteReplacesTheFileAndLeavesOthersAlone) {

@@ -119,6 +119,13 @@ TEST(Expression, ErrorsNameTheColumnAndPutACaretUnderTheCulprit) {
             "5: '<' cannot order the labels of 'gpu'; use == or !=\n"
             "    gpu < 'A100'\n"
             "        ^");
+  // A long expression shows a window of it around the culprit.
+  const std::string pad(80, ' ');
+  EXPECT_EQ(error("tp <= 8" + pad + "and tpp > 1" + pad + "and pp > 1"),
+            "92: unknown name 'tpp'; did you mean 'tp'?\n"
+            "    ..." +
+                std::string(46, ' ') + "and tpp > 1" + std::string(36, ' ') + "...\n" +
+                std::string(4 + 3 + 50, ' ') + "^~~");
 }
 
 // Only the first line: column and message.

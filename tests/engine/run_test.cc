@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/file.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <random>
@@ -226,9 +227,13 @@ TEST_F(RunTest, ResumeOfAMissingStoreStartsIt) {
 TEST_F(RunTest, ClearErrorsForBadOutputAndSpec) {
   const std::string s = spec("s.toml", small_spec());
   std::string out;
+  // Refused by the command's output-path check or, behind it, by the engine's: one line naming
+  // the folder.
   EXPECT_EQ(run(command(1, {"run", s, "-o", dir_ / "no/such/dir/r.h5"}), &out), 2);
-  EXPECT_EQ(out, "clustersweep run: error: --output '" + (dir_ / "no/such/dir/r.h5") +
-                     "': the directory '" + (dir_ / "no/such/dir") + "' does not exist\n");
+  EXPECT_EQ(out.rfind("clustersweep run: error: ", 0), 0u) << out;
+  EXPECT_NE(out.find(fmt::format("'{}' does not exist\n", dir_ / "no/such/dir")), std::string::npos)
+      << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
   EXPECT_EQ(run(command(2, {"run", dir_ / "missing.toml", "-o", dir_ / "r.h5"}), &out), 2);
   EXPECT_NE(out.find("clustersweep run: error: cannot read spec '" + (dir_ / "missing.toml") +
                      "': No such file or directory"),

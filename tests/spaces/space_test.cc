@@ -267,6 +267,64 @@ offload = "all"
       "many.toml"));
 }
 
+// The bandwidth and HBM axes no rule reads are counted once for all their values, unless a
+// constraint reads them; valid_designs() counts the same way.
+TEST(Space, AxesNoRuleReadsAreCountedOnceAndStillExactly) {
+  const std::string body = R"(
+[workload]
+model = ["tiny", "gpt3-1.3b"]
+[cluster]
+gpu = ["A100-SXM4-80GB", "H100-SXM5-80GB"]
+gpus = [4, 12, 16]
+nvlink_gbytes_per_s = [300, 450, 900]
+inter_node_gbps_per_gpu = [100, 200, 400]
+hbm_gb = [40, 80]
+[plan]
+tp = "all"
+pp = "all"
+micro_batch = [1, 2]
+)";
+  for (const std::string top : {"", R"(constraints = ["hbm_gb > 50 or nvlink_gbytes_per_s < 400"])",
+                                R"(constraints = ["inter_node_gbps_per_gpu * tp >= 800"])"}) {
+    const Space s = Space::parse(spec(body, top), "free.toml");
+    expect_counts_match_brute_force(s);
+    Design d;
+    std::uint64_t valid = 0;
+    for (std::uint64_t i = 0; i < s.designs(); ++i) valid += s.design(i, d);
+    EXPECT_EQ(s.valid_designs(), valid) << top;
+  }
+}
+
+TEST(Space, CountingIsBoundedAndSaysSo) {
+  // 10^14 designs, of which 20,000 differ in what the rules read: counted at once.
+  const std::string body = R"(
+[workload]
+model = "tiny"
+[cluster]
+gpu = ["A100-SXM4-80GB", "H100-SXM5-80GB"]
+gpus = {start = 1, stop = 10000, step = 1}
+inter_node_gbps_per_gpu = {start = 100, stop = 10000, step = 1}
+hbm_gb = {start = 40, stop = 1040, step = 1}
+nvlink_gbytes_per_s = {start = 100, stop = 1100, step = 1}
+)";
+  const Space wide = Space::parse(spec(body), "wide.toml");
+  EXPECT_GT(wide.designs(), 100'000'000'000'000u);
+  EXPECT_GT(wide.valid_points(), 0u);
+  // A constraint on them makes 2 x 10^4 x 10^3 x 10^3 designs differ: past the bound.
+  const Space bound = Space::parse(
+      spec(body, R"(constraints = ["hbm_gb * nvlink_gbytes_per_s > 1"])"), "bound.toml");
+  try {
+    bound.count_by_rule();
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "bound.toml:1:1: space: 20040020000 designs differ in what the structural rules or "
+              "the constraints read, more than the 20000000 that can be counted in reasonable "
+              "time; sweep fewer values of model, precision, gpu, the cluster size and shape, the "
+              "expansion tiers or what the constraints read");
+  }
+}
+
 TEST(Space, UserConstraintsOnDesignAndPlanAxes) {
   const std::string top =
       R"(constraints = ["tp * pp <= 4", "num_nodes >= 2", "gpu == \"H100-SXM5-80GB\" or dp >= 4"])";

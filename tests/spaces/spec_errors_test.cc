@@ -1,4 +1,5 @@
 // Every spec error is one line "file:line:column: key: message" naming what would be valid.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -94,6 +95,40 @@ TEST(SpecErrors, Numbers) {
             "bad.toml:5:9: cluster.nodes: 1000000000 nodes of 8 GPUs exceed 2^31 GPUs");
   EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = 1\nhbm_gb = 0")),
             "bad.toml:6:10: cluster.hbm_gb: must be a positive number, got 0");
+}
+
+TEST(SpecErrors, IntegersPastAnIntAreRefusedAsWritten) {
+  // Counts and degrees are ints: a value past 2^31 - 1 would wrap, and past 2^53 its double is
+  // another number, so the message quotes the integer as written.
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = 2147483648")),
+            "bad.toml:5:9: cluster.nodes: must be a whole number from 1 to 2147483647, got "
+            "2147483648");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = [1, 9223372036854775807]")),
+            "bad.toml:5:13: cluster.nodes[1]: must be a whole number from 1 to 2147483647, got "
+            "9223372036854775807");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = -9223372036854775808")),
+            "bad.toml:5:9: cluster.nodes: must be a positive integer, got -9223372036854775808");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = 3e9")),
+            "bad.toml:5:9: cluster.nodes: must be a whole number from 1 to 2147483647, got "
+            "3000000000");
+  EXPECT_EQ(error_of(std::string(kGood) + "[plan]\ntp = [1, 4294967297]\n"),
+            "bad.toml:7:10: plan.tp[1]: must be a whole number from 1 to 2147483647, got "
+            "4294967297");
+  EXPECT_EQ(error_of(std::string(kGood) + "[plan]\nzero = 4294967296\n"),
+            "bad.toml:7:8: plan.zero: must be a whole number from 0 to 2147483647, got "
+            "4294967296");
+  EXPECT_EQ(error_of(edit("model = \"gpt3-1.3b\"", "model = \"gpt3-1.3b\"\nseq_len = 2147483648")),
+            "bad.toml:3:11: workload.seq_len: must be a whole number from 1 to 2147483647, got "
+            "2147483648");
+  // The ends of "pow2:A..B" are whole numbers: no sign or blank.
+  for (const char* bad : {"pow2:-1..4", "pow2: 1..4", "pow2:+1..4", "pow2:1..4 ", "pow2:1..1e3"})
+    EXPECT_EQ(error_of(edit("nodes = [1, 2]", fmt::format("nodes = \"{}\"", bad))),
+              fmt::format("bad.toml:5:9: cluster.nodes: must be a positive integer, a list, "
+                          "{{start, stop, step}}, {{start, stop, factor}} or \"pow2:A..B\", got "
+                          "string \"{}\"",
+                          bad))
+        << bad;
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = \"pow2:1..4\"")), "(no error)");
 }
 
 TEST(SpecErrors, Ranges) {
