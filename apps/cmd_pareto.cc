@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <optional>
 
 #include "analysis/front.h"
 #include "analysis/output.h"
@@ -96,30 +97,38 @@ int pareto(const Args& args) {
   if (!vm) return 0;
   engine::MpiShare mpi;
   if (bench_rows > 0) return bench(bench_rows, 3, store.chunk_rows, mpi);
-  read_pricing_flags(*vm, store);
-  if (objectives.empty()) throw_missing("objectives");
-  refuse_clobbering(store, {{csv, "--csv"}, {svg, "--svg"}});
-  OpenStore open(store);
+  // Every rank checks the same flags and opens the same store, so each would fail the same way:
+  // rank 0 says it once and the others leave with its exit code.
+  std::optional<OpenStore> open;
   analysis::FrontRequest request;
-  request.objectives = analysis::parse_objectives(objectives, open.data);
-  if (!group_by.empty()) request.group_by = open.data.column(group_by, "--group-by").name;
-  request.scan = open.scan();
+  try {
+    read_pricing_flags(*vm, store);
+    if (objectives.empty()) throw_missing("objectives");
+    refuse_clobbering(store, {{csv, "--csv"}, {svg, "--svg"}});
+    open.emplace(store);
+    request.objectives = analysis::parse_objectives(objectives, open->data);
+    if (!group_by.empty()) request.group_by = open->data.column(group_by, "--group-by").name;
+  } catch (const Error& e) {
+    if (mpi.rank() != 0) return e.exit_code();
+    throw;
+  }
+  request.scan = open->scan();
   request.scan.feasible_only = true;
   request.sample_size = svg.empty() ? 0 : sample;
   request.all_ties = all_ties;
-  const auto result = analysis::compute_fronts(open.data, request, &mpi);
+  const auto result = analysis::compute_fronts(open->data, request, &mpi);
   if (mpi.rank() != 0) return 0;
   if (json)
-    print_json(analysis::fronts_json(open.data, request, result, store.where));
+    print_json(analysis::fronts_json(open->data, request, result, store.where));
   else
-    analysis::print_fronts(std::cout, open.data, request, result, limit);
+    analysis::print_fronts(std::cout, open->data, request, result, limit);
   if (!csv.empty()) {
-    analysis::write_fronts_csv(csv, open.data, request, result);
+    analysis::write_fronts_csv(csv, open->data, request, result);
     if (!json) std::cout << fmt::format("\nWrote {}\n", csv);
   }
   if (!svg.empty()) {
     write_file_atomically(
-        svg, analysis::render_svg(analysis::front_plot(open.data, request, result)), "--svg");
+        svg, analysis::render_svg(analysis::front_plot(open->data, request, result)), "--svg");
     if (!json) std::cout << fmt::format("Wrote {}\n", svg);
   }
   return 0;

@@ -286,6 +286,16 @@ TEST_F(CliTest, ParetoCommandWritesTheFrontAndMpiRanksAgree) {
   EXPECT_EQ(a, b);
 }
 
+TEST_F(CliTest, ParetoOnMpiRanksSaysABadInputOnce) {
+  const Result r = run("mpirun --oversubscribe -n 3 " +
+                       cs(" pareto " + store_ + " --objectives nosuch,cost_usd"));
+  EXPECT_EQ(r.code, 2);
+  const std::string line = "clustersweep pareto: error: ";
+  std::size_t said = 0;
+  for (auto at = r.err.find(line); at != std::string::npos; at = r.err.find(line, at + 1)) ++said;
+  EXPECT_EQ(said, 1u) << r.err;
+}
+
 TEST_F(CliTest, TopSummaryEnergySensitivityAndReportRun) {
   const Result top =
       run(cs("top " + store_ + " --by time_to_train_s -n 3 --where \"gpu == 'A100-SXM4-80GB'\""));
