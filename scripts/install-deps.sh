@@ -11,9 +11,10 @@ packages=(
 )
 if [[ "${1:-}" == "--test" ]]; then
   # The real-scheduler tests, the h5py/pandas/xarray reader tests, the headless SVG render test,
-  # the format check.
+  # the format check, the fuzzers (clang, and what clang only recommends: its libFuzzer and
+  # sanitizer runtimes, and llvm-symbolizer, without which their reports show bare addresses).
   packages+=(slurm-wlm munge python3-h5py python3-numpy python3-pandas python3-xarray python3-h5netcdf
-             chromium clang-format)
+             chromium clang-format clang libclang-rt-dev llvm)
 fi
 
 missing=()
