@@ -15,7 +15,6 @@ import tempfile
 binary = os.path.abspath(sys.argv[1])
 show = "--print" in sys.argv[2:]
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-validation = os.path.join(os.path.dirname(root), "shared", "validation")
 
 OBJ = ["--objectives", "step_time_s,energy_per_step_j"]
 SUB = ["--nodes", "1", "--ntasks-per-node", "1", "--time", "1", "--dry-run"]
@@ -203,7 +202,8 @@ def setup(d):
     write("random.h5", bytes((i * 7919 + 13) % 251 for i in range(8192)), "wb")
     write("empty.h5", "")
     os.mkdir(os.path.join(d, "folder"))
-    shutil.copy(os.path.join(validation, "transformer_runs.csv"), os.path.join(d, "runs.csv"))
+    shutil.copy(os.path.join(root, "tests", "apps", "data", "transformer_runs.csv"),
+                os.path.join(d, "runs.csv"))
     with open(os.path.join(d, "runs.csv")) as f:
         write("header.csv", f.readline())
     shutil.copy(os.path.join(root, "spaces", "data", "calibration.toml"),
