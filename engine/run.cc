@@ -397,7 +397,7 @@ class Run {
     const ScheduleResult result = evaluate();
     if (result.status == ScheduleResult::failed) {
       if (comm_.rank() == 0) throw Error(result.error);
-      return kExitFailure;
+      return kExitOk;  // as for Quiet: rank 0 reports it, with the job's exit code
     }
     if (result.status == ScheduleResult::interrupted) {
       if (comm_.rank() == 0) {
@@ -730,8 +730,10 @@ int run(const jobs::Job& job, const std::vector<std::string>& command_line, std:
   const mpi::Comm comm;
   try {
     return Run(job, command_line, out, comm).execute();
-  } catch (const Quiet& q) {
-    return q.code;
+  } catch (const Quiet&) {
+    // Rank 0 says what failed and exits with its code, which mpiexec and srun make the job's.
+    // Exiting non-zero here too would let mpiexec kill rank 0 before it printed its line.
+    return kExitOk;
   }
 }
 
