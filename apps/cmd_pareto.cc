@@ -98,7 +98,8 @@ int pareto(const Args& args) {
   engine::MpiShare mpi;
   if (bench_rows > 0) return bench(bench_rows, 3, store.chunk_rows, mpi);
   // Every rank checks the same flags and opens the same store, so each would fail the same way:
-  // rank 0 says it once and the others leave with its exit code.
+  // rank 0 says it once, with the exit code that becomes the job's; the others leave with 0, since
+  // a non-zero exit would let mpiexec stop rank 0 before it printed (as engine::run does).
   std::optional<OpenStore> open;
   analysis::FrontRequest request;
   try {
@@ -109,7 +110,7 @@ int pareto(const Args& args) {
     request.objectives = analysis::parse_objectives(objectives, open->data);
     if (!group_by.empty()) request.group_by = open->data.column(group_by, "--group-by").name;
   } catch (const Error& e) {
-    if (mpi.rank() != 0) return e.exit_code();
+    if (mpi.rank() != 0) return kExitOk;
     throw;
   }
   request.scan = open->scan();
