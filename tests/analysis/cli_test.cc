@@ -18,42 +18,17 @@
 #include "analysis/front.h"
 #include "analysis/pareto.h"
 #include "analysis/source.h"
+#include "tests/analysis/shell.h"
 
 namespace clustersweep::analysis {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-Result run(const std::string& arguments) {
-  static int counter = 0;
-  const fs::path dir = fs::temp_directory_path();
-  const std::string stem =
-      "clustersweep-cli-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
-  const fs::path out = dir / (stem + ".out"), err = dir / (stem + ".err");
-  const std::string command = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
-                              arguments + " >" + out.string() + " 2>" + err.string();
-  const int status = std::system(command.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  const auto slurp = [](const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  };
-  r.out = slurp(out);
-  r.err = slurp(err);
-  fs::remove(out);
-  fs::remove(err);
-  return r;
-}
-
-const std::string kBinary = CLUSTERSWEEP_BINARY;
+using testing::kBinary;
+using testing::Result;
+using testing::run;
+using testing::slurp;
 
 class CliTest : public ::testing::Test {
  protected:
