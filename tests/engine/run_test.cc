@@ -22,17 +22,12 @@ using std::chrono::steady_clock;
 
 class RunTest : public ::testing::Test {
  protected:
-  std::string spec(const std::string& name, const std::string& text) {
-    const std::string path = dir_ / name;
-    write_file(path, text);
-    return path;
-  }
   TempDir dir_;
 };
 
 TEST_F(RunTest, SameRowsOnOneTwoAndThreeRanksAndAnyChunkSize) {
   for (const std::string keep : {"all", "pareto-per-design"}) {
-    const std::string s = spec("s.toml", small_spec(keep));
+    const std::string s = dir_.file("s.toml", small_spec(keep));
     std::string out;
     ASSERT_EQ(run(command(1, {"run", s, "-o", dir_ / "one.h5", "--no-summary"}), &out), 0) << out;
     ASSERT_EQ(
@@ -53,7 +48,7 @@ TEST_F(RunTest, SameRowsOnOneTwoAndThreeRanksAndAnyChunkSize) {
 
 TEST_F(RunTest, PlanSearchAndExhaustiveEnumerationWriteTheSameRows) {
   for (const std::string keep : {"best-per-design", "pareto-per-design"}) {
-    const std::string s = spec("s.toml", small_spec(keep));
+    const std::string s = dir_.file("s.toml", small_spec(keep));
     std::string out;
     ASSERT_EQ(run(command(2, {"run", s, "-o", dir_ / "search.h5", "--no-summary"}), &out), 0)
         << out;
@@ -84,7 +79,7 @@ TEST_F(RunTest, PlanSearchAndExhaustiveEnumerationWriteTheSameRows) {
 }
 
 TEST_F(RunTest, ReportsTheRunAndTheBestDesigns) {
-  const std::string s = spec("s.toml", small_spec("best-per-design"));
+  const std::string s = dir_.file("s.toml", small_spec("best-per-design"));
   std::string out;
   ASSERT_EQ(run(command(1, {"run", s, "-o", dir_ / "r.h5"}), &out), 0) << out;
   EXPECT_NE(out.find("wrote '" + (dir_ / "r.h5") +
@@ -101,7 +96,7 @@ TEST_F(RunTest, ReportsTheRunAndTheBestDesigns) {
 TEST_F(RunTest, TheBestDesignsTableShowsTiedDesignsOnce) {
   // On 2 and 4 nodes the data-parallel all-reduce hides behind the compute at 200 Gbit/s as at
   // 400: each of the 8 designs has a twin on the other bandwidth, and 4 rows show all 8.
-  const std::string s = spec("s.toml", small_spec("best-per-design"));
+  const std::string s = dir_.file("s.toml", small_spec("best-per-design"));
   std::string out;
   ASSERT_EQ(run(command(1, {"run", s, "-o", dir_ / "r.h5"}), &out), 0) << out;
   const auto table = out.find("best designs by time_to_train (the best plan of each):\n");
@@ -122,7 +117,7 @@ TEST_F(RunTest, TheBestDesignsTableShowsTiedDesignsOnce) {
 TEST_F(RunTest, TheBestDesignsTableIsTheSameForEveryKeepMode) {
   std::string table[2];
   for (int i = 0; i < 2; ++i) {
-    const std::string s = spec("s.toml", small_spec(i == 0 ? "all" : "best-per-design"));
+    const std::string s = dir_.file("s.toml", small_spec(i == 0 ? "all" : "best-per-design"));
     std::string out;
     ASSERT_EQ(
         run(command(2, {"run", s, "-o", dir_ / "r.h5", "--force", "--chunk-points", "777"}), &out),
@@ -161,7 +156,7 @@ TEST_F(RunTest, MixtureOfExpertsSweepNamesTheBestExpertParallelPlanOfEachCluster
 }
 
 TEST_F(RunTest, RefusesToOverwriteWithoutResumeOrForce) {
-  const std::string s = spec("s.toml", small_spec("best-per-design"));
+  const std::string s = dir_.file("s.toml", small_spec("best-per-design"));
   const std::string store = dir_ / "r.h5";
   ASSERT_EQ(run(command(1, {"run", s, "-o", store, "--no-summary"})), 0);
   const auto before = std::filesystem::last_write_time(store);
@@ -186,8 +181,8 @@ TEST_F(RunTest, RefusesToOverwriteWithoutResumeOrForce) {
 }
 
 TEST_F(RunTest, RefusesToResumeAStoreOfAnotherSpec) {
-  const std::string a = spec("a.toml", small_spec("best-per-design"));
-  const std::string b = spec("b.toml", small_spec("best-per-design", "energy"));
+  const std::string a = dir_.file("a.toml", small_spec("best-per-design"));
+  const std::string b = dir_.file("b.toml", small_spec("best-per-design", "energy"));
   const std::string store = dir_ / "r.h5";
   ASSERT_EQ(run(command(1, {"run", a, "-o", store, "--no-summary"})), 0);
   std::string out;
@@ -200,7 +195,7 @@ TEST_F(RunTest, RefusesToResumeAStoreOfAnotherSpec) {
 }
 
 TEST_F(RunTest, RefusesAStoreAnotherRunIsWriting) {
-  const std::string s = spec("s.toml", small_spec("best-per-design"));
+  const std::string s = dir_.file("s.toml", small_spec("best-per-design"));
   const std::string store = dir_ / "r.h5";
   const int fd = open((store + ".lock").c_str(), O_CREAT | O_RDWR, 0644);
   ASSERT_EQ(flock(fd, LOCK_EX | LOCK_NB), 0);  // as a running clustersweep holds it
@@ -217,7 +212,7 @@ TEST_F(RunTest, RefusesAStoreAnotherRunIsWriting) {
 }
 
 TEST_F(RunTest, ResumeOfAMissingStoreStartsIt) {
-  const std::string s = spec("s.toml", small_spec("feasible"));
+  const std::string s = dir_.file("s.toml", small_spec("feasible"));
   std::string out;
   EXPECT_EQ(run(command(1, {"run", s, "-o", dir_ / "r.h5", "--resume", "--no-summary"}), &out), 0)
       << out;
@@ -225,7 +220,7 @@ TEST_F(RunTest, ResumeOfAMissingStoreStartsIt) {
 }
 
 TEST_F(RunTest, ClearErrorsForBadOutputAndSpec) {
-  const std::string s = spec("s.toml", small_spec());
+  const std::string s = dir_.file("s.toml", small_spec());
   std::string out;
   // Refused by the command's output-path check or, behind it, by the engine's: one line naming
   // the folder.
@@ -246,7 +241,7 @@ TEST_F(RunTest, ClearErrorsForBadOutputAndSpec) {
 }
 
 TEST_F(RunTest, ShardsCoverTheSpaceInOrder) {
-  const std::string s = spec("s.toml", small_spec("all"));
+  const std::string s = dir_.file("s.toml", small_spec("all"));
   ASSERT_EQ(run(command(1, {"run", s, "-o", dir_ / "whole.h5", "--no-summary"})), 0);
   std::uint64_t next = 0;
   for (int i = 0; i < 3; ++i) {
@@ -318,7 +313,7 @@ bool wait_until_working(pid_t pid, const std::string& store, std::uint64_t befor
 }
 
 TEST_F(RunTest, SigtermStopsWithCode75AndResumeFinishesIdentically) {
-  const std::string s = spec("s.toml", long_spec("all"));
+  const std::string s = dir_.file("s.toml", long_spec("all"));
   std::string out;
   ASSERT_EQ(
       run(command(2, {"run", s, "-o", dir_ / "ref.h5", "--chunk-points", "512", "--no-summary"}),
@@ -363,7 +358,7 @@ TEST_F(RunTest, SigkillAtRandomMomentsThenResumeGivesIdenticalRows) {
        {Case{"all", long_spec("all"), "512"}, Case{"feasible", long_spec("feasible"), "512"},
         Case{"dlrm-all", long_dlrm_spec("all"), "64"}}) {
     const std::string& keep = c.keep;
-    const std::string s = spec("s.toml", c.text);
+    const std::string s = dir_.file("s.toml", c.text);
     std::string out;
     const std::string ref = dir_ / ("ref-" + keep + ".h5");
     ASSERT_EQ(
@@ -410,7 +405,7 @@ TEST_F(RunTest, SigkillAtRandomMomentsThenResumeGivesIdenticalRows) {
 }
 
 TEST_F(RunTest, PythonH5pyReadsTheStoreWithoutProjectCode) {
-  const std::string s = spec("s.toml", small_spec("all"));
+  const std::string s = dir_.file("s.toml", small_spec("all"));
   const std::string store = dir_ / "r.h5";
   ASSERT_EQ(run(command(2, {"run", s, "-o", store, "--no-summary"})), 0);
   const std::string script = dir_ / "read.py";

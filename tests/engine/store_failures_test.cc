@@ -61,17 +61,12 @@ std::string expect_one_error(const std::vector<std::string>& argv, int code,
 
 class StoreFailures : public ::testing::Test {
  protected:
-  std::string spec(const std::string& name, const std::string& text) {
-    const std::string path = dir_ / name;
-    write_file(path, text);
-    return path;
-  }
   TempDir dir_;
 };
 
 TEST_F(StoreFailures, AFolderThatTakesNoFilesIsBadInput) {
   if (!fs::is_directory("/proc/self")) GTEST_SKIP() << "no /proc";
-  const std::string s = spec("s.toml", small_spec());
+  const std::string s = dir_.file("s.toml", small_spec());
   for (int ranks : {1, 2})
     expect_one_error(command(ranks, {"run", s, "-o", "/proc/x.h5"}), 2,
                      "clustersweep run: error: --output '/proc/x.h5': cannot create a file in "
@@ -91,9 +86,9 @@ TEST_F(StoreFailures, ASpaceTooLargeForTheDiskIsRefusedBeforeAnyFileIsMade) {
       "hbm_gb = {start = 1, stop = 1000, step = 1}\n"
       "expansion_gb = {start = 1, stop = 1000, step = 1}\n"
       "expansion_gbytes_per_s = 64\n";
-  const std::string best = spec("best.toml", axes +
-                                                 "[plan]\ntp = 1\npp = 1\n"
-                                                 "[output]\nkeep = \"best-per-design\"\n");
+  const std::string best = dir_.file("best.toml", axes +
+                                                      "[plan]\ntp = 1\npp = 1\n"
+                                                      "[output]\nkeep = \"best-per-design\"\n");
   const std::string store = dir_ / "r.h5";
   for (int ranks : {1, 3}) {
     const std::string line = expect_one_error(
@@ -108,10 +103,10 @@ TEST_F(StoreFailures, ASpaceTooLargeForTheDiskIsRefusedBeforeAnyFileIsMade) {
   // 10^15 designs of 80 plans, every plan kept at most: a staging file of more than 2^63 bytes,
   // which no file system holds.
   const std::string pareto =
-      spec("pareto.toml", axes + "nvlink_gbytes_per_s = {start = 1, stop = 1000, step = 1}\n" +
-                              "[plan]\ntp = [1, 2]\npp = [1, 2]\ncp = [1, 2]\n"
-                              "micro_batch = \"pow2:1..16\"\n"
-                              "[output]\nkeep = \"pareto-per-design\"\n");
+      dir_.file("pareto.toml", axes + "nvlink_gbytes_per_s = {start = 1, stop = 1000, step = 1}\n" +
+                                   "[plan]\ntp = [1, 2]\npp = [1, 2]\ncp = [1, 2]\n"
+                                   "micro_batch = \"pow2:1..16\"\n"
+                                   "[output]\nkeep = \"pareto-per-design\"\n");
   for (int ranks : {1, 2}) {
     const std::string line = expect_one_error(
         command(ranks, {"run", pareto, "-o", store}), 2,
@@ -156,7 +151,7 @@ class SmallDisk {
 };
 
 TEST_F(StoreFailures, AFullDiskEndsTheRunWithOneLineOnEveryRankCount) {
-  const std::string s = spec("s.toml", small_spec("feasible"));
+  const std::string s = dir_.file("s.toml", small_spec("feasible"));
   // The store cannot even be created: HDF5 fails to write its metadata, and to close the file.
   {
     SmallDisk disk(dir_ / "full", "1m");
@@ -192,7 +187,7 @@ TEST_F(StoreFailures, AFullDiskEndsTheRunWithOneLineOnEveryRankCount) {
 // folder that does not exist): the run says so, keeps every finished chunk, removes what it
 // made, and a resume finishes it identically.
 TEST_F(StoreFailures, AFailedAssemblyKeepsTheWorkAndResumeFinishesIt) {
-  const std::string s = spec("s.toml", small_spec("pareto-per-design"));
+  const std::string s = dir_.file("s.toml", small_spec("pareto-per-design"));
   std::string out;
   ASSERT_EQ(run(command(1, {"run", s, "-o", dir_ / "ref.h5", "--no-summary"}), &out), 0) << out;
   for (int ranks : {1, 3}) {
@@ -215,7 +210,7 @@ TEST_F(StoreFailures, AFailedAssemblyKeepsTheWorkAndResumeFinishesIt) {
 // --resume reads the store as the analysis commands do, and refuses a damaged one in their words,
 // changing nothing.
 TEST_F(StoreFailures, ResumeOfADamagedStoreSaysWhatSummarySays) {
-  const std::string s = spec("s.toml", small_spec("all"));
+  const std::string s = dir_.file("s.toml", small_spec("all"));
   std::string out;
   ASSERT_EQ(run(command(1, {"run", s, "-o", dir_ / "whole.h5", "--no-summary"}), &out), 0) << out;
   const std::string whole = read_file(dir_ / "whole.h5");
@@ -238,7 +233,7 @@ TEST_F(StoreFailures, ResumeOfADamagedStoreSaysWhatSummarySays) {
 }
 
 TEST_F(StoreFailures, AMergeThatCannotBeWrittenLeavesNothing) {
-  const std::string s = spec("s.toml", small_spec("all"));
+  const std::string s = dir_.file("s.toml", small_spec("all"));
   std::string out;
   for (const auto& [name, shard] : {std::pair{"s0.h5", "0/2"}, std::pair{"s1.h5", "1/2"}})
     ASSERT_EQ(
