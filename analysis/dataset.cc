@@ -216,8 +216,39 @@ const Column* Dataset::find(std::string_view name) const noexcept {
   return nullptr;
 }
 
+std::optional<std::string> Dataset::not_kept(std::string_view name) const {
+  const auto text = source_->string_attribute("omitted_columns");
+  if (!text || text->empty()) return std::nullopt;
+  std::vector<std::string> omitted;
+  for (std::size_t start = 0; start <= text->size();) {
+    const std::size_t blank = std::min(text->find(' ', start), text->size());
+    omitted.push_back(text->substr(start, blank - start));
+    start = blank + 1;
+  }
+  const auto left_out = [&](std::string_view n) {
+    return std::find(omitted.begin(), omitted.end(), n) != omitted.end();
+  };
+  std::string missing(name);
+  if (!left_out(name)) {
+    const PricedColumn* p = find_priced(name);
+    if (!p) return std::nullopt;
+    const auto need = std::find_if(p->needs.begin(), p->needs.end(), left_out);
+    if (need == p->needs.end()) return std::nullopt;
+    missing = *need;
+  }
+  const std::string kept = source_->string_attribute("kept_columns").value_or("?");
+  const bool list = kept != "all" && kept != "summary";
+  return fmt::format(
+      "{}'{}' was not kept in '{}' (its sweep's [output] columns = {}); rerun the sweep with "
+      "columns = \"all\"{}",
+      missing == name ? "column " : fmt::format("column '{}' needs '{}', but ", name, missing),
+      missing, source_->path(), list ? kept : fmt::format("\"{}\"", kept),
+      fmt::format(", or with '{}' in its list", missing));
+}
+
 const Column& Dataset::column(std::string_view name, std::string_view what) const {
   if (const Column* c = find(name)) return *c;
+  if (const auto why = not_kept(name)) throw InputError(fmt::format("{}: {}", what, *why));
   std::vector<std::string> names;
   for (const auto& c : columns_) names.push_back(c.name);
   const auto close = closest_names(name, names, 1);

@@ -4,6 +4,7 @@
 // optional --where filter. Memory is bounded by the chunk size, never by the number of rows.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -75,8 +76,11 @@ class Dataset {
   std::vector<std::string> column_list(std::string_view text, std::string_view what) const;
 
   const Column* find(std::string_view name) const noexcept;
-  // The column or InputError "<what>: unknown column 'X'; did you mean 'Y'?".
+  // The column or InputError "<what>: unknown column 'X'; did you mean 'Y'?", or, for a column
+  // the store's sweep did not keep (`[output] columns`), "<what>: column 'X' was not kept ...".
   const Column& column(std::string_view name, std::string_view what) const;
+  // Why `name` is missing when the sweep left it (or a column a priced one needs) out; else none.
+  std::optional<std::string> not_kept(std::string_view name) const;
 
  private:
   const ColumnSource* source_;

@@ -56,6 +56,9 @@ int plan(const Args& args) {
   const double sample_s = (*vm)["sample-seconds"].as<double>();
 
   const auto space = spaces::Space::load((*vm)["spec"].as<std::string>());
+  // The store's row exactly as the engine lays it out (docs/store-format.md); checks the names
+  // of `[output] columns`.
+  const engine::Schema schema = engine::make_schema(space);
   std::cout << fmt::format("spec: {} (valid)\n\n", space.filename());
   const auto plan_axes = std::count_if(space.axes().begin(), space.axes().end(),
                                        [](const spaces::Axis& a) { return a.is_plan; });
@@ -104,13 +107,16 @@ int plan(const Args& args) {
   std::cout << fmt::format("  run time:   {} on 1 core, {} on {} ranks (compute only)\n",
                            format_duration(f.core_seconds), format_duration(f.core_seconds / ranks),
                            ranks);
-  // The store's row exactly as the engine lays it out (docs/store-format.md).
-  const double row_bytes = static_cast<double>(engine::make_schema(space).row_bytes());
-  std::cout << fmt::format("  store:      keep = {}: {}{} rows x {:.0f} B = {}\n",
-                           spaces::to_string(space.keep()),
-                           space.keep() == spaces::Keep::pareto_per_design ? "about " : "",
-                           with_commas(static_cast<std::uint64_t>(rows + 0.5)), row_bytes,
-                           format_bytes(rows * row_bytes));
+  const double row_bytes = static_cast<double>(schema.row_bytes());
+  std::cout << fmt::format("  store:      keep = {}, columns = {} ({} columns), compression = {}\n",
+                           spaces::to_string(space.keep()), space.output_columns().text(),
+                           schema.columns.size(), spaces::to_string(space.compression()));
+  std::cout << fmt::format(
+      "              {}{} rows x {:.0f} B = {}{}\n",
+      space.keep() == spaces::Keep::pareto_per_design ? "about " : "",
+      with_commas(static_cast<std::uint64_t>(rows + 0.5)), row_bytes,
+      format_bytes(rows * row_bytes),
+      space.compression() == spaces::Compression::none ? "" : " before compression");
   return kExitOk;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <tuple>
 
 namespace clustersweep {
 
@@ -36,10 +37,12 @@ std::vector<std::string> closest_names(std::string_view name,
                                        const std::vector<std::string>& candidates,
                                        std::size_t max) {
   const std::string target = lower(name);
-  std::vector<std::pair<std::size_t, std::string>> scored;
+  // (score, edit distance, candidate): near misses of equal score rank by their edit distance.
+  std::vector<std::tuple<std::size_t, std::size_t, std::string>> scored;
   for (const auto& candidate : candidates) {
     const std::string c = lower(candidate);
-    std::size_t d = edit_distance(target, c);
+    const std::size_t edits = edit_distance(target, c);
+    std::size_t d = edits;
     // A candidate containing the name (or the reverse), or every '-'-separated part of it, is a
     // near miss whatever its length ('A100-80GB' -> 'A100-SXM4-80GB').
     if (!target.empty() &&
@@ -53,13 +56,14 @@ std::vector<std::string> closest_names(std::string_view name,
       start = end + 1;
     }
     if (all_parts) d = std::min<std::size_t>(d, 2);
-    scored.emplace_back(d, candidate);
+    scored.emplace_back(d, edits, candidate);
   }
-  std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) {
+    return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+  });
   std::vector<std::string> out;
   const std::size_t limit = std::max<std::size_t>(3, target.size() / 2);
-  for (const auto& [d, candidate] : scored) {
+  for (const auto& [d, edits, candidate] : scored) {
     if (out.size() >= max || d > limit) break;
     out.push_back(candidate);
   }

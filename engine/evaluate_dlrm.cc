@@ -138,6 +138,7 @@ void DlrmChunkEvaluator::finish_design() {
 }
 
 void DlrmChunkEvaluator::put(std::size_t c, std::size_t r, double value) noexcept {
+  if (c == Schema::npos) return;  // a column `[output] columns` does not keep
   visit(schema_.columns[c].type, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     static_cast<T*>(rows_.raw(c))[r] = static_cast<T>(value);

@@ -37,7 +37,8 @@ TransformerChunkEvaluator::TransformerChunkEvaluator(const spaces::Space& space,
   for (int i = 0; i < spaces::kNumAxes; ++i) axis_col_[i] = schema.index(axes[i].name);
   for (int m = 0; m < kNumTransformerMetrics; ++m)
     metric_col_[m] = schema.index(kTransformerMetrics[m].name);
-  if (schema.columns[reason_col_].type != ColumnType::label8)
+  point_u32_ = schema.columns[point_col_].type == ColumnType::u32;
+  if (reason_col_ != Schema::npos && schema.columns[reason_col_].type != ColumnType::label8)
     throw Error("internal: infeasible_reason is not a label8 column");
 }
 
@@ -224,6 +225,7 @@ void TransformerChunkEvaluator::fill_design_rows() {
   const std::size_t first = design_first_row_, last = used_;
   if (first == last) return;
   auto fill = [&](std::size_t c, double value) {
+    if (c == Schema::npos) return;  // a column `[output] columns` does not keep
     with_column(c, [&](auto* p) {
       std::fill(p + first, p + last, static_cast<std::remove_pointer_t<decltype(p)>>(value));
     });
@@ -242,6 +244,10 @@ void TransformerChunkEvaluator::fill_design_rows() {
     for (int i = spaces::kNumAxes - 1; i >= spaces::kTp; --i) {
       const spaces::Axis& axis = axes[i];
       const std::uint64_t size = axis.size();
+      if (axis_col_[i] == Schema::npos) {
+        stride *= size;
+        continue;
+      }
       with_column(axis_col_[i], [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;
         std::uint64_t d = (plan_begin / stride) % size;
@@ -272,6 +278,7 @@ void TransformerChunkEvaluator::refresh_columns() {
   f64_metrics_.clear();
   f32_metrics_.clear();
   for (int m = 0; m < kNumTransformerMetrics; ++m) {
+    if (metric_col_[m] == Schema::npos) continue;
     if (kTransformerMetrics[m].type == ColumnType::f32)
       f32_metrics_.push_back({static_cast<float*>(column_[metric_col_[m]]), m});
     else
@@ -293,20 +300,25 @@ void TransformerChunkEvaluator::append(std::uint64_t point_id, const estimator::
   auto at = [&](std::size_t c, auto value) {
     static_cast<decltype(value)*>(column_[c])[r] = value;
   };
-  at(point_col_, point_id);
+  if (point_u32_)
+    at(point_col_, static_cast<std::uint32_t>(point_id));
+  else
+    at(point_col_, point_id);
   // design_id and the design axes are constant over a design's rows: fill_design_rows() sets them.
   // With keep = "all" the plan axes (like the design axes) are filled by fill_design_rows().
   if (keep_ != spaces::Keep::all) {
     const auto& axes = space_.axes();
     for (int i = spaces::kTp; i < spaces::kNumAxes; ++i) {
       const std::uint32_t d = digits_[i];
-      put(axis_col_[i], r, axes[i].is_label ? d : axes[i].numbers[d]);
+      if (axis_col_[i] != Schema::npos)
+        put(axis_col_[i], r, axes[i].is_label ? d : axes[i].numbers[d]);
     }
   }
-  put(dp_col_, r, plan ? plan->dp : derived_dp());
+  if (dp_col_ != Schema::npos) put(dp_col_, r, plan ? plan->dp : derived_dp());
   const bool feasible = e && e->feasible;
   at(feasible_col_, static_cast<std::uint8_t>(feasible ? 1 : 0));
-  at(reason_col_, static_cast<std::uint8_t>(reason));  // label8: checked in the constructor
+  // label8: checked in the constructor
+  if (reason_col_ != Schema::npos) at(reason_col_, static_cast<std::uint8_t>(reason));
 
   double m[kNumTransformerMetrics];
   if (e) {

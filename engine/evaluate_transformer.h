@@ -60,8 +60,9 @@ class TransformerChunkEvaluator final : public FamilyEvaluator {
   // false: by evaluating every plan.
   bool search_;
 
-  // Column indices.
+  // Column indices; Schema::npos for a column `[output] columns` does not keep.
   std::size_t point_col_, design_col_, dp_col_, feasible_col_, reason_col_, num_gpus_col_;
+  bool point_u32_ = false;  // point_id is stored as uint32 (a space of at most 2^32 points)
   std::array<std::size_t, spaces::kNumAxes> axis_col_{};
   std::size_t metric_col_[kNumTransformerMetrics] = {};
 

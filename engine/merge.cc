@@ -163,9 +163,9 @@ RunStats copy_rows(const std::vector<ShardStore>& stores, const std::string& pat
       s.reader.read_rows(at, count, block);
       writer.write(offset, block, 0, count);
       offset += count;
-      const std::uint64_t* point = block.column<std::uint64_t>(point_column);
       for (std::uint64_t r = 0; r < count; ++r) {
-        while (chunk + 1 < layout.chunks() && point[r] >= layout.chunk(chunk).point_end) ++chunk;
+        const auto point = static_cast<std::uint64_t>(block.number(point_column, r));
+        while (chunk + 1 < layout.chunks() && point >= layout.chunk(chunk).point_end) ++chunk;
         ++chunk_rows[chunk];
       }
     }

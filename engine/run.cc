@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -241,6 +242,9 @@ StoreHeader make_header(const spaces::Space& space, const jobs::Job& job, const 
   h.family = estimator::to_string(space.family());
   h.keep = spaces::to_string(space.keep());
   h.objective = spaces::to_string(space.objective());
+  h.kept_columns = space.output_columns().text();
+  h.omitted_columns = fmt::format("{}", fmt::join(h.schema.omitted, " "));
+  h.compression = spaces::to_string(space.compression());
   if (space.keep() == spaces::Keep::best_per_design ||
       space.keep() == spaces::Keep::pareto_per_design)
     h.plan_search = job.options.exhaustive ? "exhaustive" : "exact-search";

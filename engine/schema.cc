@@ -1,10 +1,16 @@
 #include "engine/schema.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "base/error.h"
+#include "base/names.h"
 #include "estimator/estimator.h"
+#include "estimator/family.h"
 #include "spaces/space.h"
 
 namespace clustersweep::engine {
@@ -134,9 +140,11 @@ void add_outcome_columns(Schema& s, ColumnType gpus_type, const MetricColumn* me
 
 }  // namespace
 
-Schema make_schema(const spaces::Space& space) {
+Schema full_schema(const spaces::Space& space) {
   Schema s;
-  add(s, "point_id", "", "id", ColumnType::u64);
+  add(s, "point_id", "", "id",
+      space.size() - 1 <= std::numeric_limits<std::uint32_t>::max() ? ColumnType::u32
+                                                                    : ColumnType::u64);
   add(s, "design_id", "", "id",
       space.designs() - 1 <= std::numeric_limits<std::uint32_t>::max() ? ColumnType::u32
                                                                        : ColumnType::u64);
@@ -166,6 +174,57 @@ Schema make_schema(const spaces::Space& space) {
                           gpu_count_type(space, spaces::kDlrmClusterSize, spaces::kDlrmGpusPerNode),
                           kDlrmMetrics.data(), kNumDlrmMetrics);
       break;
+  }
+  return s;
+}
+
+namespace {
+
+// Kept whatever `[output] columns` says: a row's identity (merge orders by it, the run's summary
+// groups by design) and whether it runs (what analysis filters on first).
+bool always_kept(const std::string& name) {
+  return name == "point_id" || name == "design_id" || name == "feasible";
+}
+
+bool in_summary(const std::string& name, const std::string& role) {
+  if (role != "metric" || name == "feasible" || name == "infeasible_reason" || name == "num_gpus")
+    return true;
+  for (const auto& m : kTransformerMetrics)
+    if (name == m.name) return m.summary;
+  for (const auto& m : kDlrmMetrics)
+    if (name == m.name) return m.summary;
+  return false;
+}
+
+}  // namespace
+
+Schema make_schema(const spaces::Space& space) {
+  Schema full = full_schema(space);
+  const spaces::OutputColumns& wanted = space.output_columns();
+  using Kind = spaces::OutputColumns::Kind;
+  if (wanted.kind == Kind::all) return full;
+  for (std::size_t i = 0; i < wanted.names.size(); ++i) {
+    if (full.index(wanted.names[i]) != Schema::npos) continue;
+    std::vector<std::string> names;
+    for (const auto& c : full.columns) names.push_back(c.name);
+    const auto close = closest_names(wanted.names[i], names, 1);
+    throw InputError(
+        fmt::format("{}: output.columns: '{}' is no column of this {} store; {}", wanted.where[i],
+                    wanted.names[i], estimator::to_string(space.family()),
+                    close.empty() ? fmt::format("its columns are: {}", fmt::join(names, ", "))
+                                  : fmt::format("did you mean '{}'?", close.front())));
+  }
+  Schema s;
+  for (auto& c : full.columns) {
+    const bool kept =
+        always_kept(c.name) ||
+        (wanted.kind == Kind::summary
+             ? in_summary(c.name, c.role)
+             : std::find(wanted.names.begin(), wanted.names.end(), c.name) != wanted.names.end());
+    if (kept)
+      s.columns.push_back(std::move(c));
+    else
+      s.omitted.push_back(c.name);
   }
   return s;
 }

@@ -84,21 +84,25 @@ struct Column {
 struct MetricColumn {
   const char* name;
   const char* unit;
-  ColumnType type;  // f64 for what analysis computes with, f32 for the breakdowns
-  bool needs_run;   // NaN unless the point is feasible; else filled for every evaluated point
+  // f64 for what analysis ranks and prices by (step and train time, energy to train), whose ties
+  // and orders it must keep; f32 for the rest: 7 significant digits are far finer than the
+  // estimate's accuracy (docs/store-format.md, "Columns").
+  ColumnType type;
+  bool needs_run;  // NaN unless the point is feasible; else filled for every evaluated point
+  bool summary;    // kept by `[output] columns = "summary"`
 };
 // The metrics of the training job both families start with, filled by job_metric_values().
 inline constexpr std::array<MetricColumn, 10> kJobMetrics = {{
-    {"step_time_s", "s", ColumnType::f64, true},
-    {"time_to_train_s", "s", ColumnType::f64, true},
-    {"time_to_train_failure_free_s", "s", ColumnType::f64, true},
-    {"goodput", "fraction", ColumnType::f64, true},
-    {"checkpoint_interval_s", "s", ColumnType::f64, true},
-    {"step_time_lo_s", "s", ColumnType::f32, true},
-    {"step_time_hi_s", "s", ColumnType::f32, true},
-    {"time_to_train_lo_s", "s", ColumnType::f32, true},
-    {"time_to_train_hi_s", "s", ColumnType::f32, true},
-    {"calibration_support", "", ColumnType::f32, false},
+    {"step_time_s", "s", ColumnType::f64, true, true},
+    {"time_to_train_s", "s", ColumnType::f64, true, true},
+    {"time_to_train_failure_free_s", "s", ColumnType::f32, true, false},
+    {"goodput", "fraction", ColumnType::f32, true, false},
+    {"checkpoint_interval_s", "s", ColumnType::f32, true, false},
+    {"step_time_lo_s", "s", ColumnType::f32, true, false},
+    {"step_time_hi_s", "s", ColumnType::f32, true, false},
+    {"time_to_train_lo_s", "s", ColumnType::f32, true, false},
+    {"time_to_train_hi_s", "s", ColumnType::f32, true, false},
+    {"calibration_support", "", ColumnType::f32, false, false},
 }};
 inline constexpr int kNumJobMetrics = static_cast<int>(kJobMetrics.size());
 
@@ -143,26 +147,26 @@ void metric_values(const std::array<MetricColumn, N>& metrics, const double* val
 // The transformer family's metrics: what make_schema() declares and transformer_metric_values()
 // fills, side by side so that a metric is added in one place.
 inline constexpr auto kTransformerMetrics = after_job_metrics<20>({{
-    {"tokens_per_s", "tokens/s", ColumnType::f64, true},
-    {"mfu", "fraction", ColumnType::f64, true},
-    {"model_flops_per_step", "FLOP", ColumnType::f32, false},
-    {"mem_per_gpu_bytes", "B", ColumnType::f64, false},
-    {"mem_hbm_bytes", "B", ColumnType::f32, false},
-    {"mem_expansion_bytes", "B", ColumnType::f32, false},
-    {"energy_per_step_j", "J", ColumnType::f64, true},
-    {"energy_to_train_j", "J", ColumnType::f64, true},
-    {"time_compute_s", "s", ColumnType::f32, true},
-    {"time_memory_bound_s", "s", ColumnType::f32, true},
-    {"time_tp_comm_s", "s", ColumnType::f32, true},
-    {"time_cp_comm_s", "s", ColumnType::f32, true},
-    {"time_pp_p2p_s", "s", ColumnType::f32, true},
-    {"time_pp_bubble_s", "s", ColumnType::f32, true},
-    {"time_dp_exposed_s", "s", ColumnType::f32, true},
-    {"time_ep_a2a_s", "s", ColumnType::f32, true},
-    {"time_edp_exposed_s", "s", ColumnType::f32, true},
-    {"time_optimizer_s", "s", ColumnType::f32, true},
-    {"time_offload_s", "s", ColumnType::f32, true},
-    {"time_overhead_s", "s", ColumnType::f32, true},
+    {"tokens_per_s", "tokens/s", ColumnType::f32, true, true},
+    {"mfu", "fraction", ColumnType::f32, true, true},
+    {"model_flops_per_step", "FLOP", ColumnType::f32, false, false},
+    {"mem_per_gpu_bytes", "B", ColumnType::f32, false, true},
+    {"mem_hbm_bytes", "B", ColumnType::f32, false, false},
+    {"mem_expansion_bytes", "B", ColumnType::f32, false, false},
+    {"energy_per_step_j", "J", ColumnType::f32, true, false},
+    {"energy_to_train_j", "J", ColumnType::f64, true, true},
+    {"time_compute_s", "s", ColumnType::f32, true, false},
+    {"time_memory_bound_s", "s", ColumnType::f32, true, false},
+    {"time_tp_comm_s", "s", ColumnType::f32, true, false},
+    {"time_cp_comm_s", "s", ColumnType::f32, true, false},
+    {"time_pp_p2p_s", "s", ColumnType::f32, true, false},
+    {"time_pp_bubble_s", "s", ColumnType::f32, true, false},
+    {"time_dp_exposed_s", "s", ColumnType::f32, true, false},
+    {"time_ep_a2a_s", "s", ColumnType::f32, true, false},
+    {"time_edp_exposed_s", "s", ColumnType::f32, true, false},
+    {"time_optimizer_s", "s", ColumnType::f32, true, false},
+    {"time_offload_s", "s", ColumnType::f32, true, false},
+    {"time_overhead_s", "s", ColumnType::f32, true, false},
 }});
 inline constexpr int kNumTransformerMetrics = static_cast<int>(kTransformerMetrics.size());
 
@@ -207,22 +211,22 @@ inline void transformer_metric_values(const estimator::Estimate& e, double steps
 
 // The recommendation-model family's metrics, filled by dlrm_metric_values() in this order.
 inline constexpr auto kDlrmMetrics = after_job_metrics<16>({{
-    {"samples_per_s", "samples/s", ColumnType::f64, true},
-    {"mfu", "fraction", ColumnType::f64, true},
-    {"model_flops_per_step", "FLOP", ColumnType::f32, false},
-    {"mem_per_gpu_bytes", "B", ColumnType::f64, false},
-    {"mem_hbm_bytes", "B", ColumnType::f32, false},
-    {"mem_expansion_bytes", "B", ColumnType::f32, false},
-    {"energy_per_step_j", "J", ColumnType::f64, true},
-    {"energy_to_train_j", "J", ColumnType::f64, true},
-    {"time_embedding_fwd_s", "s", ColumnType::f32, true},
-    {"time_embedding_bwd_s", "s", ColumnType::f32, true},
-    {"time_all_to_all_s", "s", ColumnType::f32, true},
-    {"time_mlp_compute_s", "s", ColumnType::f32, true},
-    {"time_memory_bound_s", "s", ColumnType::f32, true},
-    {"time_dense_allreduce_s", "s", ColumnType::f32, true},
-    {"time_optimizer_s", "s", ColumnType::f32, true},
-    {"time_overhead_s", "s", ColumnType::f32, true},
+    {"samples_per_s", "samples/s", ColumnType::f32, true, true},
+    {"mfu", "fraction", ColumnType::f32, true, true},
+    {"model_flops_per_step", "FLOP", ColumnType::f32, false, false},
+    {"mem_per_gpu_bytes", "B", ColumnType::f32, false, true},
+    {"mem_hbm_bytes", "B", ColumnType::f32, false, false},
+    {"mem_expansion_bytes", "B", ColumnType::f32, false, false},
+    {"energy_per_step_j", "J", ColumnType::f32, true, false},
+    {"energy_to_train_j", "J", ColumnType::f64, true, true},
+    {"time_embedding_fwd_s", "s", ColumnType::f32, true, false},
+    {"time_embedding_bwd_s", "s", ColumnType::f32, true, false},
+    {"time_all_to_all_s", "s", ColumnType::f32, true, false},
+    {"time_mlp_compute_s", "s", ColumnType::f32, true, false},
+    {"time_memory_bound_s", "s", ColumnType::f32, true, false},
+    {"time_dense_allreduce_s", "s", ColumnType::f32, true, false},
+    {"time_optimizer_s", "s", ColumnType::f32, true, false},
+    {"time_overhead_s", "s", ColumnType::f32, true, false},
 }});
 inline constexpr int kNumDlrmMetrics = static_cast<int>(kDlrmMetrics.size());
 
@@ -251,6 +255,8 @@ inline void dlrm_metric_values(const estimator::DlrmEstimate& e, double steps,
 
 struct Schema {
   std::vector<Column> columns;
+  // The columns of the full schema that `[output] columns` left out (make_schema()), in order.
+  std::vector<std::string> omitted;
   // Index of the column named `name`, or npos.
   std::size_t index(const std::string& name) const noexcept;
   std::size_t row_bytes() const noexcept;  // bytes of one row on disk
@@ -259,10 +265,14 @@ struct Schema {
 
 // The store's columns for a space: point_id, design_id, one column per axis (Space::axes()
 // order), then the columns of the space's family: for the transformer dp, feasible,
-// infeasible_reason, num_gpus and its metrics (docs/store-format.md lists them).
+// infeasible_reason, num_gpus and its metrics (docs/store-format.md lists them); of those, the
+// ones the spec's `[output] columns` keeps (point_id, design_id and feasible always), in that
+// order. InputError naming the spec's line for a listed name that is no column of the store.
 // Integral columns get the narrowest type that holds every value the space can produce (design
 // axes with catalog defaults resolved: design_axis_values()).
 Schema make_schema(const spaces::Space& space);
+// Every column a store of `space` can keep: make_schema() with `[output] columns = "all"`.
+Schema full_schema(const spaces::Space& space);
 
 // The values the store's column of design axis `axis` can hold: the axis's numbers, with a 0 that
 // means "catalog default" (Axis::zero_means_default) replaced by every default it resolves to

@@ -192,13 +192,16 @@ const char* type_name(ColumnType type) {
 // The types the format gives a column of this name in a store of `family`, when it fixes them (an
 // axis column's type depends on the values the spec gives it).
 std::vector<ColumnType> fixed_types(const std::string& name, estimator::Family family) {
-  if (name == "point_id") return {ColumnType::u64};
+  if (name == "point_id") return {ColumnType::u64, ColumnType::u32};
   if (name == "design_id") return {ColumnType::u32, ColumnType::u64};
   if (name == "feasible") return {ColumnType::boolean};
   if (name == "infeasible_reason") return {ColumnType::label8, ColumnType::label};
+  // Version 3 stored some of today's float32 metrics as float64.
   const auto find = [&](const auto& table) -> std::vector<ColumnType> {
     for (const auto& m : table)
-      if (name == m.name) return {m.type};
+      if (name == m.name)
+        return m.type == ColumnType::f64 ? std::vector{m.type}
+                                         : std::vector{m.type, ColumnType::f64};
     return {};
   };
   switch (family) {
@@ -356,12 +359,13 @@ void check_store(hid_t file, const std::string& path) {
           "\"{}\")",
           path, kStoreFormat));
     const auto version = h5::read_number_attribute(file, "format_version");
-    if (!version || *version != static_cast<double>(kStoreFormatVersion))
+    if (!version || *version < static_cast<double>(kOldestReadableFormatVersion) ||
+        *version > static_cast<double>(kStoreFormatVersion))
       throw InputError(fmt::format(
-          "'{}' has store format version {}; this clustersweep reads version {} (use the "
+          "'{}' has store format version {}; this clustersweep reads versions {} to {} (use the "
           "clustersweep that wrote it, or rerun the sweep)",
           path, version ? fmt::format("{}", *version) : std::string("(missing)"),
-          kStoreFormatVersion));
+          kOldestReadableFormatVersion, kStoreFormatVersion));
     // A store without the attribute predates families: a transformer store.
     estimator::Family family;
     const auto name_of_family = h5::read_string_attribute(file, "family");

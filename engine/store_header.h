@@ -14,7 +14,9 @@
 namespace clustersweep::engine {
 
 inline constexpr const char* kStoreFormat = "clustersweep-store";  // root attribute "format"
-inline constexpr std::int64_t kStoreFormatVersion = 3;
+inline constexpr std::int64_t kStoreFormatVersion = 4;
+// The oldest version this clustersweep reads: version 3 stores differ only in wider columns.
+inline constexpr std::int64_t kOldestReadableFormatVersion = 3;
 
 // Everything written when a store is created.
 struct StoreHeader {
@@ -29,6 +31,9 @@ struct StoreHeader {
   std::string family = "transformer";  // the workload family (estimator/family.h) of every row
   std::string keep;                    // "all", "feasible", "best-per-design", "pareto-per-design"
   std::string objective;               // "step_time", "time_to_train", "energy", "cost"
+  std::string kept_columns = "all";    // `[output] columns`: "all", "summary" or the list
+  std::string omitted_columns;         // the columns it left out, blank-separated
+  std::string compression = "none";    // `[output] compression`: "none", "fast", "small"
   // How per-design keep modes found their plans: "exact-search" or "exhaustive" ("none" for
   // keep = all or feasible), by the run that created the store.
   std::string plan_search = "none";
@@ -64,6 +69,9 @@ struct StoreHeader {
     visit("family", h.family);
     visit("keep", h.keep);
     visit("objective", h.objective);
+    visit("kept_columns", h.kept_columns);
+    visit("omitted_columns", h.omitted_columns);
+    visit("compression", h.compression);
     visit("plan_search", h.plan_search);
     visit("rows", h.rows);
     visit("space_points", h.space_points);

@@ -17,6 +17,11 @@ namespace {
 
 constexpr std::uint64_t kReadRows = 1 << 18;
 
+// What the best-designs table reads of every row.
+constexpr const char* kBestDesignColumns[] = {"feasible", "design_id",         "num_gpus",
+                                              "gpu",      "time_to_train_s",   "step_time_s",
+                                              "mfu",      "energy_to_train_j", "mem_per_gpu_bytes"};
+
 }  // namespace
 
 std::uint64_t count_feasible(const StoreReader& store) {
@@ -105,6 +110,14 @@ std::string format_value(const ColumnInfo& column, double v) {
 
 void print_best_designs(const StoreReader& store, const spaces::Space& space, std::size_t top,
                         std::ostream& out) {
+  std::vector<std::string> missing;
+  for (const char* name : kBestDesignColumns)
+    if (!store.find_column(name)) missing.push_back(name);
+  if (!missing.empty()) {
+    out << fmt::format("best designs: not shown: the store does not keep {} ([output] columns)\n",
+                       fmt::join(missing, ", "));
+    return;
+  }
   const auto best = best_designs(store, space.objective(), top);
   if (best.empty()) {
     out << "no feasible point: every plan of every design was removed or ran out of memory\n";

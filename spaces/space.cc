@@ -1,6 +1,7 @@
 #include "spaces/space.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -12,6 +13,7 @@
 #include "base/files.h"
 #include "base/format.h"
 #include "spaces/space_impl.h"
+#include "spaces/spec_reader.h"
 
 namespace clustersweep::spaces {
 
@@ -494,6 +496,8 @@ double Space::usd_per_gpu_s(const DlrmDesign& design) const noexcept {
 }
 Keep Space::keep() const noexcept { return impl_->keep; }
 Objective Space::objective() const noexcept { return impl_->objective; }
+const OutputColumns& Space::output_columns() const noexcept { return impl_->output_columns; }
+Compression Space::compression() const noexcept { return impl_->compression; }
 const estimator::Calibration& Space::calibration() const noexcept { return impl_->calibration; }
 const std::string& Space::calibration_file() const noexcept { return impl_->calibration_file; }
 const CalibrationSupport& Space::support() const noexcept { return impl_->support; }
@@ -519,6 +523,31 @@ std::string Axis::value_text(std::size_t index) const {
 }
 
 const char* to_string(Keep keep) noexcept { return kKeepNames[static_cast<int>(keep)]; }
+
+const char* to_string(Compression compression) noexcept {
+  return kCompressionNames[static_cast<int>(compression)];
+}
+
+bool parse_compression(std::string_view text, Compression& out) noexcept {
+  const int k = find_name(kCompressionNames, text);
+  if (k < 0) return false;
+  out = static_cast<Compression>(k);
+  return true;
+}
+
+std::string OutputColumns::text() const {
+  switch (kind) {
+    case Kind::all:
+      return "all";
+    case Kind::summary:
+      return "summary";
+    case Kind::list:
+      break;
+  }
+  std::vector<std::string> quoted;
+  for (const auto& n : names) quoted.push_back(fmt::format("\"{}\"", n));
+  return fmt::format("[{}]", fmt::join(quoted, ", "));
+}
 const char* to_string(Objective objective) noexcept {
   return kObjectiveNames[static_cast<int>(objective)];
 }

@@ -193,7 +193,23 @@ Pricing stored_pricing(const Source& source) {
 
 enum class Keep : std::uint8_t { all, feasible, best_per_design, pareto_per_design };
 enum class Objective : std::uint8_t { step_time, time_to_train, energy, cost };
-const char* to_string(Keep keep) noexcept;            // "all", "best-per-design", ...
+const char* to_string(Keep keep) noexcept;  // "all", "best-per-design", ...
+
+// Which columns a store keeps per row (`[output] columns`, docs/spec-format.md). The names of a
+// list are checked against the store's columns by engine::make_schema(), the one place that knows
+// them; `where` keeps each name's place in the spec for its message.
+struct OutputColumns {
+  enum class Kind : std::uint8_t { all, summary, list };
+  Kind kind = Kind::all;
+  bool given = false;              // false: the default of the keep mode (summary for keep = "all")
+  std::vector<std::string> names;  // Kind::list
+  std::vector<std::string> where;  // "file:line:column" of each name
+  std::string text() const;        // "all", "summary", or the list as TOML: ["a", "b"]
+};
+// Filters of the store's column datasets (`[output] compression`, docs/store-format.md).
+enum class Compression : std::uint8_t { none, fast, small };
+const char* to_string(Compression compression) noexcept;  // "none", "fast", "small"
+bool parse_compression(std::string_view text, Compression& out) noexcept;
 const char* to_string(Objective objective) noexcept;  // "step_time", "time_to_train", ...
 
 // One design: the workload and cluster the plan loop runs on.
@@ -321,6 +337,8 @@ class Space {
   double usd_per_gpu_s(const DlrmDesign& design) const noexcept;
   Keep keep() const noexcept;
   Objective objective() const noexcept;
+  const OutputColumns& output_columns() const noexcept;
+  Compression compression() const noexcept;
   const estimator::Calibration& calibration() const noexcept;
   // The calibration file the spec names, resolved against the spec's folder; empty for none.
   const std::string& calibration_file() const noexcept;

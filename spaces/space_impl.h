@@ -20,6 +20,7 @@ inline constexpr const char* kOffloadNames[] = {"none", "optimizer", "optimizer_
 inline constexpr const char* kSplitNames[] = {"even", "embedding_loss", "uneven"};
 inline constexpr const char* kKeepNames[] = {"all", "feasible", "best-per-design",
                                              "pareto-per-design"};
+inline constexpr const char* kCompressionNames[] = {"none", "fast", "small"};
 inline constexpr const char* kObjectiveNames[] = {"step_time", "time_to_train", "energy", "cost"};
 
 // Constraint variables beyond the axes: the cluster size the axes do not hold (at index
@@ -71,6 +72,8 @@ struct Space::Impl {
   estimator::Reliability reliability;
   Keep keep = Keep::all;
   Objective objective = Objective::step_time;
+  OutputColumns output_columns;
+  Compression compression = Compression::none;
   estimator::Calibration calibration;
   std::string calibration_file;  // the file the spec names, resolved; empty: the built-in one
   CalibrationSupport support;

@@ -89,6 +89,11 @@ class Parser {
     parse_pricing();
     parse_reliability();
     parse_output();
+    // Unless the spec says otherwise, a store of every point keeps the summary columns (its
+    // bytes set the run's pace); the filtered modes keep a row per design or front: all of it.
+    if (!im_.output_columns.given)
+      im_.output_columns.kind =
+          im_.keep == Keep::all ? OutputColumns::Kind::summary : OutputColumns::Kind::all;
     layout();
     parse_constraints();
   }
@@ -801,7 +806,7 @@ class Parser {
   void parse_output() {
     const toml::table* t = subtable(r_, root_, "output", "output");
     if (!t) return;
-    check_keys(r_, *t, "output", {"keep", "objective"});
+    check_keys(r_, *t, "output", {"keep", "objective", "columns", "compression"});
     if (const toml::node* n = t->get("keep")) {
       const auto* s = n->as_string();
       const int k = s ? find_name(kKeepNames, s->get()) : -1;
@@ -820,6 +825,49 @@ class Parser {
                             describe_node(*n)));
       }
       im_.objective = static_cast<Objective>(k);
+    }
+    if (const toml::node* n = t->get("columns")) parse_columns(*n);
+    if (const toml::node* n = t->get("compression")) {
+      const auto* s = n->as_string();
+      if (!s || !parse_compression(s->get(), im_.compression))
+        r_.fail(*n, "output.compression",
+                fmt::format("must be one of {}, got {}", quoted_list(kCompressionNames),
+                            describe_node(*n)));
+    }
+  }
+
+  // `columns = "all" | "summary" | ["name", ...]`: the names are checked against the store's
+  // columns by engine::make_schema(); here only their form.
+  void parse_columns(const toml::node& n) {
+    OutputColumns& c = im_.output_columns;
+    c.given = true;
+    const std::string message = fmt::format(
+        "must be \"all\", \"summary\" or an array of column names, got {}", describe_node(n));
+    if (const auto* s = n.as_string()) {
+      if (s->get() == "all")
+        c.kind = OutputColumns::Kind::all;
+      else if (s->get() == "summary")
+        c.kind = OutputColumns::Kind::summary;
+      else
+        r_.fail(n, "output.columns", message);
+      return;
+    }
+    const auto* array = n.as_array();
+    if (!array) r_.fail(n, "output.columns", message);
+    if (array->empty())
+      r_.fail(n, "output.columns",
+              "an empty list keeps nothing but point_id, design_id and feasible: name the columns "
+              "to keep, or use \"summary\"");
+    c.kind = OutputColumns::Kind::list;
+    for (const toml::node& item : *array) {
+      const auto* s = item.as_string();
+      if (!s)
+        r_.fail(item, "output.columns",
+                fmt::format("must name columns as strings, got {}", describe_node(item)));
+      if (std::find(c.names.begin(), c.names.end(), s->get()) != c.names.end())
+        r_.fail(item, "output.columns", fmt::format("names '{}' twice", s->get()));
+      c.names.push_back(s->get());
+      c.where.push_back(r_.where(item.source()));
     }
   }
 

@@ -502,6 +502,34 @@ TEST_F(CliTest, BadInputGetsOneClearErrorAndExitCode2) {
                "'cost_usd'?");
   EXPECT_FALSE(fs::exists(dir_ / "x.csv"));
 
+  // A column the sweep did not keep (quick.toml keeps the summary of every point), and a priced
+  // column that needs one.
+  expect_error("top " + store_ + " --by time_compute_s",
+               "clustersweep top: error: --by: column 'time_compute_s' was not kept in '" + store_ +
+                   "' (its sweep's [output] columns = \"summary\"); rerun the sweep with columns "
+                   "= \"all\", or with 'time_compute_s' in its list");
+  {
+    const std::string spec = (dir_ / "listed.toml").string();
+    std::ifstream quick(CLUSTERSWEEP_SOURCE_DIR "/examples/quick.toml");
+    std::string text((std::istreambuf_iterator<char>(quick)), std::istreambuf_iterator<char>());
+    text += "columns = [\"gpu\", \"num_gpus\", \"time_to_train_s\"]\n";
+    std::ofstream(spec) << text;
+    const std::string listed = (dir_ / "listed.h5").string();
+    const Result sweep = run(cs("run " + spec + " -o " + listed));
+    ASSERT_EQ(sweep.code, 0) << sweep.err;
+    EXPECT_NE(sweep.out.find("best designs: not shown: the store does not keep step_time_s, mfu, "
+                             "energy_to_train_j, mem_per_gpu_bytes ([output] columns)\n"),
+              std::string::npos)
+        << sweep.out;
+    expect_error("pareto " + listed + " --objectives time_to_train_s,cost_usd",
+                 "clustersweep pareto: error: --objectives: column 'cost_usd' needs "
+                 "'energy_to_train_j', but 'energy_to_train_j' was not kept in '" +
+                     listed +
+                     "' (its sweep's [output] columns = [\"gpu\", \"num_gpus\", "
+                     "\"time_to_train_s\"]); rerun the sweep with columns = \"all\", or with "
+                     "'energy_to_train_j' in its list");
+  }
+
   // A store of another format version.
   const std::string v99 = (dir_ / "v99.h5").string();
   fs::copy_file(store_, v99);
@@ -509,10 +537,11 @@ TEST_F(CliTest, BadInputGetsOneClearErrorAndExitCode2) {
                          "', 'r+'); f.attrs['format_version'] = 99; f.close()\"")
                             .c_str()),
             0);
-  expect_error("summary " + v99,
-               "clustersweep summary: error: '" + v99 +
-                   "' has store format version 99; this clustersweep reads version 3 (use the "
-                   "clustersweep that wrote it, or rerun the sweep)");
+  expect_error(
+      "summary " + v99,
+      "clustersweep summary: error: '" + v99 +
+          "' has store format version 99; this clustersweep reads versions 3 to 4 (use the "
+          "clustersweep that wrote it, or rerun the sweep)");
 
   // A store holds one family, named in its root attributes.
   ASSERT_EQ(std::system(("/usr/bin/python3 -c \"import h5py, sys; f = h5py.File('" + store_ +

@@ -26,26 +26,33 @@ using test::run;
 using test::TempDir;
 using test::write_file;
 
+// A value as a float32 column stores it.
+double as_f32(double value) { return static_cast<double>(static_cast<float>(value)); }
+double as_f32(const nlohmann::json& value) { return as_f32(value.get<double>()); }
+
 // The job columns of a store, which `estimate --json` names alike in its "job" object (JSON has
 // no infinity: a job that never fails has a null checkpoint interval).
 class JobColumns {
  public:
   explicit JobColumns(const StoreReader& store) {
-    for (std::size_t c = 0; c < std::size(kNames); ++c)
+    for (std::size_t c = 0; c < std::size(kNames); ++c) {
       store.read(kNames[c], 0, store.rows(), values_[c]);
+      f32_[c] = store.find_column(kNames[c])->type == ColumnType::f32;
+    }
   }
   void expect_equal(const nlohmann::json& job, std::uint64_t row) const {
-    for (std::size_t c = 0; c < std::size(kNames); ++c)
-      EXPECT_EQ(job[kNames[c]].is_null() ? std::numeric_limits<double>::infinity()
-                                         : job[kNames[c]].get<double>(),
-                values_[c][row])
-          << kNames[c];
+    for (std::size_t c = 0; c < std::size(kNames); ++c) {
+      const double value = job[kNames[c]].is_null() ? std::numeric_limits<double>::infinity()
+                                                    : job[kNames[c]].get<double>();
+      EXPECT_EQ(f32_[c] ? as_f32(value) : value, values_[c][row]) << kNames[c];
+    }
   }
 
  private:
   static constexpr const char* kNames[] = {"time_to_train_s", "time_to_train_failure_free_s",
                                            "goodput", "checkpoint_interval_s", "energy_to_train_j"};
   std::vector<double> values_[std::size(kNames)];
+  bool f32_[std::size(kNames)] = {};
 };
 
 // A random spec and the spec-level settings (not axes) it gives.
@@ -144,6 +151,7 @@ RandomSpec random_spec(std::mt19937_64& rng, bool with_gb200) {
       s.scalars.emplace_back(key, value);
     }
   }
+  t += "[output]\ncolumns = \"all\"\n";
   return s;
 }
 
@@ -218,7 +226,7 @@ TEST(Agreement, EstimateEqualsTheSweepsRowOnRandomPointsOfRandomSpecs) {
                   static_cast<double>(e.feasible ? est::Infeasible::none : e.reason));
         EXPECT_EQ(rows.number(column("dp"), r), pt.plan.dp);
         EXPECT_EQ(rows.number(column("mem_per_gpu_bytes"), r),
-                  e.memory.hbm_bytes + e.memory.expansion_bytes);
+                  static_cast<float>(e.memory.hbm_bytes + e.memory.expansion_bytes));
         EXPECT_EQ(rows.number(column("mem_hbm_bytes"), r), static_cast<float>(e.memory.hbm_bytes));
         EXPECT_EQ(rows.number(column("mem_expansion_bytes"), r),
                   static_cast<float>(e.memory.expansion_bytes));
@@ -226,9 +234,10 @@ TEST(Agreement, EstimateEqualsTheSweepsRowOnRandomPointsOfRandomSpecs) {
                   spaces::point_interval(pt, pt.plan).support.runs);
         if (!e.feasible) continue;
         EXPECT_EQ(rows.number(column("step_time_s"), r), e.time.total_s);
-        EXPECT_EQ(rows.number(column("tokens_per_s"), r), e.tokens_per_s);
-        EXPECT_EQ(rows.number(column("mfu"), r), e.mfu);
-        EXPECT_EQ(rows.number(column("energy_per_step_j"), r), e.energy_per_step_j);
+        EXPECT_EQ(rows.number(column("tokens_per_s"), r), static_cast<float>(e.tokens_per_s));
+        EXPECT_EQ(rows.number(column("mfu"), r), static_cast<float>(e.mfu));
+        EXPECT_EQ(rows.number(column("energy_per_step_j"), r),
+                  static_cast<float>(e.energy_per_step_j));
         // The job: the point's tokens and reliability, the design's checkpoint.
         const double steps = est::steps_to_train(pt.workload, pt.training_tokens);
         const est::JobOutcome job = est::job_outcome(
@@ -237,8 +246,9 @@ TEST(Agreement, EstimateEqualsTheSweepsRowOnRandomPointsOfRandomSpecs) {
                 est::Estimator(pt.workload, pt.cluster, pt.calibration).checkpoint_bytes()),
             e.time.total_s, steps);
         EXPECT_EQ(rows.number(column("time_to_train_s"), r), job.wall_s);
-        EXPECT_EQ(rows.number(column("goodput"), r), job.goodput);
-        EXPECT_EQ(rows.number(column("checkpoint_interval_s"), r), job.checkpoint_interval_s);
+        EXPECT_EQ(rows.number(column("goodput"), r), static_cast<float>(job.goodput));
+        EXPECT_EQ(rows.number(column("checkpoint_interval_s"), r),
+                  static_cast<float>(job.checkpoint_interval_s));
         const std::pair<const char*, double> parts[] = {
             {"time_compute_s", e.time.compute_s},
             {"time_memory_bound_s", e.time.memory_bound_s},
@@ -297,9 +307,6 @@ TEST(Agreement, EstimateJsonEqualsTheStoreOfARealRun) {
   store.read("time_to_train_hi_s", 0, store.rows(), train_hi);
   std::vector<double> support;
   store.read("calibration_support", 0, store.rows(), support);
-  auto as_stored = [](const nlohmann::json& x) {
-    return static_cast<double>(static_cast<float>(x.get<double>()));
-  };
   int evaluated = 0, removed = 0;
   for (int tries = 0; tries < 5000 && (evaluated < 15 || removed < 10); ++tries) {
     const std::uint64_t id = rng() % store.rows();  // keep = "all": row = point id
@@ -325,18 +332,18 @@ TEST(Agreement, EstimateJsonEqualsTheStoreOfARealRun) {
     EXPECT_EQ(json["feasible"].get<bool>(), feasible[id] == 1);
     EXPECT_EQ(json["reason"].get<std::string>(),
               est::to_string(static_cast<est::Infeasible>(reason[id])));
-    EXPECT_EQ(
-        json["memory_bytes"]["hbm"].get<double>() + json["memory_bytes"]["expansion"].get<double>(),
-        mem[id]);
+    EXPECT_EQ(as_f32(json["memory_bytes"]["hbm"].get<double>() +
+                     json["memory_bytes"]["expansion"].get<double>()),
+              mem[id]);
     EXPECT_EQ(json["calibration_support"].get<int>(), support[id]);
     if (feasible[id] == 1) {
       EXPECT_EQ(json["step_time_s"]["total"].get<double>(), step[id]);
-      EXPECT_EQ(json["energy_per_step_j"].get<double>(), energy[id]);
+      EXPECT_EQ(as_f32(json["energy_per_step_j"]), energy[id]);
       job.expect_equal(json["job"], id);
-      EXPECT_EQ(as_stored(json["step_time_lo_s"]), step_lo[id]);
-      EXPECT_EQ(as_stored(json["step_time_hi_s"]), step_hi[id]);
-      EXPECT_EQ(as_stored(json["job"]["time_to_train_lo_s"]), train_lo[id]);
-      EXPECT_EQ(as_stored(json["job"]["time_to_train_hi_s"]), train_hi[id]);
+      EXPECT_EQ(as_f32(json["step_time_lo_s"]), step_lo[id]);
+      EXPECT_EQ(as_f32(json["step_time_hi_s"]), step_hi[id]);
+      EXPECT_EQ(as_f32(json["job"]["time_to_train_lo_s"]), train_lo[id]);
+      EXPECT_EQ(as_f32(json["job"]["time_to_train_hi_s"]), train_hi[id]);
       EXPECT_LT(step_lo[id], step[id]);
       EXPECT_GT(step_hi[id], step[id]);
     } else {
@@ -398,15 +405,15 @@ TEST(Agreement, RecommendationSweepEqualsEstimateOnPointsOfEveryKind) {
     EXPECT_EQ(json["feasible"].get<bool>(), feasible[id] == 1);
     EXPECT_EQ(json["reason"].get<std::string>(),
               est::to_string(static_cast<est::Infeasible>(reason[id])));
-    EXPECT_EQ(
-        json["memory_bytes"]["hbm"].get<double>() + json["memory_bytes"]["expansion"].get<double>(),
-        mem[id]);
+    EXPECT_EQ(as_f32(json["memory_bytes"]["hbm"].get<double>() +
+                     json["memory_bytes"]["expansion"].get<double>()),
+              mem[id]);
     EXPECT_EQ(json["calibration_support"].get<int>(), support[id]);
     (support[id] < spaces::kFewCalibrationRuns ? few : many) += 1;
     if (feasible[id] == 1) {
       EXPECT_EQ(json["step_time_s"]["total"].get<double>(), step[id]);
-      EXPECT_EQ(json["samples_per_s"].get<double>(), samples[id]);
-      EXPECT_EQ(json["energy_per_step_j"].get<double>(), energy[id]);
+      EXPECT_EQ(as_f32(json["samples_per_s"]), samples[id]);
+      EXPECT_EQ(as_f32(json["energy_per_step_j"]), energy[id]);
       EXPECT_EQ(static_cast<float>(json["step_time_lo_s"].get<double>()), step_lo[id]);
       EXPECT_EQ(static_cast<float>(json["step_time_hi_s"].get<double>()), step_hi[id]);
       job.expect_equal(json["job"], id);

@@ -121,7 +121,7 @@ TEST_P(KeepModes, ChunkedEvaluationMatchesTheBruteForceReference) {
       const RowBlock& rows = evaluator.rows();
       ASSERT_LE(rows.rows(), layout.slot_capacity(k));
       for (std::size_t r = 0; r < rows.rows(); ++r) {
-        const std::uint64_t id = rows.column<std::uint64_t>(id_col)[r];
+        const auto id = static_cast<std::uint64_t>(rows.number(id_col, r));
         const Point& p = points[id];
         got.push_back(id);
         ASSERT_EQ(rows.column<std::uint8_t>(feasible_col)[r], p.feasible ? 1 : 0) << id;

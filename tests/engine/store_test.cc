@@ -102,7 +102,7 @@ TEST(Store, WritesAndReadsBackEveryType) {
   EXPECT_EQ(r.string_attribute("spec"), "spec text");
   EXPECT_EQ(r.number_attribute("pue"), 1.5);
   EXPECT_EQ(r.number_attribute("mpi_size"), 2);
-  EXPECT_EQ(r.number_attribute("format_version"), 3);
+  EXPECT_EQ(r.number_attribute("format_version"), kStoreFormatVersion);
   EXPECT_EQ(r.string_attribute("pue"), std::nullopt);
   EXPECT_EQ(r.number_attribute("missing"), std::nullopt);
   RowBlock all;
@@ -182,6 +182,48 @@ TEST(Schema, NarrowestTypeHoldsEveryValue) {
   EXPECT_EQ(label_type(257), ColumnType::label);
 }
 
+TEST(Schema, OutputColumnsKeepTheSummaryOrTheListAndNameABadName) {
+  const auto names = [](const Schema& schema) {
+    std::vector<std::string> out;
+    for (const auto& c : schema.columns) out.push_back(c.name);
+    return out;
+  };
+  // keep = "all" keeps the summary by default.
+  const spaces::Space summary =
+      spaces::Space::parse(test::small_spec("all", "time_to_train", "[2, 4]", "", ""), "s.toml");
+  const Schema s = make_schema(summary);
+  std::vector<std::string> want = {"point_id", "design_id"};
+  for (const auto& axis : summary.axes()) want.push_back(axis.name);
+  for (const char* n :
+       {"dp", "feasible", "infeasible_reason", "num_gpus", "step_time_s", "time_to_train_s",
+        "tokens_per_s", "mfu", "mem_per_gpu_bytes", "energy_to_train_j"})
+    want.push_back(n);
+  EXPECT_EQ(names(s), want);
+  EXPECT_EQ(s.columns[s.index("point_id")].type, ColumnType::u32);  // 55,296 points
+  EXPECT_EQ(s.columns[s.index("mfu")].type, ColumnType::f32);
+  EXPECT_EQ(s.columns[s.index("step_time_s")].type, ColumnType::f64);
+  EXPECT_EQ(s.omitted.size() + s.columns.size(), full_schema(summary).columns.size());
+  EXPECT_EQ(s.omitted.front(), "time_to_train_failure_free_s");
+  // A list keeps the ids and feasibility too, in schema order.
+  const spaces::Space listed = spaces::Space::parse(
+      test::small_spec("all", "time_to_train", "[2, 4]", "", "columns = [\"mfu\", \"tp\"]\n"),
+      "s.toml");
+  EXPECT_EQ(names(make_schema(listed)),
+            (std::vector<std::string>{"point_id", "design_id", "tp", "feasible", "mfu"}));
+  const spaces::Space bad =
+      spaces::Space::parse(test::small_spec("all", "time_to_train", "[2, 4]", "",
+                                            "columns = [\"tp\", \"step_tim_s\"]\n"),
+                           "s.toml");
+  try {
+    make_schema(bad);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "s.toml:24:18: output.columns: 'step_tim_s' is no column of this transformer store; "
+              "did you mean 'step_time_s'?");
+  }
+}
+
 TEST(Store, ReadErrorsNameTheColumnAndRange) {
   TempDir dir;
   const std::string path = dir / "s.h5";
@@ -244,7 +286,7 @@ TEST(StoreReader, ClearErrorsForFilesThatAreNotStores) {
   }
   EXPECT_EQ(open_error(dir / "v9.h5"), "'" + (dir / "v9.h5") +
                                            "' has store format version 9; this clustersweep reads "
-                                           "version 3 (use the clustersweep that "
+                                           "versions 3 to 4 (use the clustersweep that "
                                            "wrote it, or rerun the sweep)");
   test::write_file(dir / "run.h5.partial", "");
   EXPECT_EQ(open_error(dir / "run.h5"),

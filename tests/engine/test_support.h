@@ -17,11 +17,15 @@
 
 namespace clustersweep::test {
 
+// The tests compare every column unless they say otherwise: `output` ends the [output] table.
+inline const std::string kAllColumns = "columns = \"all\"\n";
+
 // A small space: 8 designs x 3456 plans of Llama 3 8B. `nodes` widens it.
 inline std::string small_spec(const std::string& keep = "all",
                               const std::string& objective = "time_to_train",
                               const std::string& nodes = "[2, 4]",
-                              const std::string& extra_cluster = "") {
+                              const std::string& extra_cluster = "",
+                              const std::string& output = kAllColumns) {
   return "description = \"engine test space\"\n"
          "[workload]\nmodel = \"llama3-8b\"\nprecision = \"bf16\"\ntraining_tokens = 15e12\n"
          "[cluster]\ngpu = [\"A100-SXM4-80GB\", \"H100-SXM5-80GB\"]\nnodes = " +
@@ -34,13 +38,14 @@ inline std::string small_spec(const std::string& keep = "all",
          "zero = [0, 1]\nrecompute = \"all\"\nsequence_parallel = \"all\"\n"
          "[pricing]\ngpu_hour_usd = 2.5\n"
          "[output]\nkeep = \"" +
-         keep + "\"\nobjective = \"" + objective + "\"\n";
+         keep + "\"\nobjective = \"" + objective + "\"\n" + output;
 }
 
 // A small recommendation-model space: two models, two accelerators, two sizes and network speeds,
 // every sharding (and the planner's best).
 inline std::string small_dlrm_spec(const std::string& keep = "all",
-                                   const std::string& objective = "time_to_train") {
+                                   const std::string& objective = "time_to_train",
+                                   const std::string& output = kAllColumns) {
   return "description = \"engine test space, DLRM\"\n"
          "[workload]\nfamily = \"dlrm\"\nmodel = [\"dlrm-criteo-small\", \"dlrmv2-dcnv2\"]\n"
          "precision = [\"fp32\", \"fp16\"]\ntraining_samples = 4e9\n"
@@ -49,7 +54,7 @@ inline std::string small_dlrm_spec(const std::string& keep = "all",
          "[plan]\nsharding = \"all\"\n"
          "[pricing]\ngpu_hour_usd = 2.5\n"
          "[output]\nkeep = \"" +
-         keep + "\"\nobjective = \"" + objective + "\"\n";
+         keep + "\"\nobjective = \"" + objective + "\"\n" + output;
 }
 
 class TempDir {

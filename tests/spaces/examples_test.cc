@@ -75,7 +75,11 @@ TEST(PlanCommand, PrintsAxesCountsAndForecast) {
   EXPECT_EQ(s.size(), 147'456u);
   EXPECT_NE(r.out.find("run time:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("on 2 ranks"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("store:      keep = all: 147,456 rows x "), std::string::npos) << r.out;
+  EXPECT_NE(
+      r.out.find("store:      keep = all, columns = summary (37 columns), compression = none\n"
+                 "              147,456 rows x "),
+      std::string::npos)
+      << r.out;
 }
 
 TEST(PlanCommand, BadSpecExitsTwoWithOneLine) {

@@ -52,7 +52,40 @@ TEST(SpecErrors, UnknownKeys) {
             "before the "
             "first [table]");
   EXPECT_EQ(error_of(std::string(kGood) + "[output]\nxyzzy = 1\n"),
-            "bad.toml:7:1: output.xyzzy: unknown key; valid keys are: keep, objective");
+            "bad.toml:7:1: output.xyzzy: unknown key; valid keys are: keep, objective, columns, "
+            "compression");
+}
+
+TEST(SpecErrors, OutputColumnsAndCompression) {
+  const std::string output = std::string(kGood) + "[output]\n";
+  EXPECT_EQ(error_of(output + "columns = 3\n"),
+            "bad.toml:7:11: output.columns: must be \"all\", \"summary\" or an array of column "
+            "names, got integer 3");
+  EXPECT_EQ(error_of(output + "columns = \"some\"\n"),
+            "bad.toml:7:11: output.columns: must be \"all\", \"summary\" or an array of column "
+            "names, got string \"some\"");
+  EXPECT_EQ(error_of(output + "columns = []\n"),
+            "bad.toml:7:11: output.columns: an empty list keeps nothing but point_id, design_id "
+            "and feasible: name the columns to keep, or use \"summary\"");
+  EXPECT_EQ(error_of(output + "columns = [\"tp\", 4]\n"),
+            "bad.toml:7:18: output.columns: must name columns as strings, got integer 4");
+  EXPECT_EQ(error_of(output + "columns = [\"tp\", \"pp\", \"tp\"]\n"),
+            "bad.toml:7:24: output.columns: names 'tp' twice");
+  EXPECT_EQ(error_of(output + "compression = \"zstd\"\n"),
+            "bad.toml:7:15: output.compression: must be one of \"none\", \"fast\", \"small\", "
+            "got string \"zstd\"");
+  // The default keeps the summary of every point, every column of a row per design.
+  EXPECT_EQ(spaces::Space::parse(kGood, "good.toml").output_columns().kind,
+            spaces::OutputColumns::Kind::summary);
+  EXPECT_EQ(spaces::Space::parse(output + "keep = \"best-per-design\"\n", "good.toml")
+                .output_columns()
+                .text(),
+            "all");
+  const auto listed =
+      spaces::Space::parse(output + "columns = [\"tp\", \"step_time_s\"]\n", "good.toml");
+  EXPECT_EQ(listed.output_columns().text(), "[\"tp\", \"step_time_s\"]");
+  EXPECT_EQ(listed.output_columns().where,
+            (std::vector<std::string>{"good.toml:7:12", "good.toml:7:18"}));
 }
 
 TEST(SpecErrors, MissingTablesAndKeys) {
