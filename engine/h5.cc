@@ -4,10 +4,12 @@
 #include <hdf5_hl.h>
 #include <sys/statvfs.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <tuple>
 #include <utility>
 
 namespace clustersweep::engine::h5 {
@@ -307,11 +309,20 @@ bool exists(hid_t parent, const std::string& name) {
 }
 
 Id create_dataset(hid_t parent, const std::string& name, hid_t type, std::uint64_t rows,
-                  const std::string& context) {
+                  const std::string& context, const Filters& filters) {
   const std::string what = fmt::format("cannot create dataset '{}'", name);
   Id dcpl = property_list(H5P_DATASET_CREATE, context);
-  check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), context, what.c_str());
-  check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), context, what.c_str());
+  if (filters.any() && rows > 0) {
+    const hsize_t chunk[1] = {std::clamp<hsize_t>(filters.chunk_rows, 1, rows)};
+    check(H5Pset_chunk(dcpl.get(), 1, chunk), context, what.c_str());
+    if (filters.shuffle) check(H5Pset_shuffle(dcpl.get()), context, what.c_str());
+    if (filters.deflate > 0)
+      check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(filters.deflate)), context,
+            what.c_str());
+  } else {
+    check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), context, what.c_str());
+    check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), context, what.c_str());
+  }
   check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), context, what.c_str());
   Id space = dataspace_1d(rows, context);
   return Id(check(H5Dcreate2(parent, name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(),
@@ -335,11 +346,30 @@ std::pair<Id, Id> selection(hid_t dataset, std::uint64_t offset, std::uint64_t c
 
 }  // namespace
 
+bool is_filtered(hid_t dataset, const std::string& context) {
+  Id dcpl(check(H5Dget_create_plist(dataset), context, "cannot read a dataset's layout"), H5Pclose);
+  return H5Pget_layout(dcpl.get()) == H5D_CHUNKED && H5Pget_nfilters(dcpl.get()) > 0;
+}
+
 void write(hid_t dataset, hid_t mem_type, std::uint64_t offset, std::uint64_t count,
-           const void* data, const std::string& context) {
-  if (count == 0) return;
-  auto [file_space, mem_space] = selection(dataset, offset, count, context);
-  if (H5Dwrite(dataset, mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, data) >= 0)
+           const void* data, const std::string& context, bool collective) {
+  if (count == 0 && !collective) return;
+  Id dxpl;
+  if (collective) {
+    dxpl = property_list(H5P_DATASET_XFER, context);
+    check(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE), context, "cannot write collectively");
+  }
+  Id file_space, mem_space;
+  if (count > 0) {
+    std::tie(file_space, mem_space) = selection(dataset, offset, count, context);
+  } else {  // this rank's part of a collective write: no rows
+    file_space = Id(check(H5Dget_space(dataset), context, "cannot get a dataspace"), H5Sclose);
+    mem_space = dataspace_1d(1, context);
+    check(H5Sselect_none(file_space.get()), context, "cannot select rows");
+    check(H5Sselect_none(mem_space.get()), context, "cannot select rows");
+  }
+  if (H5Dwrite(dataset, mem_type, mem_space.get(), file_space.get(),
+               collective ? dxpl.get() : H5P_DEFAULT, data) >= 0)
     return;
   Failure failure = take_failure();
   // MPI-IO (OpenMPI's OMPIO) reports a failed write as a short one, without the system's

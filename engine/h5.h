@@ -129,13 +129,27 @@ Id open_dataset(hid_t parent, const std::string& name, const std::string& contex
 Id create_group(hid_t parent, const std::string& name, const std::string& context);
 bool exists(hid_t parent, const std::string& name);
 
-// A 1-D contiguous dataset of `rows` elements of `type`, allocated now and never filled, so the
-// file's metadata is final at creation and later writes only touch raw data.
+// How a dataset's chunks are filtered: HDF5's built-in filters only, so that every HDF5 reader
+// (h5py, netCDF-4, xarray) decodes them with no plugin. No filter: a contiguous dataset.
+struct Filters {
+  bool shuffle = false;  // byte shuffle, before deflate
+  int deflate = 0;       // zlib level 1..9; 0: none
+  std::uint64_t chunk_rows = 0;
+  bool any() const noexcept { return shuffle || deflate > 0; }
+};
+
+// A 1-D dataset of `rows` elements of `type`. Without filters: contiguous, allocated now and never
+// filled, so the file's metadata is final at creation and later writes only touch raw data. With
+// filters: chunked (filters.chunk_rows rows a chunk), each chunk allocated when written.
 Id create_dataset(hid_t parent, const std::string& name, hid_t type, std::uint64_t rows,
-                  const std::string& context);
-// Rows [offset, offset + count) of a 1-D dataset from/to memory of `mem_type`.
+                  const std::string& context, const Filters& filters = {});
+// Whether a dataset is chunked and filtered: in a file opened on MPI ranks, HDF5 1.10 writes it
+// only collectively.
+bool is_filtered(hid_t dataset, const std::string& context);
+// Rows [offset, offset + count) of a 1-D dataset from/to memory of `mem_type`. `collective`:
+// every rank of the file's communicator calls it (with count 0 for no rows).
 void write(hid_t dataset, hid_t mem_type, std::uint64_t offset, std::uint64_t count,
-           const void* data, const std::string& context);
+           const void* data, const std::string& context, bool collective = false);
 void read(hid_t dataset, hid_t mem_type, std::uint64_t offset, std::uint64_t count, void* data,
           const std::string& context);
 std::uint64_t extent(hid_t dataset, const std::string& context);

@@ -231,6 +231,13 @@ void check_same_job(hid_t file, const std::string& path, const jobs::Job& job,
                                  index, count, job.options.shard.text()));
 }
 
+// Whether the run's rows go to a staging file and are assembled into the store at the end: the
+// kept rows of a filtered mode are known only then, and a compressed store is written
+// collectively, a whole chunk at a time, which the ranks' independent chunks cannot do.
+bool needs_assembly(const spaces::Space& space) {
+  return space.keep() != spaces::Keep::all || space.compression() != spaces::Compression::none;
+}
+
 StoreHeader make_header(const spaces::Space& space, const jobs::Job& job, const ChunkLayout& layout,
                         std::uint64_t chunk_points, const jobs::Provenance& provenance, int ranks) {
   StoreHeader h;
@@ -262,7 +269,7 @@ StoreHeader make_header(const spaces::Space& space, const jobs::Job& job, const 
   h.designs_per_chunk = layout.designs_per_chunk();
   h.splits_per_design = layout.splits_per_design();
   h.chunks = layout.chunks();
-  h.staging = space.keep() != spaces::Keep::all;
+  h.staging = needs_assembly(space);
   h.rows = layout.slots();
   h.provenance = provenance;
   h.mpi_size = ranks;
@@ -414,7 +421,7 @@ class Run {
       }
       return kExitInterrupted;
     }
-    if (space_->keep() == spaces::Keep::all) {
+    if (!needs_assembly(*space_)) {
       together(comm_, [&] {
         if (comm_.rank() == 0) {
           finalize_store(partial_, stats());
@@ -605,44 +612,60 @@ class Run {
     std::vector<std::uint64_t> offset(rows.size() + 1, 0);
     for (std::size_t k = 0; k < rows.size(); ++k) offset[k + 1] = offset[k] + rows[k];
     const std::uint64_t total = offset.back();
-    // This rank's chunks: a contiguous share of about total / ranks rows.
-    auto share = [&](int rank) {
-      if (rank == comm_.size()) return rows.size();
-      const std::uint64_t target =
-          total / static_cast<std::uint64_t>(comm_.size()) * static_cast<std::uint64_t>(rank);
-      return static_cast<std::size_t>(std::lower_bound(offset.begin(), offset.end() - 1, target) -
-                                      offset.begin());
-    };
-    const std::size_t first = share(comm_.rank());
-    const std::size_t last = share(comm_.rank() + 1);
+    // The store's rows in pieces of a compressed chunk (HDF5 writes compressed chunks collectively:
+    // whole chunks, each from one rank, keep that cheap), dealt to the ranks in rounds.
+    const std::uint64_t piece = format::kCompressedChunkRows;
+    const std::uint64_t pieces = (total + piece - 1) / piece;
+    const auto ranks = static_cast<std::uint64_t>(comm_.size());
+    const std::uint64_t rounds = (pieces + ranks - 1) / ranks;
 
     StoreWriter writer;
     together(comm_, [&] { writer = StoreWriter::open(assembly_, comm_); });
     bool stopped = false;
     together(comm_, [&] {
-      StagingReader staging(partial_);
-      RowBlock block(staging.schema());
-      std::uint64_t block_offset = first < rows.size() ? offset[first] : total;
-      auto flush = [&] {
-        writer.write(block_offset, block, 0, block.rows());
-        block_offset += block.rows();
-        block.clear();
-      };
-      for (std::size_t k = first; k < last && !stopped; ++k) {
-        if (rows[k]) staging.append(layout_.slot_offset(k), rows[k], block);
-        if (block.rows() >= (1u << 16)) flush();
-        stopped = SignalGuard::raised();
+      std::optional<StagingReader> staging;
+      RowBlock block;
+      std::exception_ptr failure;
+      for (std::uint64_t round = 0; round < rounds; ++round) {
+        try {
+          if (!staging) {
+            staging.emplace(partial_);
+            block = RowBlock(staging->schema());
+          }
+          const std::uint64_t k = round * ranks + static_cast<std::uint64_t>(comm_.rank());
+          const std::uint64_t begin = std::min(total, k * piece);
+          const std::uint64_t end = std::min(total, begin + piece);
+          // Rows [begin, end) of the store, from the staging slots of the chunks that hold them.
+          block.clear();
+          auto chunk = static_cast<std::size_t>(
+              std::upper_bound(offset.begin(), offset.end(), begin) - offset.begin() - 1);
+          for (std::uint64_t at = begin; at < end; ++chunk) {
+            const std::uint64_t to = std::min(end, offset[chunk + 1]);
+            if (to > at)
+              staging->append(layout_.slot_offset(chunk) + (at - offset[chunk]), to - at, block);
+            at = std::max(at, to);
+          }
+          writer.write(begin, block, 0, block.rows());
+        } catch (...) {
+          failure = std::current_exception();
+        }
+        // Every rank leaves after the same round, so that the collective writes stay matched: on
+        // a failure anywhere (rethrown below by the rank that had it) or a signal.
+        const std::int64_t state = comm_.max(std::int64_t{failure ? 2 : SignalGuard::raised()});
+        if (failure) std::rethrow_exception(failure);
+        if (state == 2) return;
+        stopped = state == 1;
+        if (stopped) break;
       }
-      if (!stopped) flush();
       if (comm_.rank() == 0 && !stopped)
         writer.write_progress(0, std::vector<std::uint8_t>(rows.size(), 1), rows);
     });
     together(comm_, [&] { writer.close(); });
-    if (comm_.max(std::int64_t{stopped}) != 0) {
+    if (stopped) {
       if (comm_.rank() == 0) {
         remove_file(assembly_);
         throw Interrupted(
-            fmt::format("interrupted by {} while ordering the kept rows; every chunk is done "
+            fmt::format("interrupted by {} while assembling the store; every chunk is done "
                         "and kept in '{}'; rerun with --resume to finish",
                         signal_name(SignalGuard::signal()), partial_));
       }

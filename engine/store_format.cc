@@ -425,6 +425,19 @@ h5::Id column_type(const Column& column, bool in_file, const std::string& contex
 }
 }  // namespace
 
+h5::Filters column_filters(const std::string& compression) {
+  h5::Filters f;
+  if (compression == "none") return f;
+  // Byte shuffle, then deflate: a sweep's columns repeat their values in long runs (axes, NaN
+  // metrics of removed points), and the shuffle lines up the bytes of near numbers. "fast" is the
+  // cheapest deflate; "small" deflate 6 (level 9 took 7x as long for 2% less on stress-10m, and
+  // HDF5's integer scale-offset before the shuffle made the store larger, not smaller).
+  f.chunk_rows = kCompressedChunkRows;
+  f.shuffle = true;
+  f.deflate = compression == "small" ? 6 : 1;
+  return f;
+}
+
 h5::Id file_type(const Column& column, const std::string& context) {
   return column_type(column, true, context);
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Internal to engine/: what the store writer and reader share about the on-disk format, and the one
 // place that recognises a file that is not a store, or not a whole one.
+#include <cstdint>
 #include <string>
 
 #include "base/error.h"
@@ -29,6 +30,13 @@ InputError damaged(const std::string& path, const std::string& why);
 // Rethrows a failed HDF5 call on the store at `path` as what it means: the system's reason (a path
 // problem: InputError; an I/O error: Error), or damage.
 [[noreturn]] void rethrow_read_failure(const std::string& path, const h5::Failed& failed);
+
+// Rows of a chunk of a compressed store's columns: 64 Ki rows keep a float64 chunk at 512 KiB,
+// within HDF5's default chunk cache of 1 MiB that h5py and netCDF readers use.
+inline constexpr std::uint64_t kCompressedChunkRows = std::uint64_t{1} << 16;
+// The filters of the columns under `[output] compression` ("none", "fast", "small";
+// docs/store-format.md, "Compression"): none, or chunks of kCompressedChunkRows rows.
+h5::Filters column_filters(const std::string& compression);
 
 // The HDF5 type of a column in the file, and the native type rows are kept in memory as.
 h5::Id file_type(const Column& column, const std::string& context);

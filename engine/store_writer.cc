@@ -85,7 +85,10 @@ void fill_file(h5::File& file, const std::string& path, const StoreHeader& heade
   std::vector<h5::Id> datasets;
   for (const auto& column : header.schema.columns) {
     h5::Id type = format::file_type(column, path);
-    h5::Id dataset = h5::create_dataset(root, column.name, type.get(), header.rows, path);
+    // A staging file is written a chunk at a time by independent ranks: never compressed.
+    h5::Id dataset =
+        h5::create_dataset(root, column.name, type.get(), header.rows, path,
+                           format::column_filters(header.staging ? "none" : header.compression));
     h5::write_attribute(dataset.get(), "units", column.unit, path);
     h5::write_attribute(dataset.get(), "role", column.role, path);
     if (is_label(column.type)) write_flags(dataset.get(), column, path);
@@ -115,11 +118,12 @@ void fill_file(h5::File& file, const std::string& path, const StoreHeader& heade
   }
   progress.reset();
   file.close();
-  // A store whose every row gets written (not a staging file, whose unused slots stay holes)
-  // gets its blocks reserved now: the rank writes then skip the file system's block allocation
-  // (about 8% of a keep = "all" run), and a full disk shows here, before any work. Linux
+  // A store whose every row gets written (not the staging file of a filtered run, whose unused
+  // slots stay holes) gets its blocks reserved now: the rank writes then skip the file system's
+  // block allocation (about 8% of a keep = "all" run), and a full disk shows here, before any
+  // work. A compressed store allocates its chunks as they are written: nothing to reserve. Linux
   // fallocate() does not emulate itself by writing zeros where unsupported; then nothing changes.
-  if (!header.staging) {
+  if (header.keep == "all" && (header.staging || header.compression == "none")) {
     const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) throw Error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
     const off_t size = ::lseek(fd, 0, SEEK_END);
@@ -167,8 +171,9 @@ struct StoreWriter::Impl {
   h5::Id chunk_done;
   h5::Id chunk_rows;
   std::uint64_t chunks = 0;
+  bool collective = false;  // compressed columns in a file opened on MPI ranks
 
-  explicit Impl(h5::File f) : file(std::move(f)) {
+  Impl(h5::File f, bool parallel) : file(std::move(f)) {
     const std::string& path = file.path();
     format::check_store(file.get(), path);
     schema = format::read_schema(file.get(), path);
@@ -177,6 +182,7 @@ struct StoreWriter::Impl {
       mem_types.push_back(format::memory_type(c, path));
     }
     rows = datasets.empty() ? 0 : h5::extent(datasets.front().get(), path);
+    collective = parallel && !datasets.empty() && h5::is_filtered(datasets.front().get(), path);
     chunk_done = h5::open_dataset(file.get(), "progress/chunk_done", path);
     chunk_rows = h5::open_dataset(file.get(), "progress/chunk_rows", path);
     chunks = h5::extent(chunk_done.get(), path);
@@ -197,13 +203,13 @@ StoreWriter& StoreWriter::operator=(StoreWriter&&) noexcept = default;
 
 StoreWriter StoreWriter::open(const std::string& path) {
   StoreWriter w;
-  w.impl_ = std::make_unique<Impl>(format::open_store(path, /*writable=*/true));
+  w.impl_ = std::make_unique<Impl>(format::open_store(path, /*writable=*/true), false);
   return w;
 }
 
 StoreWriter StoreWriter::open(const std::string& path, const mpi::Comm& comm) {
   StoreWriter w;
-  w.impl_ = std::make_unique<Impl>(h5::File::open_parallel(path, comm, /*writable=*/true));
+  w.impl_ = std::make_unique<Impl>(h5::File::open_parallel(path, comm, /*writable=*/true), true);
   return w;
 }
 
@@ -227,7 +233,7 @@ void StoreWriter::write(std::uint64_t offset, const RowBlock& block, std::size_t
     const auto* base = static_cast<const unsigned char*>(block.raw(c));
     const std::size_t element = H5Tget_size(m.mem_types[c].get());
     h5::write(m.datasets[c].get(), m.mem_types[c].get(), offset, count, base + first * element,
-              m.file.path());
+              m.file.path(), m.collective);
   }
 }
 

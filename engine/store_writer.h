@@ -42,6 +42,8 @@ class StoreWriter {
   std::uint64_t rows() const noexcept;
 
   // Writes rows [first, first + count) of `block` to rows [offset, offset + count) of the store.
+  // A compressed store opened on ranks is written collectively (HDF5 1.10 writes filtered datasets
+  // no other way): every rank calls write() as often as the others, with count 0 for no rows.
   void write(std::uint64_t offset, const RowBlock& block, std::size_t first, std::size_t count);
   // Records that chunk `chunk` is complete with `rows` output rows. Call only after its rows were
   // written: the mark is what a resumed run trusts.

@@ -25,25 +25,38 @@ class RunTest : public ::testing::Test {
   TempDir dir_;
 };
 
+// Every `[output]` setting: the same rows on 1, 2 and 3 ranks with any chunks, and compression
+// changes the bytes on disk, never a value.
 TEST_F(RunTest, SameRowsOnOneTwoAndThreeRanksAndAnyChunkSize) {
-  for (const std::string keep : {"all", "pareto-per-design"}) {
-    const std::string s = dir_.file("s.toml", small_spec(keep));
-    std::string out;
-    ASSERT_EQ(run(command(1, {"run", s, "-o", dir_ / "one.h5", "--no-summary"}), &out), 0) << out;
-    ASSERT_EQ(
-        run(command(2, {"run", s, "-o", dir_ / "two.h5", "--chunk-points", "1000", "--no-summary"}),
-            &out),
-        0)
-        << out;
-    ASSERT_EQ(
-        run(command(3, {"run", s, "-o", dir_ / "three.h5", "--chunk-points", "5", "--no-summary"}),
-            &out),
-        0)
-        << out;
-    EXPECT_EQ(compare_stores(dir_ / "one.h5", dir_ / "two.h5"), "") << keep;
-    EXPECT_EQ(compare_stores(dir_ / "one.h5", dir_ / "three.h5"), "") << keep;
-    for (const char* f : {"one.h5", "two.h5", "three.h5"}) std::filesystem::remove(dir_ / f);
-  }
+  struct Setting {
+    std::string name, output, same_values_as;
+  };
+  const Setting settings[] = {{"all", kAllColumns, ""},
+                              {"all-small", kAllColumns + "compression = \"small\"\n", "all"},
+                              {"summary", "", ""},
+                              {"summary-fast", "compression = \"fast\"\n", "summary"}};
+  for (const std::string keep : {"all", "pareto-per-design"})
+    for (const Setting& setting : settings) {
+      SCOPED_TRACE(keep + " " + setting.name);
+      const std::string s =
+          dir_.file("s.toml", small_spec(keep, "time_to_train", "[2, 4]", "", setting.output));
+      const std::string one = dir_ / (keep + "-" + setting.name + "-1.h5");
+      const std::string two = dir_ / (keep + "-" + setting.name + "-2.h5");
+      const std::string three = dir_ / (keep + "-" + setting.name + "-3.h5");
+      std::string out;
+      ASSERT_EQ(run(command(1, {"run", s, "-o", one, "--no-summary"}), &out), 0) << out;
+      ASSERT_EQ(
+          run(command(2, {"run", s, "-o", two, "--chunk-points", "1000", "--no-summary"}), &out), 0)
+          << out;
+      ASSERT_EQ(
+          run(command(3, {"run", s, "-o", three, "--chunk-points", "5", "--no-summary"}), &out), 0)
+          << out;
+      EXPECT_EQ(compare_stores(one, two), "");
+      EXPECT_EQ(compare_stores(one, three), "");
+      if (!setting.same_values_as.empty()) {
+        EXPECT_EQ(compare_stores(dir_ / (keep + "-" + setting.same_values_as + "-1.h5"), one), "");
+      }
+    }
 }
 
 TEST_F(RunTest, PlanSearchAndExhaustiveEnumerationWriteTheSameRows) {
@@ -268,8 +281,8 @@ TEST_F(RunTest, ShardsCoverTheSpaceInOrder) {
 }
 
 // A run long enough to be interrupted: ~330k points in small chunks.
-std::string long_spec(const std::string& keep) {
-  return small_spec(keep, "time_to_train", "[2, 4, 8, 16, 32, 64]", "hbm_gb = [80, 141]\n");
+std::string long_spec(const std::string& keep, const std::string& output = kAllColumns) {
+  return small_spec(keep, "time_to_train", "[2, 4, 8, 16, 32, 64]", "hbm_gb = [80, 141]\n", output);
 }
 
 // A recommendation-model space of 4,032 points (the planner places the tables of each).
@@ -356,6 +369,9 @@ TEST_F(RunTest, SigkillAtRandomMomentsThenResumeGivesIdenticalRows) {
   // Small chunks for the recommendation model: its points are few and slow.
   for (const Case& c :
        {Case{"all", long_spec("all"), "512"}, Case{"feasible", long_spec("feasible"), "512"},
+        Case{"all-summary-fast", long_spec("all", "compression = \"fast\"\n"), "512"},
+        Case{"feasible-small", long_spec("feasible", kAllColumns + "compression = \"small\"\n"),
+             "512"},
         Case{"dlrm-all", long_dlrm_spec("all"), "64"}}) {
     const std::string& keep = c.keep;
     const std::string s = dir_.file("s.toml", c.text);
@@ -400,7 +416,8 @@ TEST_F(RunTest, SigkillAtRandomMomentsThenResumeGivesIdenticalRows) {
     }
     ASSERT_EQ(run(command(2, {"run", s, "-o", store, "--resume", "--no-summary"}), &out), 0) << out;
     EXPECT_EQ(compare_stores(ref, store), "") << keep;
-    EXPECT_GT(killed_while_working, 0) << "no kill landed while chunks were being written";
+    EXPECT_GT(killed_while_working, 0)
+        << keep << ": no kill landed while chunks were being written";
   }
 }
 

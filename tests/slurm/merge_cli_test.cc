@@ -21,11 +21,13 @@ ProcessResult clustersweep(std::vector<std::string> args) {
   return run_process(args);
 }
 
-// The tiny spec, in `keep` mode.
-std::string spec_in(const ScratchDir& dir, const std::string& keep) {
-  const std::string path = dir / fmt::format("tiny-{}.toml", keep);
+// The tiny spec, in `keep` mode, compressed as `compression` says.
+std::string spec_in(const ScratchDir& dir, const std::string& keep,
+                    const std::string& compression = "none") {
+  const std::string path = dir / fmt::format("tiny-{}-{}.toml", keep, compression);
   testing::write_text(path, testing::read_text(kSource + "/tests/slurm/tiny.toml") +
-                                fmt::format("\n[output]\nkeep = \"{}\"\n", keep));
+                                fmt::format("\n[output]\nkeep = \"{}\"\ncompression = \"{}\"\n",
+                                            keep, compression));
   return path;
 }
 
@@ -42,11 +44,12 @@ std::string difference(const std::string& a, const std::string& b) {
   return r.exit_code == 0 ? "" : r.err + r.out;
 }
 
-class MergeKeep : public ::testing::TestWithParam<const char*> {};
+// A keep mode and a compression.
+class MergeKeep : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
 
 TEST_P(MergeKeep, ShardsInAnyOrderMergeIntoTheSingleRunsData) {
   ScratchDir dir;
-  const auto spec = spec_in(dir, GetParam());
+  const auto spec = spec_in(dir, GetParam().first, GetParam().second);
   run(spec, dir / "single.h5");
   for (int i = 0; i < 3; ++i) run(spec, dir / fmt::format("s{}.h5", i), fmt::format("{}/3", i));
   const auto r =
@@ -62,7 +65,11 @@ TEST_P(MergeKeep, ShardsInAnyOrderMergeIntoTheSingleRunsData) {
   EXPECT_NE(resumed.out.find("already complete"), std::string::npos) << resumed.out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Keep, MergeKeep, ::testing::Values("all", "feasible", "best-per-design"));
+INSTANTIATE_TEST_SUITE_P(Keep, MergeKeep,
+                         ::testing::Values(std::pair{"all", "none"}, std::pair{"feasible", "none"},
+                                           std::pair{"best-per-design", "none"},
+                                           std::pair{"all", "small"},
+                                           std::pair{"feasible", "fast"}));
 
 // Two shards of the tiny spec for the refusal tests.
 class MergeRefuses : public ::testing::Test {
