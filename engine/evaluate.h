@@ -20,6 +20,8 @@ class FamilyEvaluator {
   virtual void start(const Chunk& chunk) = 0;
   virtual bool advance(std::uint64_t points) = 0;
   virtual const RowBlock& rows() const noexcept = 0;
+  // Trades the chunk's rows for `other`, a block of the same schema to fill from the next start().
+  virtual void swap_rows(RowBlock& other) noexcept = 0;
   virtual std::uint64_t points_evaluated() const noexcept = 0;
   // Plans the estimator evaluated since construction, over every chunk: one per valid point,
   // or what the plan search evaluated.
@@ -38,6 +40,9 @@ class ChunkEvaluator {
   bool advance(std::uint64_t points) { return family_->advance(points); }
   // The chunk's kept rows, in point-id order (complete once advance() returned true).
   const RowBlock& rows() const noexcept { return family_->rows(); }
+  // Trades the chunk's rows for `other` (of the same schema), which the next chunk fills: so that
+  // the rows of one chunk are written while the next is evaluated.
+  void swap_rows(RowBlock& other) noexcept { family_->swap_rows(other); }
   std::uint64_t points_evaluated() const noexcept { return family_->points_evaluated(); }
   std::uint64_t estimates() const noexcept { return family_->estimates(); }
 

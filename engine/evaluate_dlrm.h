@@ -5,6 +5,7 @@
 // one at a time.
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "engine/evaluate.h"
@@ -19,6 +20,7 @@ class DlrmChunkEvaluator final : public FamilyEvaluator {
   void start(const Chunk& chunk) override;
   bool advance(std::uint64_t points) override;
   const RowBlock& rows() const noexcept override { return rows_; }
+  void swap_rows(RowBlock& other) noexcept override { std::swap(rows_, other); }
   std::uint64_t points_evaluated() const noexcept override { return evaluated_; }
   std::uint64_t estimates() const noexcept override { return estimates_; }
 

@@ -20,6 +20,7 @@ class TransformerChunkEvaluator final : public FamilyEvaluator {
   void start(const Chunk& chunk) override;
   bool advance(std::uint64_t points) override;
   const RowBlock& rows() const noexcept override { return rows_; }
+  void swap_rows(RowBlock& other) noexcept override { std::swap(rows_, other); }
   std::uint64_t points_evaluated() const noexcept override { return evaluated_; }
   std::uint64_t estimates() const noexcept override { return estimates_; }
 

@@ -26,7 +26,8 @@ Env::Env() {
   // close crashes it; started first, it shuts down when ~Env says so.
   h5::init();
   int provided = 0;
-  check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided), "MPI_Init_thread");
+  // Funneled: the run's row writer is a second thread, which makes no MPI call.
+  check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
   initialized_here_ = true;
   // Errors come back as codes that check() turns into exceptions instead of aborting the job.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

@@ -26,6 +26,7 @@
 #include "engine/mpi.h"
 #include "engine/output.h"
 #include "engine/progress.h"
+#include "engine/row_writer.h"
 #include "engine/scheduler.h"
 #include "engine/signals.h"
 #include "engine/store_format.h"
@@ -295,11 +296,12 @@ void create_atomically(const std::string& path, const StoreHeader& header) {
   }
 }
 
-// Evaluates chunks and writes their rows into the run's store.
+// Evaluates chunks and hands their rows to the run's writer, which writes one chunk while the next
+// is evaluated.
 class StoreChunkWorker : public ChunkWorker {
  public:
   StoreChunkWorker(const spaces::Space& space, const Schema& schema, const ChunkLayout& layout,
-                   StoreWriter& writer, bool exhaustive)
+                   RowWriter& writer, bool exhaustive)
       : evaluator_(space, schema, exhaustive), layout_(layout), writer_(writer) {}
 
   void start(std::uint64_t chunk) override {
@@ -309,26 +311,22 @@ class StoreChunkWorker : public ChunkWorker {
   bool advance(std::uint64_t points) override { return evaluator_.advance(points); }
   std::uint64_t estimates() const noexcept { return evaluator_.estimates(); }
   std::uint64_t commit() override {
-    const RowBlock& rows = evaluator_.rows();
-    if (rows.rows() > layout_.slot_capacity(chunk_))
-      throw Error(fmt::format("internal error: chunk {} has {} rows for a slot of {}", chunk_,
-                              rows.rows(), layout_.slot_capacity(chunk_)));
-    try {
-      writer_.write(layout_.slot_offset(chunk_), rows, 0, rows.rows());
-      writer_.mark_done(chunk_, rows.rows());
-    } catch (const Error& e) {
-      throw Error(
-          fmt::format("cannot write chunk {}: {}; the store stays resumable: fix the cause "
-                      "(free disk space?), then rerun with --resume",
-                      chunk_, e.what()));
-    }
-    return rows.rows();
+    const std::uint64_t rows = evaluator_.rows().rows();
+    if (rows > layout_.slot_capacity(chunk_))
+      throw Error(fmt::format("internal error: chunk {} has {} rows for a slot of {}", chunk_, rows,
+                              layout_.slot_capacity(chunk_)));
+    // The writer takes the chunk's rows; the evaluator fills the block it finished with.
+    RowBlock block;
+    evaluator_.swap_rows(block);
+    writer_.submit(chunk_, layout_.slot_offset(chunk_), block);
+    evaluator_.swap_rows(block);
+    return rows;
   }
 
  private:
   ChunkEvaluator evaluator_;
   const ChunkLayout& layout_;
-  StoreWriter& writer_;
+  RowWriter& writer_;
   std::uint64_t chunk_ = 0;
 };
 
@@ -557,8 +555,8 @@ class Run {
       }
     });
     const Schema schema = make_schema(*space_);
-    StoreWriter writer;
-    together(comm_, [&] { writer = StoreWriter::open(partial_, comm_); });
+    std::optional<RowWriter> writer;
+    together(comm_, [&] { writer.emplace(partial_, read_row_layout(partial_), schema); });
 
     ProgressMeter meter(layout_.point_end() - layout_.point_begin(), done_points,
                         job_.options.progress, job_.options.progress_interval_s);
@@ -572,14 +570,15 @@ class Run {
       points_evaluated_ += points;
       meter.add(points);
     };
-    StoreChunkWorker worker(*space_, schema, layout_, writer, job_.options.exhaustive);
+    StoreChunkWorker worker(*space_, schema, layout_, *writer, job_.options.exhaustive);
     const auto started = std::chrono::steady_clock::now();
     ScheduleResult result = schedule(comm_, todo, worker, options);
     evaluate_time_s_ = seconds_since(started);
     estimates_ = comm_.sum(worker.estimates());
     busy_ = comm_.gather(result.wall_s > 0 ? 1 - result.idle_s / result.wall_s : 1);
     if (comm_.rank() == 0) meter.finish();
-    together(comm_, [&] { writer.close(); });
+    // The last chunk's rows and mark are on disk (or its failure known) before the run goes on.
+    together(comm_, [&] { writer->finish(); });
     return result;
   }
 

@@ -132,17 +132,20 @@ void StoreReader::read(const std::string& column, std::uint64_t offset, std::uin
   const hid_t dataset = m.datasets[c].get();
   const ColumnType type = m.schema.columns[c].type;
   try {
-    // Numbers convert to double in HDF5; enum codes (labels, booleans) do not, so they are read in
-    // their own type and widened here.
-    if (!is_label(type) && type != ColumnType::boolean) {
+    if (type == ColumnType::f64) {
       h5::read(dataset, H5T_NATIVE_DOUBLE, offset, count, out.data(), m.file.path());
       return;
     }
+    // Read in the column's own type and widened here: HDF5's conversion to double is several
+    // times slower, and it converts no enum codes (labels, booleans).
     visit(type, [&](auto* tag) {
-      std::vector<std::remove_pointer_t<decltype(tag)>> codes(count);
-      h5::read(dataset, m.mem_types[c].get(), offset, count, codes.data(), m.file.path());
-      m.check_codes(c, codes.data(), offset, count);
-      std::copy(codes.begin(), codes.end(), out.begin());
+      using T = std::remove_pointer_t<decltype(tag)>;
+      thread_local std::vector<T> buffer;  // one per element type, kept across reads
+      buffer.resize(count);
+      T* values = buffer.data();
+      h5::read(dataset, m.mem_types[c].get(), offset, count, values, m.file.path());
+      if (is_label(type) || type == ColumnType::boolean) m.check_codes(c, values, offset, count);
+      std::copy(values, values + count, out.begin());
     });
   } catch (const h5::Failed& e) {
     format::rethrow_read_failure(m.file.path(), e);

@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "engine/h5.h"
+#include "engine/row_writer.h"
 #include "engine/run.h"
 #include "engine/store_format.h"
 #include "engine/store_reader.h"
@@ -169,6 +170,52 @@ TEST(Store, WritesAndReadsBackNarrowTypes) {
   r.read_rows(0, 3, back);
   for (std::size_t c = 0; c < back.columns(); ++c)
     EXPECT_EQ(std::memcmp(back.raw(c), b.raw(c), 3 * element_size(back.type(c))), 0) << c;
+}
+
+// The run's writer: chunks handed over while the one before is being written land in their rows,
+// each marked done after them; a compressed store is no place for it.
+TEST(RowWriter, WritesEachChunkBehindTheNextAndMarksItDone) {
+  TempDir dir;
+  const std::string path = dir / "s.h5";
+  const StoreHeader header = tiny_header(10);
+  create_store(path, header);
+  {
+    RowWriter writer(path, read_row_layout(path), header.schema);
+    RowBlock block = tiny_rows(header.schema, 4, 106);
+    writer.submit(2, 6, block);
+    EXPECT_EQ(block.rows(), 0u);  // the writer's empty block back, to fill
+    block = tiny_rows(header.schema, 6, 100);
+    writer.submit(0, 0, block);
+    const Progress before = read_progress(path);
+    EXPECT_EQ(before.done[1], 0);
+    block = RowBlock(header.schema);  // a chunk that keeps no row
+    writer.submit(1, 6, block);
+    writer.finish();
+  }
+  const Progress p = read_progress(path);
+  EXPECT_EQ(p.done, (std::vector<std::uint8_t>{1, 1, 1}));
+  EXPECT_EQ(p.rows, (std::vector<std::uint64_t>{6, 0, 4}));
+  finalize_store(path, RunStats{});
+  RowBlock all;
+  StoreReader(path).read_rows(0, 10, all);
+  const RowBlock first = tiny_rows(header.schema, 6, 100), last = tiny_rows(header.schema, 4, 106);
+  for (std::size_t c = 0; c < all.columns(); ++c)
+    for (std::size_t r = 0; r < 10; ++r) {
+      const double a = all.number(c, r), b = r < 6 ? first.number(c, r) : last.number(c, r - 6);
+      EXPECT_TRUE(a == b || (a != a && b != b)) << c << " " << r;
+    }
+
+  StoreHeader compressed = tiny_header(10);
+  compressed.compression = "fast";
+  create_store(dir / "c.h5", compressed);
+  try {
+    read_row_layout(dir / "c.h5");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), dir / "c.h5" +
+                                         ": 'point_id' is not a contiguous, allocated dataset; a "
+                                         "run writes only into a store it created");
+  }
 }
 
 TEST(Schema, NarrowestTypeHoldsEveryValue) {
