@@ -9,6 +9,11 @@
 #   5. the COMET-style sweeps (examples/comet-*.toml, keep = best-per-design) on one rank: the
 #      plan search vs run --exhaustive, whole-process wall time, evaluation time and plans
 #      estimated per design.
+#   6. stress-10m (keep = all) on 2 ranks as a user runs it (whole process, with the closing
+#      summary) for each [output] columns x compression setting, side by side with clustersweep
+#      bench: wall time, points/s against (bench rate x 2), bytes a row; and the default setting
+#      once more with Open MPI's ob1 transport (OMPI_MCA_pml=ob1), which skips the start-up probe
+#      of network transports a one-machine run does not use.
 # Each run is repeated REPEAT times (default 3) and the best is reported: on a shared machine the
 # best run is the one least disturbed by other work.
 # Usage: [SECTIONS="4 5"] scripts/bench-engine.sh [path/to/clustersweep] [scratch dir]
@@ -16,7 +21,7 @@ set -euo pipefail
 bin=$(realpath "${1:-build/bin/clustersweep}")
 scratch=${2:-${TMPDIR:-/tmp}/clustersweep-bench}
 repeat=${REPEAT:-3}
-sections=" ${SECTIONS:-1 2 3 4 5} "
+sections=" ${SECTIONS:-1 2 3 4 5 6} "
 want() { [[ $sections == *" $1 "* ]]; }
 cd "$(dirname "$0")/.."
 mkdir -p "$scratch"
@@ -131,4 +136,36 @@ if want 5; then
     done
   done
   rm -f "$scratch/comet.h5"* "$scratch/comet-1t-narrow.toml"
+fi
+
+if want 6; then
+  echo "== 6. stress-10m, keep = all, $ranks ranks, whole process: each [output] setting"
+  printf '%-22s %10s %14s %8s %10s\n' "columns, compression" "wall (s)" "points/s" "x bench" "bytes/row"
+  setting() {  # COLUMNS COMPRESSION [ENV...]: the best whole-process wall of REPEAT runs
+    local columns=$1 compression=$2 walls=() spec="$scratch/store-$1-$2.toml"
+    shift 2
+    sed "s/^keep = \"all\"/keep = \"all\"\ncolumns = \"$columns\"\ncompression = \"$compression\"/" \
+      examples/stress-10m.toml > "$spec"
+    for _ in $(seq "$repeat"); do
+      rm -f "$scratch/store.h5"*
+      sync
+      start=$(date +%s.%N)
+      env "$@" mpiexec -n $ranks "$bin" run "$spec" -o "$scratch/store.h5" > /dev/null
+      walls+=("$(echo "$(date +%s.%N) - $start" | bc)")
+    done
+    wall=$(min "${walls[@]}")
+    rows=$(/usr/bin/python3 -c "import h5py,sys; print(h5py.File(sys.argv[1],'r').attrs['rows'])" "$scratch/store.h5")
+    bytes=$(stat -c %s "$scratch/store.h5")
+    points_per_s=$(echo "scale=0; $rows / $wall" | bc)
+    printf '%-22s %10.2f %14s %8s %10s\n' "$columns, $compression${*:+ ($*)}" "$wall" "$points_per_s" \
+      "$(echo "scale=2; $points_per_s / ($bench * $ranks)" | bc)" "$(echo "scale=1; $bytes / $rows" | bc)"
+    rm -f "$scratch/store.h5"* "$spec"
+  }
+  for columns in summary all; do
+    for compression in none fast small; do setting $columns $compression; done
+  done
+  setting summary none OMPI_MCA_pml=ob1
+  rates=()
+  for _ in $(seq "$repeat"); do rates+=("$("$bin" bench --seconds 2 | sed -n 's/evaluations_per_second: //p')"); done
+  echo "estimator after the runs (best of $repeat): $(printf '%s\n' "${rates[@]}" | sort -g | tail -1) evaluations/s"
 fi

@@ -310,25 +310,40 @@ TEST_F(CliTest, TopSummaryEnergySensitivityAndReportRun) {
 // its recipes), and `export` round-trips the rows into CSV, JSON Lines and netCDF-4 with labels
 // as text and the priced columns `top` prints, priced per accelerator.
 TEST_F(CliTest, TheDocsPythonRecipesRunAndExportRoundTrips) {
-  const std::string prices = "A100-SXM4-80GB=1.5,H100-SXM5-80GB=2.5";
-  const std::string csv = (dir_ / "export.csv").string(), jsonl = (dir_ / "export.jsonl").string(),
-                    nc = (dir_ / "export.nc").string(), top = (dir_ / "top.csv").string();
-  for (const auto& [output, extra] :
-       {std::pair{csv, std::string()}, {jsonl, " --where 'num_nodes == 2'"}, {nc, ""}}) {
-    const Result r =
-        run(cs("export " + store_ + " -o " + output + " --gpu-hour-usd " + prices + extra));
-    ASSERT_EQ(r.code, 0) << r.err;
-    EXPECT_EQ(r.out.rfind("Wrote ", 0), 0u) << r.out;
+  // The default store of quick.toml (the summary columns, uncompressed), and one of every column
+  // compressed.
+  const std::string spec = (dir_ / "compressed.toml").string();
+  {
+    std::ifstream quick(CLUSTERSWEEP_SOURCE_DIR "/examples/quick.toml");
+    std::ofstream(spec) << std::string(std::istreambuf_iterator<char>(quick), {})
+                        << "columns = \"all\"\ncompression = \"small\"\n";
   }
-  const Result t =
-      run(cs("top " + store_ + " --by cost_usd -n 5 --gpu-hour-usd " + prices + " --csv " + top));
-  ASSERT_EQ(t.code, 0) << t.err;
-  const Result py =
-      run("/usr/bin/python3 " CLUSTERSWEEP_SOURCE_DIR
-          "/tests/analysis/store_recipes.py " CLUSTERSWEEP_SOURCE_DIR "/docs/store-format.md " +
-          store_ + " " + csv + " " + jsonl + " " + nc + " " + top + " " + prices);
-  EXPECT_EQ(py.code, 0) << py.out << py.err;
-  EXPECT_EQ(py.out.rfind("ok ", 0), 0u) << py.out << py.err;
+  const std::string compressed = (dir_ / "compressed.h5").string();
+  const Result sweep = run(cs("run " + spec + " -o " + compressed + " --no-summary"));
+  ASSERT_EQ(sweep.code, 0) << sweep.err;
+  const std::string prices = "A100-SXM4-80GB=1.5,H100-SXM5-80GB=2.5";
+  for (const std::string& store : {store_, compressed}) {
+    SCOPED_TRACE(store);
+    const std::string csv = (dir_ / "export.csv").string(),
+                      jsonl = (dir_ / "export.jsonl").string(), nc = (dir_ / "export.nc").string(),
+                      top = (dir_ / "top.csv").string();
+    for (const auto& [output, extra] :
+         {std::pair{csv, std::string()}, {jsonl, " --where 'num_nodes == 2'"}, {nc, ""}}) {
+      const Result r =
+          run(cs("export " + store + " -o " + output + " --gpu-hour-usd " + prices + extra));
+      ASSERT_EQ(r.code, 0) << r.err;
+      EXPECT_EQ(r.out.rfind("Wrote ", 0), 0u) << r.out;
+    }
+    const Result t =
+        run(cs("top " + store + " --by cost_usd -n 5 --gpu-hour-usd " + prices + " --csv " + top));
+    ASSERT_EQ(t.code, 0) << t.err;
+    const Result py =
+        run("/usr/bin/python3 " CLUSTERSWEEP_SOURCE_DIR
+            "/tests/analysis/store_recipes.py " CLUSTERSWEEP_SOURCE_DIR "/docs/store-format.md " +
+            store + " " + csv + " " + jsonl + " " + nc + " " + top + " " + prices);
+    EXPECT_EQ(py.code, 0) << py.out << py.err;
+    EXPECT_EQ(py.out.rfind("ok ", 0), 0u) << py.out << py.err;
+  }
 }
 
 // `top` shows one row for the rows equal in every column it shows (unless --all-ties), and says
