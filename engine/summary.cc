@@ -131,10 +131,12 @@ void print_best_designs(const StoreReader& store, const spaces::Space& space, st
   constexpr auto kRow = "  {:>2}  {:>10}  {:>8}  {:>6}  {:>9}  {:>8}  ";
   const std::string header = fmt::format(kRow, "#", "train", "step", "MFU", "energy", "cost");
   out << header << "design | plan\n";
-  // The axes the sweep varies: the others are the spec's and the same in every row.
+  // The axes the sweep varies (the others are the spec's and the same in every row) that the
+  // store keeps.
   std::vector<std::string> design_axes, plan_axes;
   for (const auto& a : space.axes())
-    if (a.size() > 1) (a.is_plan ? plan_axes : design_axes).push_back(a.name);
+    if (a.size() > 1 && store.find_column(a.name))
+      (a.is_plan ? plan_axes : design_axes).push_back(a.name);
   // The transformer's derived degree, with its plan.
   if (store.schema().index("dp") != Schema::npos) plan_axes.push_back("dp");
   std::vector<double> v;
@@ -179,8 +181,10 @@ void print_best_designs(const StoreReader& store, const spaces::Space& space, st
           differ.push_back(name);
       }
     const auto n = best[k].tied_rows.size();
+    const std::string where = differ.empty() ? std::string("axes the store does not keep")
+                                             : fmt::format("{}", fmt::join(differ, ", "));
     out << wrap_words(fmt::format("{}(+{} design{} with the same figures, differing in {})", indent,
-                                  n, n == 1 ? "" : "s", fmt::join(differ, ", ")),
+                                  n, n == 1 ? "" : "s", where),
                       120, indent)
         << '\n';
   }

@@ -91,6 +91,39 @@ TEST_F(RunTest, PlanSearchAndExhaustiveEnumerationWriteTheSameRows) {
   }
 }
 
+// The closing table shows the swept axes a column list keeps, and says when it keeps too little
+// for the table.
+TEST_F(RunTest, TheBestDesignsTableShowsTheKeptAxes) {
+  const std::string kept =
+      "columns = [\"gpu\", \"tp\", \"num_gpus\", \"step_time_s\", \"time_to_train_s\", "
+      "\"mfu\", \"energy_to_train_j\", \"mem_per_gpu_bytes\"]\n";
+  std::string out;
+  ASSERT_EQ(
+      run(command(1, {"run",
+                      dir_.file("s.toml", small_spec("all", "time_to_train", "[2, 4]", "", kept)),
+                      "-o", dir_ / "r.h5"}),
+          &out),
+      0)
+      << out;
+  const auto table = out.substr(out.find("best designs by"));
+  EXPECT_NE(table.find(" | tp="), std::string::npos) << out;
+  EXPECT_NE(table.find("gpu="), std::string::npos) << out;
+  EXPECT_EQ(table.find("num_nodes="), std::string::npos) << out;  // swept, not kept
+  EXPECT_EQ(table.find("pp="), std::string::npos) << out;
+  ASSERT_EQ(run(command(1, {"run",
+                            dir_.file("t.toml", small_spec("all", "time_to_train", "[2, 4]", "",
+                                                           "columns = [\"tp\", \"mfu\"]\n")),
+                            "-o", dir_ / "t.h5"}),
+                &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("best designs: not shown: the store does not keep num_gpus, gpu, "
+                     "time_to_train_s, step_time_s, energy_to_train_j, mem_per_gpu_bytes "
+                     "([output] columns)\n"),
+            std::string::npos)
+      << out;
+}
+
 TEST_F(RunTest, ReportsTheRunAndTheBestDesigns) {
   const std::string s = dir_.file("s.toml", small_spec("best-per-design"));
   std::string out;
