@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <ostream>
 
@@ -39,9 +40,70 @@ std::vector<BestRow> best_designs(const StoreReader& store, spaces::Objective ob
                                   std::size_t top) {
   const spaces::Pricing pricing = spaces::stored_pricing(store);
   const std::vector<double> price = pricing.usd_per_gpu_s(store.find_column("gpu")->labels);
-  std::vector<BestRow> best;  // at most `top` lines, sorted by objective
-  // A design's best plan joins the line of equal figures, or makes a line of its own.
-  auto add = [&](BestRow c) {
+  std::vector<double> v;
+  auto value = [&](const char* column, std::uint64_t row) {
+    store.read(column, row, 1, v);
+    return v[0];
+  };
+  auto cost_of = [&](double gpu, double gpus, double time, double energy) {
+    return pricing.cost_usd(price[static_cast<std::size_t>(gpu)], gpus, time, energy);
+  };
+
+  // 1. Each design's best plan: the first of its feasible rows with the lowest objective, from the
+  // columns the objective needs (a third of the bytes of every figure the table shows).
+  struct Candidate {
+    double objective;
+    std::uint64_t row;
+  };
+  std::vector<Candidate> candidates;
+  const bool priced = objective == spaces::Objective::cost;
+  const char* column = objective == spaces::Objective::step_time ? "step_time_s"
+                       : objective == spaces::Objective::energy  ? "energy_to_train_j"
+                                                                 : "time_to_train_s";
+  std::vector<double> feasible, design, obj, gpus, gpu, energy;
+  double current_design = -1;
+  for (std::uint64_t offset = 0; offset < store.rows(); offset += kReadRows) {
+    const std::uint64_t n = std::min(kReadRows, store.rows() - offset);
+    store.read("feasible", offset, n, feasible);
+    store.read("design_id", offset, n, design);
+    store.read(column, offset, n, obj);
+    if (priced) {
+      store.read("num_gpus", offset, n, gpus);
+      store.read("gpu", offset, n, gpu);
+      store.read("energy_to_train_j", offset, n, energy);
+    }
+    for (std::uint64_t i = 0; i < n; ++i) {
+      if (design[i] != current_design) {
+        current_design = design[i];
+        candidates.push_back({std::numeric_limits<double>::infinity(), 0});
+      }
+      if (feasible[i] == 0) continue;
+      const double o = priced ? cost_of(gpu[i], gpus[i], obj[i], energy[i]) : obj[i];
+      if (std::isfinite(o) && o < candidates.back().objective) candidates.back() = {o, offset + i};
+    }
+  }
+  std::erase_if(candidates, [](const Candidate& c) { return !std::isfinite(c.objective); });
+  std::stable_sort(
+      candidates.begin(), candidates.end(),
+      [](const Candidate& a, const Candidate& b) { return a.objective < b.objective; });
+
+  // 2. Lines of equal figures, best first, reading the figures of the designs that can make one:
+  // equal figures have equal objectives, so once `top` lines are full only designs as good as the
+  // last line can still join one.
+  std::vector<BestRow> best;
+  for (const Candidate& candidate : candidates) {
+    if (best.size() == top && candidate.objective > best.back().objective) break;
+    const std::uint64_t row = candidate.row;
+    const double time = value("time_to_train_s", row), energy_j = value("energy_to_train_j", row);
+    const double n_gpus = value("num_gpus", row);
+    BestRow c{row,
+              candidate.objective,
+              {time, value("step_time_s", row), value("mfu", row), energy_j,
+               cost_of(value("gpu", row), n_gpus, time, energy_j)},
+              n_gpus,
+              value("mem_per_gpu_bytes", row),
+              {}};
+    // A design's best plan joins the line of equal figures, or makes a line of its own.
     auto same = std::find_if(best.begin(), best.end(),
                              [&](const BestRow& b) { return b.figures == c.figures; });
     if (same != best.end()) {
@@ -51,47 +113,10 @@ std::vector<BestRow> best_designs(const StoreReader& store, spaces::Objective ob
         same->memory = c.memory;
       }
       same->tied_rows.push_back(c.row);
-      return;
-    }
-    if (best.size() == top && c.objective >= best.back().objective) return;
-    const auto at = std::upper_bound(best.begin(), best.end(), c.objective,
-                                     [](double v, const BestRow& b) { return v < b.objective; });
-    best.insert(at, std::move(c));
-    if (best.size() > top) best.pop_back();
-  };
-  std::vector<double> feasible, design, gpus, gpu, time, step, mfu, energy, memory;
-  std::optional<BestRow> current;  // the best plan so far of the design being read
-  double current_design = -1;
-  for (std::uint64_t offset = 0; offset < store.rows(); offset += kReadRows) {
-    const std::uint64_t n = std::min(kReadRows, store.rows() - offset);
-    store.read("feasible", offset, n, feasible);
-    store.read("design_id", offset, n, design);
-    store.read("num_gpus", offset, n, gpus);
-    store.read("gpu", offset, n, gpu);
-    store.read("time_to_train_s", offset, n, time);
-    store.read("step_time_s", offset, n, step);
-    store.read("mfu", offset, n, mfu);
-    store.read("energy_to_train_j", offset, n, energy);
-    store.read("mem_per_gpu_bytes", offset, n, memory);
-    for (std::uint64_t i = 0; i < n; ++i) {
-      if (design[i] != current_design) {
-        if (current) add(*current);
-        current.reset();
-        current_design = design[i];
-      }
-      if (feasible[i] == 0) continue;
-      const double cost =
-          pricing.cost_usd(price[static_cast<std::size_t>(gpu[i])], gpus[i], time[i], energy[i]);
-      const double v = objective == spaces::Objective::cost        ? cost
-                       : objective == spaces::Objective::step_time ? step[i]
-                       : objective == spaces::Objective::energy    ? energy[i]
-                                                                   : time[i];
-      if (!std::isfinite(v) || (current && v >= current->objective)) continue;
-      current = BestRow{offset + i, v,         {time[i], step[i], mfu[i], energy[i], cost},
-                        gpus[i],    memory[i], {}};
+    } else if (best.size() < top) {
+      best.push_back(std::move(c));
     }
   }
-  if (current) add(*current);
   return best;
 }
 
