@@ -237,16 +237,6 @@ void StoreWriter::write(std::uint64_t offset, const RowBlock& block, std::size_t
   }
 }
 
-void StoreWriter::mark_done(std::uint64_t chunk, std::uint64_t rows) {
-  Impl& m = *impl_;
-  if (chunk >= m.chunks)
-    throw Error(fmt::format("{}: chunk {} is outside the store's {} chunks", m.file.path(), chunk,
-                            m.chunks));
-  const std::uint8_t done = 1;
-  h5::write(m.chunk_rows.get(), H5T_NATIVE_UINT64, chunk, 1, &rows, m.file.path());
-  h5::write(m.chunk_done.get(), H5T_NATIVE_UINT8, chunk, 1, &done, m.file.path());
-}
-
 void StoreWriter::write_progress(std::uint64_t first, const std::vector<std::uint8_t>& done,
                                  const std::vector<std::uint64_t>& rows) {
   Impl& m = *impl_;

@@ -1,11 +1,13 @@
 #pragma once
 // Writes results stores (docs/store-format.md). A store is created whole, on one process: every
-// column dataset at its final size (contiguous, allocated, never filled) and every attribute
-// written. From then on writers only put raw data into rows (and the progress marks), which is what
-// makes a store safe to kill at any instant: its metadata never changes during a run.
+// column dataset at its final size (contiguous, allocated, never filled; or, compressed, chunked
+// and written once) and every attribute written. From then on writers only put raw data into rows
+// (and the progress marks), which is what makes a store safe to kill at any instant: its metadata
+// never changes during a run.
 //
-// Used by `clustersweep run` (in parallel, one StoreWriter per rank, independent MPI-IO writes)
-// and by `clustersweep merge` (serially).
+// Used by `clustersweep run` to assemble the store of a filtered or compressed run (on every rank,
+// collectively when compressed; the run's chunks themselves go through engine/row_writer.h) and by
+// `clustersweep merge` (serially).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -45,9 +47,6 @@ class StoreWriter {
   // A compressed store opened on ranks is written collectively (HDF5 1.10 writes filtered datasets
   // no other way): every rank calls write() as often as the others, with count 0 for no rows.
   void write(std::uint64_t offset, const RowBlock& block, std::size_t first, std::size_t count);
-  // Records that chunk `chunk` is complete with `rows` output rows. Call only after its rows were
-  // written: the mark is what a resumed run trusts.
-  void mark_done(std::uint64_t chunk, std::uint64_t rows);
   // Progress marks of chunks [first, first + count) (a merge or compaction copies them).
   void write_progress(std::uint64_t first, const std::vector<std::uint8_t>& done,
                       const std::vector<std::uint64_t>& rows);

@@ -74,7 +74,7 @@ TEST(Store, WritesAndReadsBackEveryType) {
     const RowBlock rows = tiny_rows(header.schema, 10, 100);
     w.write(0, rows, 0, 4);
     w.write(4, rows, 4, 6);
-    w.mark_done(0, 10);
+    w.write_progress(0, {1}, {10});
     w.close();
   }
   finalize_store(path, RunStats{2, 1.5, 1000, 10, 0, false});
@@ -143,7 +143,7 @@ TEST(Store, WritesAndReadsBackNarrowTypes) {
   {
     StoreWriter w = StoreWriter::open(path);
     w.write(0, b, 0, 3);
-    w.mark_done(0, 3);
+    w.write_progress(0, {1}, {3});
     w.close();
   }
   finalize_store(path, RunStats{});
@@ -297,7 +297,7 @@ TEST(Store, WriterRefusesRowsOutsideTheStore) {
   StoreWriter w = StoreWriter::open(path);
   const RowBlock rows = tiny_rows(header.schema, 5, 0);
   EXPECT_THROW(w.write(0, rows, 0, 5), Error);
-  EXPECT_THROW(w.mark_done(3, 1), Error);
+  EXPECT_THROW(w.write_progress(3, {1}, {1}), Error);
 }
 
 std::string open_error(const std::string& path) {
@@ -363,11 +363,11 @@ TEST(StoreReader, AnUnfinishedStoreShowsItsLeadingDoneChunks) {
   const std::string path = dir / "x.h5.partial";
   create_store(path, h);
   StoreWriter w = StoreWriter::open(path);
-  w.mark_done(1, 4);
+  w.write_progress(1, {1}, {4});
   w.close();
   EXPECT_EQ(StoreReader(path).rows(), 0u);
   w = StoreWriter::open(path);
-  w.mark_done(0, 4);
+  w.write_progress(0, {1}, {4});
   w.close();
   const StoreReader r(path);
   EXPECT_FALSE(r.complete());
