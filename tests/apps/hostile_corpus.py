@@ -86,6 +86,17 @@ CASES = [
     ("crash", ["plan", "deep.toml"], 2,
      "clustersweep plan: error: deep.toml:1:81: constraints[0]: nested more than 64 deep; "
      "simplify the expression\n    ..." + "!" * 91 + "...\n" + " " * 57 + "^"),
+    # A column the store cannot have, or that the sweep did not keep.
+    ("store", ["run", "columns.toml", "-o", "new.h5"], 2,
+     "clustersweep run: error: columns.toml:36:18: output.columns: 'step_tim_s' is no column of "
+     "this transformer store; did you mean 'step_time_s'?"),
+    ("store", ["plan", "columns.toml"], 2,
+     "clustersweep plan: error: columns.toml:36:18: output.columns: 'step_tim_s' is no column of "
+     "this transformer store; did you mean 'step_time_s'?"),
+    ("store", ["top", "s.h5", "--by", "time_compute_s"], 2,
+     "clustersweep top: error: --by: column 'time_compute_s' was not kept in 's.h5' (its sweep's "
+     "[output] columns = \"summary\"); rerun the sweep with columns = \"all\", or with "
+     "'time_compute_s' in its list"),
     # A bounded plan on a space of 10^14 designs.
     ("hang", ["plan", "big.toml", "--sample-seconds", "0.1"], 0, ""),
     ("hang", ["plan", "bound.toml"], 2,
@@ -213,6 +224,7 @@ def setup(d):
     write("calibrated.toml", 'calibration = "cal.toml"\n' + spec)
     write("calfolder.toml", 'calibration = "folder"\n' + spec)
     write("deep.toml", f'constraints = ["{DEEP_NOT}"]\n' + spec)
+    write("columns.toml", spec + 'columns = ["tp", "step_tim_s"]\n')
     write("big.toml", BIG)
     write("bound.toml", 'constraints = ["hbm_gb * nvlink_gbytes_per_s > 1"]\n' + BIG)
     return len(store)
