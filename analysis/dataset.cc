@@ -240,10 +240,9 @@ std::optional<std::string> Dataset::not_kept(std::string_view name) const {
   const bool list = kept != "all" && kept != "summary";
   return fmt::format(
       "{}'{}' was not kept in '{}' (its sweep's [output] columns = {}); rerun the sweep with "
-      "columns = \"all\"{}",
+      "columns = \"all\", or with '{}' in its list",
       missing == name ? "column " : fmt::format("column '{}' needs '{}', but ", name, missing),
-      missing, source_->path(), list ? kept : fmt::format("\"{}\"", kept),
-      fmt::format(", or with '{}' in its list", missing));
+      missing, source_->path(), list ? kept : fmt::format("\"{}\"", kept), missing);
 }
 
 const Column& Dataset::column(std::string_view name, std::string_view what) const {
