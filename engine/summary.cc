@@ -18,6 +18,13 @@ namespace {
 
 constexpr std::uint64_t kReadRows = 1 << 18;
 
+// The value of `column` in row `row`.
+double value_at(const StoreReader& store, const std::string& column, std::uint64_t row) {
+  std::vector<double> v;
+  store.read(column, row, 1, v);
+  return v[0];
+}
+
 // What the best-designs table reads of every row.
 constexpr const char* kBestDesignColumns[] = {"feasible", "design_id",         "num_gpus",
                                               "gpu",      "time_to_train_s",   "step_time_s",
@@ -40,11 +47,7 @@ std::vector<BestRow> best_designs(const StoreReader& store, spaces::Objective ob
                                   std::size_t top) {
   const spaces::Pricing pricing = spaces::stored_pricing(store);
   const std::vector<double> price = pricing.usd_per_gpu_s(store.find_column("gpu")->labels);
-  std::vector<double> v;
-  auto value = [&](const char* column, std::uint64_t row) {
-    store.read(column, row, 1, v);
-    return v[0];
-  };
+  auto value = [&](const char* column, std::uint64_t row) { return value_at(store, column, row); };
   auto cost_of = [&](double gpu, double gpus, double time, double energy) {
     return pricing.cost_usd(price[static_cast<std::size_t>(gpu)], gpus, time, energy);
   };
@@ -149,7 +152,6 @@ void print_best_designs(const StoreReader& store, const spaces::Space& space, st
     return;
   }
   const spaces::Pricing pricing = spaces::stored_pricing(store);
-  const std::vector<double> price = pricing.usd_per_gpu_s(store.find_column("gpu")->labels);
   out << fmt::format("best designs by {} (the best plan of each{}):\n",
                      spaces::to_string(space.objective()),
                      pricing.prices_gpus() ? "" : "; cost is electricity only: no GPU price given");
@@ -164,10 +166,8 @@ void print_best_designs(const StoreReader& store, const spaces::Space& space, st
       (a.is_plan ? plan_axes : design_axes).push_back(a.name);
   // The transformer's derived degree, with its plan.
   if (store.schema().index("dp") != Schema::npos) plan_axes.push_back("dp");
-  std::vector<double> v;
   auto value = [&](const std::string& column, std::uint64_t row) {
-    store.read(column, row, 1, v);
-    return v[0];
+    return value_at(store, column, row);
   };
   auto settings = [&](const std::vector<std::string>& names, std::uint64_t row) {
     std::string text;
@@ -178,10 +178,7 @@ void print_best_designs(const StoreReader& store, const spaces::Space& space, st
   };
   for (std::size_t k = 0; k < best.size(); ++k) {
     const std::uint64_t row = best[k].row;
-    const double ttt = value("time_to_train_s", row);
-    const double energy = value("energy_to_train_j", row);
-    const double cost = pricing.cost_usd(price[static_cast<std::size_t>(value("gpu", row))],
-                                         value("num_gpus", row), ttt, energy);
+    const auto& [ttt, step, mfu, energy, cost] = best[k].figures;
     const std::string design = settings(design_axes, row);
     // The settings wrap within 120 columns under their own heading.
     const std::string indent(header.size(), ' ');
@@ -189,9 +186,8 @@ void print_best_designs(const StoreReader& store, const spaces::Space& space, st
         wrap_words(fmt::format("{}{} | {}", indent, design.empty() ? "(one design)" : design,
                                settings(plan_axes, row)),
                    120, indent);
-    out << fmt::format(kRow, k + 1, format_quantity(ttt, "s"),
-                       format_quantity(value("step_time_s", row), "s"),
-                       format_quantity(value("mfu", row), "fraction"),
+    out << fmt::format(kRow, k + 1, format_quantity(ttt, "s"), format_quantity(step, "s"),
+                       format_quantity(mfu, "fraction"),
                        format_quantity(energy * pricing.pue / 3.6e6, "kWh"),
                        format_quantity(cost, "USD"))
         << std::string_view(wrapped).substr(indent.size()) << '\n';
