@@ -106,13 +106,26 @@ inline constexpr std::array<MetricColumn, 10> kJobMetrics = {{
 }};
 inline constexpr int kNumJobMetrics = static_cast<int>(kJobMetrics.size());
 
-// kJobMetrics followed by a family's own metrics.
-template <std::size_t N>
-constexpr std::array<MetricColumn, kJobMetrics.size() + N> after_job_metrics(
-    const std::array<MetricColumn, N>& own) {
-  std::array<MetricColumn, kJobMetrics.size() + N> out{};
-  for (std::size_t i = 0; i < kJobMetrics.size(); ++i) out[i] = kJobMetrics[i];
-  for (std::size_t i = 0; i < N; ++i) out[kJobMetrics.size() + i] = own[i];
+// The metrics every family reports after its throughput, the same way; filled by
+// model_metric_values().
+inline constexpr std::array<MetricColumn, 7> kModelMetrics = {{
+    {"mfu", "fraction", ColumnType::f32, true, true},
+    {"model_flops_per_step", "FLOP", ColumnType::f32, false, false},
+    {"mem_per_gpu_bytes", "B", ColumnType::f32, false, true},
+    {"mem_hbm_bytes", "B", ColumnType::f32, false, false},
+    {"mem_expansion_bytes", "B", ColumnType::f32, false, false},
+    {"energy_per_step_j", "J", ColumnType::f32, true, false},
+    {"energy_to_train_j", "J", ColumnType::f64, true, true},
+}};
+
+// The parts of a family's metric table, one after another.
+template <std::size_t... N>
+constexpr std::array<MetricColumn, (N + ...)> join_metrics(
+    const std::array<MetricColumn, N>&... parts) {
+  std::array<MetricColumn, (N + ...)> out{};
+  std::size_t at = 0;
+  ((std::copy(parts.begin(), parts.end(), out.begin() + static_cast<std::ptrdiff_t>(at)), at += N),
+   ...);
   return out;
 }
 
@@ -134,6 +147,21 @@ inline void job_metric_values(double step_s, const estimator::JobFigures& j, int
   std::copy(std::begin(values), std::end(values), out);
 }
 
+// kModelMetrics' values of `e` (an estimator::Estimate or DlrmEstimate), whose job takes `energy_j`
+// to train, into `out`.
+template <class Estimate>
+void model_metric_values(const Estimate& e, double energy_j, double* out) noexcept {
+  const double values[] = {e.mfu,
+                           e.model_flops_per_step,
+                           e.memory.hbm_bytes + e.memory.expansion_bytes,
+                           e.memory.hbm_bytes,
+                           e.memory.expansion_bytes,
+                           e.energy_per_step_j,
+                           energy_j};
+  static_assert(std::size(values) == kModelMetrics.size());
+  std::copy(std::begin(values), std::end(values), out);
+}
+
 // `values` of a family's metrics into `out`, NaN for the needs_run ones of a point that does not
 // run.
 template <std::size_t N>
@@ -146,28 +174,24 @@ void metric_values(const std::array<MetricColumn, N>& metrics, const double* val
 
 // The transformer family's metrics: what make_schema() declares and transformer_metric_values()
 // fills, side by side so that a metric is added in one place.
-inline constexpr auto kTransformerMetrics = after_job_metrics<20>({{
-    {"tokens_per_s", "tokens/s", ColumnType::f32, true, true},
-    {"mfu", "fraction", ColumnType::f32, true, true},
-    {"model_flops_per_step", "FLOP", ColumnType::f32, false, false},
-    {"mem_per_gpu_bytes", "B", ColumnType::f32, false, true},
-    {"mem_hbm_bytes", "B", ColumnType::f32, false, false},
-    {"mem_expansion_bytes", "B", ColumnType::f32, false, false},
-    {"energy_per_step_j", "J", ColumnType::f32, true, false},
-    {"energy_to_train_j", "J", ColumnType::f64, true, true},
-    {"time_compute_s", "s", ColumnType::f32, true, false},
-    {"time_memory_bound_s", "s", ColumnType::f32, true, false},
-    {"time_tp_comm_s", "s", ColumnType::f32, true, false},
-    {"time_cp_comm_s", "s", ColumnType::f32, true, false},
-    {"time_pp_p2p_s", "s", ColumnType::f32, true, false},
-    {"time_pp_bubble_s", "s", ColumnType::f32, true, false},
-    {"time_dp_exposed_s", "s", ColumnType::f32, true, false},
-    {"time_ep_a2a_s", "s", ColumnType::f32, true, false},
-    {"time_edp_exposed_s", "s", ColumnType::f32, true, false},
-    {"time_optimizer_s", "s", ColumnType::f32, true, false},
-    {"time_offload_s", "s", ColumnType::f32, true, false},
-    {"time_overhead_s", "s", ColumnType::f32, true, false},
-}});
+inline constexpr auto kTransformerMetrics = join_metrics(
+    kJobMetrics,
+    std::array<MetricColumn, 1>{{{"tokens_per_s", "tokens/s", ColumnType::f32, true, true}}},
+    kModelMetrics,
+    std::array<MetricColumn, 12>{{
+        {"time_compute_s", "s", ColumnType::f32, true, false},
+        {"time_memory_bound_s", "s", ColumnType::f32, true, false},
+        {"time_tp_comm_s", "s", ColumnType::f32, true, false},
+        {"time_cp_comm_s", "s", ColumnType::f32, true, false},
+        {"time_pp_p2p_s", "s", ColumnType::f32, true, false},
+        {"time_pp_bubble_s", "s", ColumnType::f32, true, false},
+        {"time_dp_exposed_s", "s", ColumnType::f32, true, false},
+        {"time_ep_a2a_s", "s", ColumnType::f32, true, false},
+        {"time_edp_exposed_s", "s", ColumnType::f32, true, false},
+        {"time_optimizer_s", "s", ColumnType::f32, true, false},
+        {"time_offload_s", "s", ColumnType::f32, true, false},
+        {"time_overhead_s", "s", ColumnType::f32, true, false},
+    }});
 inline constexpr int kNumTransformerMetrics = static_cast<int>(kTransformerMetrics.size());
 
 // The metric values of an evaluated point in kTransformerMetrics order, `steps` optimizer steps to
@@ -184,50 +208,32 @@ inline void transformer_metric_values(const estimator::Estimate& e, double steps
       estimator::job_figures(job, t.total_s, e.energy_per_step_j, steps, interval);
   double run[kNumTransformerMetrics];
   job_metric_values(t.total_s, j, support, run);
-  const double own[] = {e.tokens_per_s,
-                        e.mfu,
-                        e.model_flops_per_step,
-                        e.memory.hbm_bytes + e.memory.expansion_bytes,
-                        e.memory.hbm_bytes,
-                        e.memory.expansion_bytes,
-                        e.energy_per_step_j,
-                        j.energy_j,
-                        t.compute_s,
-                        t.memory_bound_s,
-                        t.tp_comm_s,
-                        t.cp_comm_s,
-                        t.pp_p2p_s,
-                        t.pp_bubble_s,
-                        t.dp_exposed_s,
-                        t.ep_a2a_s,
-                        t.edp_exposed_s,
-                        t.optimizer_s,
-                        t.offload_s,
-                        t.overhead_s};
-  static_assert(kNumJobMetrics + std::size(own) == kNumTransformerMetrics);
-  std::copy(std::begin(own), std::end(own), run + kNumJobMetrics);
+  run[kNumJobMetrics] = e.tokens_per_s;
+  model_metric_values(e, j.energy_j, run + kNumJobMetrics + 1);
+  const double breakdown[] = {t.compute_s,     t.memory_bound_s, t.tp_comm_s,    t.cp_comm_s,
+                              t.pp_p2p_s,      t.pp_bubble_s,    t.dp_exposed_s, t.ep_a2a_s,
+                              t.edp_exposed_s, t.optimizer_s,    t.offload_s,    t.overhead_s};
+  constexpr std::size_t kBreakdown = kNumJobMetrics + 1 + kModelMetrics.size();
+  static_assert(kBreakdown + std::size(breakdown) == kNumTransformerMetrics);
+  std::copy(std::begin(breakdown), std::end(breakdown), run + kBreakdown);
   metric_values(kTransformerMetrics, run, e.feasible, out);
 }
 
 // The recommendation-model family's metrics, filled by dlrm_metric_values() in this order.
-inline constexpr auto kDlrmMetrics = after_job_metrics<16>({{
-    {"samples_per_s", "samples/s", ColumnType::f32, true, true},
-    {"mfu", "fraction", ColumnType::f32, true, true},
-    {"model_flops_per_step", "FLOP", ColumnType::f32, false, false},
-    {"mem_per_gpu_bytes", "B", ColumnType::f32, false, true},
-    {"mem_hbm_bytes", "B", ColumnType::f32, false, false},
-    {"mem_expansion_bytes", "B", ColumnType::f32, false, false},
-    {"energy_per_step_j", "J", ColumnType::f32, true, false},
-    {"energy_to_train_j", "J", ColumnType::f64, true, true},
-    {"time_embedding_fwd_s", "s", ColumnType::f32, true, false},
-    {"time_embedding_bwd_s", "s", ColumnType::f32, true, false},
-    {"time_all_to_all_s", "s", ColumnType::f32, true, false},
-    {"time_mlp_compute_s", "s", ColumnType::f32, true, false},
-    {"time_memory_bound_s", "s", ColumnType::f32, true, false},
-    {"time_dense_allreduce_s", "s", ColumnType::f32, true, false},
-    {"time_optimizer_s", "s", ColumnType::f32, true, false},
-    {"time_overhead_s", "s", ColumnType::f32, true, false},
-}});
+inline constexpr auto kDlrmMetrics = join_metrics(
+    kJobMetrics,
+    std::array<MetricColumn, 1>{{{"samples_per_s", "samples/s", ColumnType::f32, true, true}}},
+    kModelMetrics,
+    std::array<MetricColumn, 8>{{
+        {"time_embedding_fwd_s", "s", ColumnType::f32, true, false},
+        {"time_embedding_bwd_s", "s", ColumnType::f32, true, false},
+        {"time_all_to_all_s", "s", ColumnType::f32, true, false},
+        {"time_mlp_compute_s", "s", ColumnType::f32, true, false},
+        {"time_memory_bound_s", "s", ColumnType::f32, true, false},
+        {"time_dense_allreduce_s", "s", ColumnType::f32, true, false},
+        {"time_optimizer_s", "s", ColumnType::f32, true, false},
+        {"time_overhead_s", "s", ColumnType::f32, true, false},
+    }});
 inline constexpr int kNumDlrmMetrics = static_cast<int>(kDlrmMetrics.size());
 
 // The metric values of an evaluated recommendation-model point in kDlrmMetrics order.
@@ -240,16 +246,14 @@ inline void dlrm_metric_values(const estimator::DlrmEstimate& e, double steps,
       estimator::job_figures(job, t.total_s, e.energy_per_step_j, steps, interval);
   double run[kNumDlrmMetrics];
   job_metric_values(t.total_s, j, support, run);
-  const double own[] = {e.samples_per_s,        e.mfu,
-                        e.model_flops_per_step, e.memory.hbm_bytes + e.memory.expansion_bytes,
-                        e.memory.hbm_bytes,     e.memory.expansion_bytes,
-                        e.energy_per_step_j,    j.energy_j,
-                        t.embedding_fwd_s,      t.embedding_bwd_s,
-                        t.all_to_all_s,         t.mlp_compute_s,
-                        t.memory_bound_s,       t.dense_allreduce_s,
-                        t.optimizer_s,          t.overhead_s};
-  static_assert(kNumJobMetrics + std::size(own) == kNumDlrmMetrics);
-  std::copy(std::begin(own), std::end(own), run + kNumJobMetrics);
+  run[kNumJobMetrics] = e.samples_per_s;
+  model_metric_values(e, j.energy_j, run + kNumJobMetrics + 1);
+  const double breakdown[] = {t.embedding_fwd_s, t.embedding_bwd_s, t.all_to_all_s,
+                              t.mlp_compute_s,   t.memory_bound_s,  t.dense_allreduce_s,
+                              t.optimizer_s,     t.overhead_s};
+  constexpr std::size_t kBreakdown = kNumJobMetrics + 1 + kModelMetrics.size();
+  static_assert(kBreakdown + std::size(breakdown) == kNumDlrmMetrics);
+  std::copy(std::begin(breakdown), std::end(breakdown), run + kBreakdown);
   metric_values(kDlrmMetrics, run, e.feasible, out);
 }
 
