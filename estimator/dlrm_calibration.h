@@ -22,8 +22,8 @@ struct DlrmCalibration {
   double busy_power_fraction = 0.8;    // GPU power while busy, fraction of TDP
   double workspace_bytes = 1e9;        // CUDA context, library workspaces, per GPU
   // The 90% prediction interval of a step, as Calibration's (docs/calibration.md).
-  double interval_lo = 0.617;
-  double interval_hi = 1.479;
+  double interval_lo = 0.660;
+  double interval_hi = 1.515;
 };
 
 struct DlrmCalibrationField {

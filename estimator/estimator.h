@@ -256,12 +256,13 @@ struct Calibration {
   double moe_permute_passes = 4;     // HBM passes over the routed tokens (permute, unpermute)
   double moe_layer_overhead_s = 0;   // router, permutation and sync per MoE layer per micro-batch
   // The 90% prediction interval of a step time as measured / predicted ratios, dense and MoE:
-  // conformal quantiles of the held-out residuals (`validate --fit` sets them; docs/calibration.md,
-  // "Prediction intervals"). The step is in [predicted x lo, predicted x hi].
-  double interval_lo = 0.776;
-  double interval_hi = 1.516;
-  double moe_interval_lo = 0.741;
-  double moe_interval_hi = 2.05;
+  // e^-q and e^q, q the conformal quantile of the held-out |log residuals| (`validate --fit` sets
+  // them; docs/calibration.md, "Prediction intervals"). The step is in [predicted x lo,
+  // predicted x hi]; a user's file may set the two ends apart.
+  double interval_lo = 0.745;
+  double interval_hi = 1.342;
+  double moe_interval_lo = 0.626;
+  double moe_interval_hi = 1.596;
   // A point with few calibration runs like it (spaces/support.h) has the interval [lo^w, hi^w]:
   // the held-out residuals of such runs against the others' (docs/calibration.md).
   double interval_widening = 1.4;

@@ -174,37 +174,35 @@ std::vector<double> sorted_finite(std::vector<double> r) {
   return r;
 }
 
-// The conformal upper rank of `level` among n values: ceil((n+1) level), 1-based. A level such
-// as (1 - 0.9) / 2 is 0.04999...: a rank that is a whole number must not lose one to rounding.
-constexpr double kRankSlack = 1e-9;
-std::size_t upper_rank(std::size_t n, double level) {
-  return static_cast<std::size_t>(std::ceil((static_cast<double>(n) + 1) * level - kRankSlack));
+// The conformal `coverage` quantile of |values|: the ceil((n+1) coverage)-th smallest of the n
+// finite ones, infinite when that rank is beyond them. 0.9 is not exact in binary: a rank that is
+// a whole number must not gain one from rounding.
+double abs_quantile(std::vector<double> values, double coverage) {
+  constexpr double kRankSlack = 1e-9;
+  for (double& v : values) v = std::fabs(v);
+  const std::vector<double> r = sorted_finite(std::move(values));
+  const auto rank = static_cast<std::size_t>(
+      std::ceil((static_cast<double>(r.size()) + 1) * coverage - kRankSlack));
+  return rank >= 1 && rank <= r.size() ? r[rank - 1] : std::numeric_limits<double>::infinity();
 }
 
 }  // namespace
 
 LogInterval conformal_interval(std::vector<double> residuals, double coverage) {
-  const std::vector<double> r = sorted_finite(std::move(residuals));
-  const double tail = (1 - coverage) / 2;
-  const auto lo_rank =
-      static_cast<std::size_t>(std::floor((static_cast<double>(r.size()) + 1) * tail + kRankSlack));
-  const std::size_t hi_rank = upper_rank(r.size(), 1 - tail);
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  return {lo_rank >= 1 ? r[lo_rank - 1] : -kInf, hi_rank <= r.size() ? r[hi_rank - 1] : kInf};
+  const double q = abs_quantile(std::move(residuals), coverage);
+  return {-q, q};
 }
 
 double interval_widening(const std::vector<double>& residuals, const std::vector<bool>& few,
                          double coverage) {
-  // The upper end of a symmetric interval of each set's |residuals|.
-  auto quantile = [coverage](std::vector<double> abs_residuals) {
-    const std::vector<double> r = sorted_finite(std::move(abs_residuals));
-    const std::size_t rank = upper_rank(r.size(), coverage);
-    return rank >= 1 && rank <= r.size() ? r[rank - 1] : std::numeric_limits<double>::quiet_NaN();
-  };
   std::vector<double> flagged, others;
   for (std::size_t i = 0; i < residuals.size(); ++i)
-    (few[i] ? flagged : others).push_back(std::fabs(residuals[i]));
-  return quantile(std::move(flagged)) / quantile(std::move(others));
+    (few[i] ? flagged : others).push_back(residuals[i]);
+  const double q_flagged = abs_quantile(std::move(flagged), coverage);
+  const double q_others = abs_quantile(std::move(others), coverage);
+  if (!std::isfinite(q_flagged) || !std::isfinite(q_others))
+    return std::numeric_limits<double>::quiet_NaN();
+  return q_flagged / q_others;
 }
 
 std::vector<GroupCoverage> group_coverage(const std::vector<double>& residuals,

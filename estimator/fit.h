@@ -82,10 +82,11 @@ std::vector<double> held_out_log_residuals(const std::vector<DlrmSample>& sample
                                            const std::vector<int>& group, const Calibration& start,
                                            const FitOptions& options = {});
 
-// The split-conformal interval of log residuals with the given coverage (0.9): from the
-// floor((n+1)(1-coverage)/2)-th smallest to the ceil((n+1)(1+coverage)/2)-th smallest of the n
-// residuals, infinite where that rank falls outside them (Vovk et al. 2005; Lei et al. 2018). A
-// prediction p then has the interval [p e^lo, p e^hi].
+// The split-conformal interval of log residuals with the given coverage (0.9), on the score
+// |residual| (Vovk et al. 2005; Lei et al. 2018, eq. 2): +-q with q the ceil((n+1)coverage)-th
+// smallest of the n |residuals|, infinite where that rank falls outside them. The score is the
+// one interval_widening() scales, so a point with little support gets +-w q. A prediction p then
+// has the interval [p e^lo, p e^hi].
 struct LogInterval {
   double lo = 0;
   double hi = 0;

@@ -1,5 +1,5 @@
-// Prediction intervals: the split-conformal quantiles of held-out residuals, each group predicted
-// by a fit that never saw it, and the coverage check on groups left out.
+// Prediction intervals: the split-conformal quantile of held-out absolute residuals, each group
+// predicted by a fit that never saw it, and the coverage check on groups left out.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,25 +17,26 @@ std::vector<double> one_to(int n) {
   return v;
 }
 
-TEST(Interval, ConformalQuantilesAreTheOrderStatisticsOfTheirRanks) {
-  // n = 99: the 5th and the 95th smallest.
+TEST(Interval, ConformalIntervalIsPlusMinusTheQuantileOfTheAbsoluteResiduals) {
+  // n = 99: the 90th smallest |residual|, ceil(100 x 0.9).
   LogInterval i = conformal_interval(one_to(99), 0.9);
-  EXPECT_EQ(i.lo, 5);
-  EXPECT_EQ(i.hi, 95);
-  // The order does not matter, and what is not a number is not a residual.
-  std::vector<double> shuffled = {7, 3, std::nan(""), 19, 1,  12, 5,  18, 2, 4, 6,
-                                  8, 9, 10,           11, 13, 14, 15, 16, 17};
-  i = conformal_interval(shuffled, 0.9);
-  EXPECT_EQ(i.lo, 1);  // n = 19: floor(20 x 0.05) = 1, ceil(20 x 0.95) = 19
-  EXPECT_EQ(i.hi, 19);
-  // Below 19 residuals a 90% interval is unbounded.
-  i = conformal_interval(one_to(18), 0.9);
+  EXPECT_EQ(i.lo, -90);
+  EXPECT_EQ(i.hi, 90);
+  // The sign and the order do not matter, and what is not a number is not a residual.
+  std::vector<double> mixed = {7, -3, std::nan(""), 19, 1,   -12, 5,  18, -2, 4, 6,
+                               8, 9,  -10,          11, -13, 14,  15, 16, 17};
+  i = conformal_interval(mixed, 0.9);
+  EXPECT_EQ(i.lo, -18);  // n = 19: ceil(20 x 0.9) = 18
+  EXPECT_EQ(i.hi, 18);
+  // Below 9 residuals a 90% interval is unbounded.
+  i = conformal_interval(one_to(8), 0.9);
   EXPECT_EQ(i.lo, -std::numeric_limits<double>::infinity());
   EXPECT_EQ(i.hi, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(conformal_interval(one_to(9), 0.9).hi, 9);
 }
 
 TEST(Interval, GroupCoverageUsesOnlyTheOtherGroupsResiduals) {
-  // Group 0 holds 1..19, group 1 a single residual of 100: group 1's interval is 1..19 and misses
+  // Group 0 holds 1..19, group 1 a single residual of 100: group 1's interval is +-18 and misses
   // it; group 0's comes from one residual and is unbounded.
   std::vector<double> residuals = one_to(19);
   std::vector<int> group(19, 0);
@@ -48,8 +49,8 @@ TEST(Interval, GroupCoverageUsesOnlyTheOtherGroupsResiduals) {
   EXPECT_TRUE(std::isinf(c[0].interval.hi));
   EXPECT_EQ(c[1].samples, 1u);
   EXPECT_EQ(c[1].covered, 0u);
-  EXPECT_EQ(c[1].interval.lo, 1);
-  EXPECT_EQ(c[1].interval.hi, 19);
+  EXPECT_EQ(c[1].interval.lo, -18);
+  EXPECT_EQ(c[1].interval.hi, 18);
 }
 
 TEST(Interval, WideningIsTheRatioOfTheFlaggedRunsQuantile) {
@@ -72,8 +73,9 @@ TEST(Interval, WideningIsTheRatioOfTheFlaggedRunsQuantile) {
 
 TEST(Interval, GroupCoverageWidensTheFlaggedRunsByTheOtherGroupsWidening) {
   // Groups 0 and 1 each hold unflagged runs 1..19 and flagged runs twice their size: their
-  // residuals' interval is [2, 36] (ranks 3 and 74 of 76), and the flagged runs' 90% quantile is
-  // twice the others'. A flagged run of 50 in group 3 falls outside [2, 36] but inside [4, 72].
+  // residuals' interval is +-32 (the 70th of 76, ceil(77 x 0.9)), and the flagged runs' 90%
+  // quantile is twice the others'. A flagged run of 50 in group 3 falls outside +-32 but inside
+  // +-64.
   std::vector<double> residuals;
   std::vector<int> group;
   std::vector<bool> few;
@@ -94,8 +96,8 @@ TEST(Interval, GroupCoverageWidensTheFlaggedRunsByTheOtherGroupsWidening) {
   ASSERT_EQ(with.size(), 3u);
   EXPECT_EQ(with[2].few, 1u);
   EXPECT_EQ(with[2].widening, 2);
-  EXPECT_EQ(with[2].interval.lo, 2);
-  EXPECT_EQ(with[2].interval.hi, 36);
+  EXPECT_EQ(with[2].interval.lo, -32);
+  EXPECT_EQ(with[2].interval.hi, 32);
   EXPECT_EQ(with[2].covered, 1u);
   EXPECT_EQ(without[2].covered, 0u);
   EXPECT_EQ(without[2].widening, 1);
