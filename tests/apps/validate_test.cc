@@ -107,6 +107,23 @@ TEST(Validate, ShippedCalibrationIsReproducible) {
             calibration_section(read_file(source_path("spaces/data/calibration.toml"))));
 }
 
+TEST(Validate, HeldOutIntervalsCoverTheSourcesLeftOut) {
+  // Each source predicted by a fit on the others, in the interval of the others' held-out
+  // residuals: the nominal 90% must hold within 80-98%. The median half-width is not the 20%
+  // once asked for (docs/calibration.md says why): a guard that the documented 29.8% does not grow.
+  const Result r = run({"validate", kRuns, kMoeRuns, "--held-out"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::smatch m;
+  const std::string out = r.out;
+  ASSERT_TRUE(std::regex_search(
+      out, m,
+      std::regex(R"(held-out coverage ([0-9.]+)% of 315 runs, median half-width ([0-9.]+)%)")))
+      << out;
+  EXPECT_GE(std::stod(m[1]), 80.0);
+  EXPECT_LE(std::stod(m[1]), 98.0);
+  EXPECT_LE(std::stod(m[2]), 30.0);
+}
+
 TEST(Validate, PredictsEveryRecommendationRunWithinTheRequiredError) {
   TempDir dir;
   const std::string predictions = (dir.path() / "predictions.csv").string();
