@@ -83,7 +83,7 @@ std::vector<double> held_out_log_residuals(const std::vector<DlrmSample>& sample
                                            const FitOptions& options = {});
 
 // The split-conformal interval of log residuals with the given coverage (0.9), on the score
-// |residual| (Vovk et al. 2005; Lei et al. 2018, eq. 2): +-q with q the ceil((n+1)coverage)-th
+// |residual| (Vovk et al. 2005; Lei et al. 2018): +-q with q the ceil((n+1)coverage)-th
 // smallest of the n |residuals|, infinite where that rank falls outside them. The score is the
 // one interval_widening() scales, so a point with little support gets +-w q. A prediction p then
 // has the interval [p e^lo, p e^hi].
