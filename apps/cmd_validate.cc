@@ -272,7 +272,7 @@ int validate_dlrm(const po::variables_map& vm, const std::string& runs_path,
                   const spaces::CalibrationSupport& base_support) {
   auto rows = spaces::read_dlrm_runs(runs_path, calibration);
   // 22 of the 23 published runs come from one source: each run is held out on its own (the
-  // leave-one-out residuals; with fewer than 19 residuals a 90% conformal interval is infinite).
+  // leave-one-out residuals; with fewer than 9 residuals a 90% conformal interval is infinite).
   std::vector<est::DlrmSample> samples;
   std::vector<spaces::SupportRun> support_runs;
   std::vector<std::string> ids;
