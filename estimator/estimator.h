@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "estimator/dlrm_calibration.h"
+#include "estimator/stack.h"
 
 namespace clustersweep::estimator {
 
@@ -123,8 +124,10 @@ struct Plan {
   int ep = 1;
   int etp = 1;
   // Tokens an expert takes per batch, as a multiple of its balanced share; the rest are dropped
-  // (GShard, Switch). 0 = dropless.
+  // (GShard, Switch); with TokenRouting::capacity only. 0 = no capacity.
   double capacity_factor = 0;
+  // The runtime settings of the software stack (estimator/stack.h).
+  Stack stack;
 };
 
 // Why a point cannot run. Stable codes: they are stored in results (docs/store-format.md).
@@ -170,6 +173,7 @@ struct StepTime {
   double edp_exposed_s = 0;   // expert data-parallel communication not hidden by backward
   double optimizer_s = 0;     // optimizer step
   double offload_s = 0;       // exposed traffic to/from the expansion tier
+  double host_s = 0;          // kernel launches the GPU waits for, and MoE host syncs
   double overhead_s = 0;      // framework overheads (calibrated)
   double total_s = 0;
 };

@@ -9,6 +9,7 @@
 #include "base/format.h"
 #include "base/numbers.h"
 #include "spaces/architecture.h"
+#include "spaces/stack_settings.h"
 
 namespace clustersweep::spaces {
 
@@ -126,7 +127,7 @@ const std::vector<SettingInfo>& setting_infos() {
         {"etp", SettingFamily::transformer, "expert tensor-parallel degree (default 1)"},
         {"capacity_factor", SettingFamily::transformer,
          "expert capacity as a multiple of the balanced share; tokens beyond it are dropped "
-         "(default: dropless)"},
+         "(token_routing = capacity; default 1 with it)"},
         {"offload", SettingFamily::transformer,
          "none (default), optimizer, optimizer_activations, all (to the expansion tier)"},
         {"allow_tp_across_nodes", SettingFamily::transformer,
@@ -170,6 +171,11 @@ const std::vector<SettingInfo>& setting_infos() {
     });
     for (const ArchitectureField& f : architecture_fields())
       at = infos.insert(at + 1, {f.name, SettingFamily::transformer, f.help});
+    at = std::find_if(infos.begin(), infos.end(), [](const SettingInfo& i) {
+      return std::string_view(i.name) == "capacity_factor";
+    });
+    for (const StackSetting& st : stack_settings())
+      at = infos.insert(at + 1, {st.name, SettingFamily::transformer, st.help});
     return infos;
   }();
   return kInfos;
@@ -262,6 +268,30 @@ est::Reliability resolve_reliability(const Settings& s, std::map<std::string, Or
                      est::Reliability::allows_infinity(name));
   });
   return r;
+}
+
+// The software stack's settings; a capacity factor alone means capacity routing, and capacity
+// routing alone has a capacity of one balanced share (Megatron's moe_expert_capacity_factor 1.0).
+void resolve_stack(const Settings& s, est::Plan& p, std::map<std::string, Origin>& origins) {
+  for (const StackSetting& st : stack_settings()) {
+    if (!s.has(st.name)) {
+      origins[st.name] = Origin::fallback;
+      continue;
+    }
+    const int value = parse_stack_value(st, s.at(st.name).text);
+    if (value < 0)
+      throw InputError(fmt::format("{}: must be {}, got '{}'", s.at(st.name).where,
+                                   stack_values(st), s.at(st.name).text));
+    st.set(p.stack, value);
+  }
+  if (p.capacity_factor > 0 && !s.has("token_routing")) {
+    p.stack.token_routing = est::TokenRouting::capacity;
+    origins["token_routing"] = Origin::rule;
+  }
+  if (p.stack.token_routing == est::TokenRouting::capacity && !s.has("capacity_factor")) {
+    p.capacity_factor = 1.0;
+    origins["capacity_factor"] = Origin::rule;
+  }
 }
 
 }  // namespace
@@ -433,6 +463,7 @@ Point resolve(const Settings& s, const est::Calibration& calibration) {
   for (const char* name : {"tp", "pp", "cp", "vp", "micro_batch", "zero", "sequence_parallel",
                            "recompute", "offload", "ep", "etp", "capacity_factor"})
     origin(name, Origin::fallback);
+  resolve_stack(s, p, pt.origin);
   pt.rules.allow_tp_across_nodes = s.boolean("allow_tp_across_nodes");
 
   // The GPU count: nodes or gpus, or tp*pp*dp*cp when only dp is given.

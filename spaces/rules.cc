@@ -90,6 +90,26 @@ constexpr RuleInfo kRules[kNumRules] = {
      "folding)",
      {"ep", "etp", "dp"},
      est::Infeasible::invalid_plan},
+    {"token_routing",
+     "token_routing = capacity goes with a capacity_factor > 0 and the others without one; "
+     "routing other than dropless needs a Mixture-of-Experts model",
+     {"token_routing", "capacity_factor"},
+     est::Infeasible::invalid_plan},
+    {"dispatcher_needs_ep",
+     "the allgather, deepep and hybridep dispatchers and a2a_overlap need ep > 1 (with ep = 1 no "
+     "token leaves its GPU)",
+     {"dispatcher", "a2a_overlap", "ep"},
+     est::Infeasible::invalid_plan},
+    {"graph_needs_static_routing",
+     "cuda_graph = full captures MoE layers only with static shapes: token_routing balanced or "
+     "capacity",
+     {"cuda_graph", "token_routing"},
+     est::Infeasible::invalid_plan},
+    {"fp8_settings",
+     "fp8_attention and fp8_recipe other than delayed need fp8 or fp4 training; mxfp8 needs an "
+     "accelerator with MX formats (Blackwell)",
+     {"fp8_attention", "fp8_recipe", "precision"},
+     est::Infeasible::invalid_plan},
 };
 
 Violation broken(Rule rule, std::int64_t a = 0, std::int64_t b = 0, std::int64_t c = 0,
@@ -199,6 +219,28 @@ Violation check_plan(const est::Workload& w, const est::Cluster& c, const est::P
     return broken(Rule::ep_experts, p.ep, m.num_experts, p.etp);
   if (!ep_group_fits(p))
     return broken(Rule::ep_group, p.ep, p.etp, std::int64_t{p.tp} * p.cp * p.dp);
+  return check_stack(w, c, p);
+}
+
+Violation check_stack(const est::Workload& w, const est::Cluster& c, const est::Plan& p) noexcept {
+  const est::Stack& st = p.stack;
+  const bool capacity = st.token_routing == est::TokenRouting::capacity;
+  if (capacity != (p.capacity_factor > 0) ||
+      (!est::is_moe(w.model) && st.token_routing != est::TokenRouting::dropless))
+    return broken(Rule::token_routing, static_cast<int>(st.token_routing), p.capacity_factor > 0,
+                  est::is_moe(w.model));
+  if (p.ep == 1 && (st.dispatcher != est::Dispatcher::alltoall || st.a2a_overlap))
+    return broken(Rule::dispatcher_needs_ep, static_cast<int>(st.dispatcher), st.a2a_overlap);
+  if (st.cuda_graph == est::CudaGraph::full && est::is_moe(w.model) &&
+      st.token_routing == est::TokenRouting::dropless)
+    return broken(Rule::graph_needs_static_routing);
+  const bool low_precision =
+      w.precision == est::Precision::fp8 || w.precision == est::Precision::fp4;
+  const bool mx = c.gpu.peak_flops[static_cast<int>(est::Precision::fp4)] > 0;
+  if ((!low_precision && (st.fp8_attention || st.fp8_recipe != est::Fp8Recipe::delayed)) ||
+      (st.fp8_recipe == est::Fp8Recipe::mxfp8 && !mx))
+    return broken(Rule::fp8_settings, st.fp8_attention, static_cast<int>(st.fp8_recipe),
+                  static_cast<int>(w.precision), mx);
   return {};
 }
 
@@ -271,6 +313,26 @@ std::string message(const Violation& v) {
     case Rule::ep_group:
       return fmt::format("ep*etp = {}*{} = {} does not divide tp*cp*dp = {}", x[0], x[1],
                          x[0] * x[1], x[2]);
+    case Rule::token_routing:
+      if (x[2] == 0) return "a dense model routes no tokens: token_routing must be dropless";
+      if (x[0] == static_cast<int>(est::TokenRouting::capacity))
+        return "token_routing = capacity needs a capacity_factor > 0";
+      return fmt::format("a capacity_factor needs token_routing = capacity, not {}",
+                         est::to_string(static_cast<est::TokenRouting>(x[0])));
+    case Rule::dispatcher_needs_ep:
+      if (x[0] != static_cast<int>(est::Dispatcher::alltoall))
+        return fmt::format("the {} dispatcher needs ep > 1",
+                           est::to_string(static_cast<est::Dispatcher>(x[0])));
+      return "a2a_overlap needs ep > 1 (there is no all-to-all to hide)";
+    case Rule::graph_needs_static_routing:
+      return "cuda_graph = full cannot capture dropless MoE layers (their shapes change every "
+             "step): use token_routing balanced or capacity, or cuda_graph = partial";
+    case Rule::fp8_settings:
+      if (x[1] == static_cast<int>(est::Fp8Recipe::mxfp8) && x[3] == 0)
+        return "mxfp8 needs an accelerator with MX formats (Blackwell: B200, GB200, GB300)";
+      return fmt::format("{} needs fp8 or fp4 training, not {}",
+                         x[0] ? "fp8_attention" : "an fp8_recipe other than delayed",
+                         est::to_string(static_cast<est::Precision>(x[2])));
     case Rule::expansion_duplicate:
     case Rule::user_constraint:
       break;

@@ -34,8 +34,12 @@ enum class Rule : std::uint8_t {
   offload_needs_expansion,     // offload needs an expansion tier with a bandwidth
   ep_experts,                  // ep must divide num_experts; ep, etp > 1 need experts
   ep_group,                    // ep*etp must divide tp*cp*dp (the GPUs of a pipeline stage)
+  token_routing,               // capacity routing exactly with a capacity factor; MoE models only
+  dispatcher_needs_ep,         // a dispatcher but alltoall, and a2a_overlap, need ep > 1
+  graph_needs_static_routing,  // full CUDA graphs of MoE layers need balanced or capacity routing
+  fp8_settings,                // fp8_attention and fp8 recipes need fp8 training; mxfp8 Blackwell
 };
-inline constexpr int kNumRules = 19;
+inline constexpr int kNumRules = 23;
 
 const char* to_string(Rule rule) noexcept;  // e.g. "tp_heads"
 const char* describe(Rule rule) noexcept;   // the rule, one line
@@ -91,5 +95,8 @@ Violation check_design(estimator::Precision precision, const estimator::Cluster&
 // The plan rules, for a design check_design() accepted; the first broken rule in Rule order.
 Violation check_plan(const estimator::Workload& workload, const estimator::Cluster& cluster,
                      const estimator::Plan& plan, const RuleOptions& options) noexcept;
+// The software-stack rules alone (token_routing .. fp8_settings), which check_plan() ends with.
+Violation check_stack(const estimator::Workload& workload, const estimator::Cluster& cluster,
+                      const estimator::Plan& plan) noexcept;
 
 }  // namespace clustersweep::spaces

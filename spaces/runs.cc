@@ -1,6 +1,7 @@
 #include "spaces/runs.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,6 +16,7 @@
 #include "base/error.h"
 #include "spaces/catalog.h"
 #include "spaces/resolve.h"
+#include "spaces/stack_settings.h"
 
 namespace clustersweep::spaces {
 
@@ -71,6 +73,55 @@ constexpr ColumnSetting kMoeColumns[] = {
     {"ep", "ep"},
     {"etp", "etp"},
 };
+
+// The runtime-settings columns of the runs formats (../shared/validation/README.md, "Runtime
+// settings"): each is optional, and its cells map to the stack setting of the same name. A cell
+// "unknown" or empty leaves the setting at its default, which the row's reason column says.
+struct StackColumn {
+  const char* column;
+  const char* setting;
+  // Value spellings of the runs files that differ from the setting's own names.
+  std::initializer_list<std::pair<const char*, const char*>> renames;
+};
+const StackColumn kStackColumns[] = {
+    {"cuda_graph", "cuda_graph", {}},
+    {"dispatcher", "dispatcher", {}},
+    {"token_routing", "token_routing", {{"dropless_balanced", "balanced"}}},
+    {"a2a_overlap", "a2a_overlap", {}},
+    {"fp8_attention", "fp8_attention", {}},
+    {"tp_comm_overlap", "tp_comm_overlap", {}},
+    {"dp_overlap", "dp_overlap", {}},
+    {"param_gather_overlap", "param_gather_overlap", {}},
+    {"pp_comm_overlap", "pp_comm_overlap", {}},
+    {"fp8_recipe", "fp8_recipe", {}},
+    // Transformer Engine's DotProductAttention picks cuDNN's fused attention on Hopper and later
+    // when it can; Megatron's fused softmax between two batched GEMMs is the unfused kernel.
+    {"attention_kernel",
+     "attention_kernel",
+     {{"te_fused", "cudnn"}, {"megatron_fused", "unfused"}, {"triton_flash", "triton"}}},
+};
+
+// Sets the stack settings of a row's runtime-settings columns; returns the settings left at their
+// default for want of a value ("dispatcher unknown").
+template <class Text, class Where>
+std::vector<std::string> read_stack_columns(const std::map<std::string, std::size_t>& columns,
+                                            Text text, Where where, Settings& settings) {
+  std::vector<std::string> defaulted;
+  for (const StackColumn& c : kStackColumns) {
+    if (!columns.count(c.column)) continue;
+    std::string value = text(c.column);
+    // An fp8 recipe is only the fp8 rows'; the others leave it empty by the format's convention.
+    if (value.empty() && std::string_view(c.column) == "fp8_recipe") continue;
+    if (value.empty() || value == "unknown") {
+      defaulted.push_back(fmt::format("{} {}", c.column, value.empty() ? "empty" : "unknown"));
+      continue;
+    }
+    for (const auto& [from, to] : c.renames)
+      if (value == from) value = to;
+    settings.set(c.setting, value, where(c.column));
+  }
+  return defaulted;
+}
 
 }  // namespace
 
@@ -192,6 +243,7 @@ std::vector<MeasuredRun> read_runs(const std::string& path,
     // scale-out bandwidth, dp from the GPU count).
     for (const auto& c : settings_columns)
       if (!text(c.column).empty()) settings.set(c.setting, text(c.column), where(c.column));
+    const auto defaulted = read_stack_columns(columns, text, where, settings);
     // GPT-OSS's clamped gated activation, "swiglu_oai(clamped,gated)", has SwiGLU's three
     // matrices.
     if (moe && text("ffn_act").rfind("swiglu", 0) == 0)
@@ -212,6 +264,16 @@ std::vector<MeasuredRun> read_runs(const std::string& path,
       const int ep = std::gcd(pt.plan.ep, stage);
       run.repair = fmt::format("predicted with ep = {}: {}", ep, message(v));
       pt.plan.ep = ep;
+    }
+    if (!defaulted.empty()) {
+      std::vector<std::string> notes;
+      for (const std::string& d : defaulted) {
+        const std::string name = d.substr(0, d.find(' '));
+        const StackSetting& st = *find_stack_setting(name);
+        notes.push_back(
+            fmt::format("{}: predicted with {}", d, st.value_name(st.get(pt.plan.stack))));
+      }
+      run.defaults = fmt::format("{}", fmt::join(notes, "; "));
     }
     if (const Violation v = check(pt))
       run.reason = fmt::format("cannot be estimated: {}: {}", to_string(v.rule), message(v));

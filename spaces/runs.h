@@ -23,6 +23,9 @@ struct MeasuredRun {
   // A repair made to a misreported plan so that the run can still be predicted, as written in the
   // reason column (empty when the row is taken as published).
   std::string repair;
+  // The runtime settings the row leaves unknown and the defaults they were predicted with, for the
+  // reason column: "dispatcher unknown: predicted with alltoall; ..." (empty when none).
+  std::string defaults;
   estimator::Sample sample;
   Settings settings;  // the row's settings, as resolved into `sample`
 };
