@@ -41,16 +41,68 @@ struct Parts {
   double tp = 0;
   double cp = 0;
   double ep = 0;  // expert all-to-all, exposed
+  double host = 0;  // kernel launches and syncs the GPU waits for
   double overhead = 0;
-  double sum() const { return compute + memory + tp + cp + ep + overhead; }
+  double sum() const { return compute + memory + tp + cp + ep + host + overhead; }
 };
 Parts operator*(double k, const Parts& p) {
-  return {k * p.compute, k * p.memory, k * p.tp, k * p.cp, k * p.ep, k * p.overhead};
+  return {k * p.compute, k * p.memory, k * p.tp, k * p.cp, k * p.ep, k * p.host, k * p.overhead};
 }
 Parts operator+(const Parts& a, const Parts& b) {
-  return {a.compute + b.compute, a.memory + b.memory, a.tp + b.tp,
-          a.cp + b.cp,           a.ep + b.ep,         a.overhead + b.overhead};
+  return {a.compute + b.compute, a.memory + b.memory, a.tp + b.tp,     a.cp + b.cp,
+          a.ep + b.ep,           a.host + b.host,     a.overhead + b.overhead};
 }
+
+// ---- token routing (docs/estimator.md, "Token routing")
+// The busiest expert-parallel rank's routed rows as a multiple of the balanced share. Capacity
+// routing pads every expert to its capacity (Megatron's moe_pad_expert_input_to_capacity, which
+// static shapes need); forced balance gives every rank its share; learned routing leaves rank loads
+// spread by load_cv, and the step waits for the largest of ep of them: for normal loads the
+// expected maximum is about 1 + load_cv sqrt(2 ln ep).
+double routed_load(const Plan& p, double load_cv) {
+  switch (p.stack.token_routing) {
+    case TokenRouting::capacity:
+      return p.capacity_factor;
+    case TokenRouting::balanced:
+      return 1.0;
+    case TokenRouting::dropless:
+      break;
+  }
+  return p.ep > 1 ? 1.0 + load_cv * std::sqrt(2.0 * std::log(static_cast<double>(p.ep))) : 1.0;
+}
+
+bool fused_dispatch(Dispatcher d) { return d == Dispatcher::deepep || d == Dispatcher::hybridep; }
+
+// Bytes an 8-bit GEMM operand element costs to quantize (docs/estimator.md, "Low-precision
+// operands"): delayed scaling reads 16 bits and writes 8 (3), current and blockwise scaling read
+// the tensor once more for its amax (5), MXFP8 writes the row- and column-wise copies its backward
+// needs (4); TN-only tensor cores (Hopper) need a transposed copy of every operand (+1).
+double quantize_bytes_per_element(Fp8Recipe recipe, bool tn_only) {
+  switch (recipe) {
+    case Fp8Recipe::delayed:
+      return tn_only ? 4.0 : 3.0;
+    case Fp8Recipe::current:
+    case Fp8Recipe::blockwise:
+      return tn_only ? 6.0 : 5.0;
+    case Fp8Recipe::mxfp8:
+      return 4.0;
+  }
+  return 3.0;
+}
+
+// Kernels one layer launches per micro-batch, forward and backward (counted from Megatron-Core's
+// transformer layer with Transformer Engine modules; docs/estimator.md, "Host overhead and CUDA
+// graphs"): the attention block (norm, QKV, rotary, attention, projection, residual), a dense MLP,
+// an MoE layer's router (GEMM, top-k, auxiliary loss, token counts), its dispatch and combine
+// (permutations and the collectives; one fused kernel each way with DeepEP/HybridEP), and its
+// grouped GEMM, which Transformer Engine launches expert by expert (fc1, activation, fc2 and
+// their backward).
+constexpr double kAttentionLaunches = 24;
+constexpr double kMlpLaunches = 18;
+constexpr double kRouterLaunches = 24;
+constexpr double kDispatchLaunches = 24;
+constexpr double kFusedDispatchLaunches = 8;
+constexpr double kLaunchesPerLocalExpert = 8;
 
 constexpr CalibrationField kFields[] = {
     {"gemm_eff_max", &Calibration::gemm_eff_max, 0.3, 1.0,
@@ -75,6 +127,16 @@ constexpr CalibrationField kFields[] = {
      "kernel launch and framework time per layer per micro-batch (fwd+bwd)"},
     {"per_step_overhead_s", &Calibration::per_step_overhead_s, 0.0, 2.0,
      "framework time per optimizer step"},
+    {"launch_s", &Calibration::launch_s, 0.0, 5e-5,
+     "host seconds to launch one kernel outside a CUDA graph (PyTorch dispatch and CUDA launch)"},
+    {"tp_overlap_off", &Calibration::tp_overlap_off, 0.0, 0.9,
+     "fraction of tensor-parallel communication hidden without userbuffers (at most tp_overlap)"},
+    {"pp_overlap", &Calibration::pp_overlap, 0.0, 1.0,
+     "fraction of the pipeline sends hidden with pp_comm_overlap"},
+    {"flash2_attention_eff", &Calibration::flash2_attention_eff, 0.2, 1.0,
+     "FlashAttention-2's attention efficiency relative to cuDNN's fused attention"},
+    {"triton_attention_eff", &Calibration::triton_attention_eff, 0.2, 1.0,
+     "Triton FlashAttention's attention efficiency relative to cuDNN's fused attention"},
     {"default_inter_node_gbps_per_gpu", &Calibration::default_inter_node_gbps_per_gpu, 0, 0,
      "scale-out Gbit/s per GPU assumed when a run does not state it: one 400 Gbit/s NDR NIC per "
      "GPU, the DGX H100/B200 and GB200 NVL72 reference designs"},
@@ -114,30 +176,31 @@ constexpr CalibrationField kFields[] = {
     {"interval_widening", &Calibration::interval_widening, 0, 0,
      "exponent on every family's interval ratios for a point with few calibration runs like it"},
     // [moe]: from here on (kFirstMoeField).
-    {"imbalance", &Calibration::moe_imbalance, 1.0, 2.0,
-     "tokens of the busiest expert-parallel rank as a multiple of the balanced share (ep > 1)"},
+    {"load_cv", &Calibration::moe_load_cv, 0.0, 1.0,
+     "relative spread of the expert-parallel ranks' token loads under learned (dropless) routing"},
     {"grouped_gemm_eff", &Calibration::moe_grouped_gemm_eff, 0.3, 1.0,
      "efficiency of the grouped expert GEMMs relative to one GEMM of the per-expert size"},
     {"expert_half_rows", &Calibration::moe_expert_half_rows, 0.0, 2048.0,
      "tokens per local expert at which the grouped expert GEMMs lose half their efficiency"},
     {"a2a_eff", &Calibration::moe_a2a_eff, 0.2, 1.0,
-     "achieved fraction of link bandwidth in the token dispatch/combine all-to-all"},
+     "achieved fraction of link bandwidth in the NCCL all-to-all and all-gather dispatchers"},
+    {"deepep_eff", &Calibration::moe_deepep_eff, 0.2, 1.0,
+     "achieved fraction of link bandwidth in DeepEP's dispatch and combine"},
+    {"hybridep_eff", &Calibration::moe_hybridep_eff, 0.2, 1.0,
+     "achieved fraction of link bandwidth in HybridEP's dispatch and combine"},
     {"a2a_overlap", &Calibration::moe_a2a_overlap, 0.0, 0.9,
-     "fraction of the all-to-all hidden behind computation (Megatron's EP overlap, DeepEP)"},
-    {"a2a_dedup", &Calibration::moe_a2a_dedup, 0.0, 1.0,
-     "0 = a token crosses the network once per remote expert, 1 = once per remote NVLink domain "
-     "(DeepEP/HybridEP dispatchers)"},
+     "fraction of the all-to-all hidden without a2a_overlap (shared experts during dispatch)"},
     {"permute_passes", &Calibration::moe_permute_passes, 0.0, 12.0,
      "HBM passes over the routed tokens for permutation and unpermutation, forward"},
     {"layer_overhead_s", &Calibration::moe_layer_overhead_s, 0.0, 0.005,
-     "router, permutation kernels and host syncs per MoE layer per micro-batch (fwd+bwd)"},
+     "host syncs per MoE layer per micro-batch (fwd+bwd), which a CUDA graph of the layer removes"},
     {"interval_lo", &Calibration::moe_interval_lo, 0, 0,
      "90% prediction interval of a MoE step: lowest measured / predicted"},
     {"interval_hi", &Calibration::moe_interval_hi, 0, 0,
      "90% prediction interval of a MoE step: highest measured / predicted"},
 };
-constexpr std::size_t kFirstMoeField = 26;
-static_assert(std::string_view(kFields[kFirstMoeField].name) == "imbalance");
+constexpr std::size_t kFirstMoeField = 31;
+static_assert(std::string_view(kFields[kFirstMoeField].name) == "load_cv");
 
 }  // namespace
 
@@ -430,8 +493,6 @@ Estimator::Estimator(const Workload& workload, const Cluster& cluster,
   const double window_keys =
       m.sliding_window > 0 ? std::min(full_keys, static_cast<double>(m.sliding_window)) : full_keys;
   attention_keys_ = (1.0 - windowed) * full_keys + windowed * window_keys;
-  // Fused attention's backward recomputes the scores: 5 matmuls vs 2 forward (Dao et al. 2022).
-  attention_bwd_factor_ = calibration_.flash_attention > 0 ? 2.5 : 2.0;
   qkv_out_ = qkv_width(m);
   qk_dim_ = qk_dim(m);
   v_dim_ = v_dim(m);
@@ -449,14 +510,16 @@ Estimator::Estimator(const Workload& workload, const Cluster& cluster,
   model_flops_per_step_ = training_flops_per_step(workload_, Recompute::none);
 }
 
-// Token dispatch and combine forward, exposed: each an all-to-all of `token_bytes` (this rank's
-// routed tokens) over the ep group (stride etp), which spans `domains` NVLink domains. Peers
-// inside this GPU's domain are reached over NVLink, the others over its NIC, concurrently; one
-// latency per exchange. A token bound for k experts crosses the network k (D-1)/D times, or, when
-// the dispatcher sends it once per remote domain and forwards it there over NVLink (DeepEP,
-// HybridEP), once per distinct remote domain among its k: (D-1)(1 - (1-1/D)^k). moe_a2a_dedup
-// blends.
-double Estimator::a2a_fwd_s(double token_bytes, int ep, int etp) const noexcept {
+// Token dispatch and combine forward: each an all-to-all of `token_bytes` (this rank's routed
+// tokens) over the ep group (stride etp), which spans `domains` NVLink domains. Peers inside this
+// GPU's domain are reached over NVLink, the others over its NIC, concurrently; one latency per
+// exchange. With NCCL's all-to-all a token bound for k experts crosses the network k (D-1)/D
+// times; DeepEP and HybridEP send it once per distinct remote domain among its k and forward it
+// there over NVLink: (D-1)(1 - (1-1/D)^k) (DeepSeek-V3 report sec. 3.2.2); the all-gather
+// dispatcher sends every token to every rank. Each dispatcher reaches its own fraction of the
+// links' bandwidth.
+double Estimator::a2a_fwd_s(double token_bytes, int ep, int etp,
+                            Dispatcher dispatcher) const noexcept {
   if (ep <= 1) return 0;
   const Calibration& c = calibration_;
   const int domain = std::max(cluster_.nvlink_domain, 1);
@@ -464,15 +527,26 @@ double Estimator::a2a_fwd_s(double token_bytes, int ep, int etp) const noexcept 
   const double in_domain =
       std::clamp(static_cast<double>(domain / etp), 1.0, static_cast<double>(ep));
   const double domains = std::ceil(ep / in_domain);
-  const double plain = k * (domains - 1.0) / domains;
-  const double deduplicated = (domains - 1.0) * (1.0 - std::pow(1.0 - 1.0 / domains, k));
-  const double remote_copies = plain + c.moe_a2a_dedup * (deduplicated - plain);
-  const double local_copies = k * (in_domain - 1.0) / ep;
+  double local_copies = k * (in_domain - 1.0) / ep;
+  double remote_copies = k * (domains - 1.0) / domains;
+  double eff = c.moe_a2a_eff;
+  switch (dispatcher) {
+    case Dispatcher::alltoall:
+      break;
+    case Dispatcher::allgather:  // every rank receives every token of the group
+      local_copies = in_domain - 1.0;
+      remote_copies = ep - in_domain;
+      break;
+    case Dispatcher::deepep:
+    case Dispatcher::hybridep:  // once per distinct remote domain, forwarded there over NVLink
+      remote_copies = (domains - 1.0) * (1.0 - std::pow(1.0 - 1.0 / domains, k));
+      eff = dispatcher == Dispatcher::deepep ? c.moe_deepep_eff : c.moe_hybridep_eff;
+      break;
+  }
   const bool crosses = domains > 1;
   const double one =
-      std::max(
-          token_bytes * local_copies / (nvlink_bytes_per_s_ * c.moe_a2a_eff),
-          crosses ? token_bytes * remote_copies / (inter_node_bytes_per_s_ * c.moe_a2a_eff) : 0.0) +
+      std::max(token_bytes * local_copies / (nvlink_bytes_per_s_ * eff),
+               crosses ? token_bytes * remote_copies / (inter_node_bytes_per_s_ * eff) : 0.0) +
       (crosses ? inter_node_latency_s_ : nvlink_latency_s_);
   return 2.0 * (1.0 - c.moe_a2a_overlap) * one;
 }
@@ -496,14 +570,35 @@ void Estimator::link(int stride, int n, double& bytes_per_s, double& alpha) cons
   }
 }
 
-double Estimator::attention_fwd_s(double tokens, int tp) const noexcept {
+// cuDNN's fused attention and FlashAttention-3 at attention_eff of the 16-bit peak (of the fp8 peak
+// with fp8_attention, less the low-precision GEMM factor); FlashAttention-2 and Triton's kernel at
+// their fitted share of it. Fused kernels recompute the scores backward: 5 matmuls against 2
+// forward (Dao et al. 2022); the unfused path keeps the scores and runs 4.
+Estimator::AttentionKernelCost Estimator::attention_kernel(const Stack& st) const noexcept {
+  const Calibration& c = calibration_;
+  AttentionKernelCost k;
+  k.fused = c.flash_attention > 0 && st.attention_kernel != AttentionKernel::unfused;
+  k.bwd_factor = k.fused ? 2.5 : 2.0;
+  double rate = attention_peak_ * c.attention_eff;
+  if (st.fp8_attention && is_low_precision(workload_.precision))
+    rate = cluster_.gpu.peak_flops[static_cast<int>(Precision::fp8)] * c.attention_eff *
+           c.low_precision_gemm_eff;
+  if (st.attention_kernel == AttentionKernel::flash2) rate *= c.flash2_attention_eff;
+  if (st.attention_kernel == AttentionKernel::triton) rate *= c.triton_attention_eff;
+  k.flops_per_s = rate;
+  return k;
+}
+
+double Estimator::attention_fwd_s(double tokens, int tp,
+                                  const AttentionKernelCost& kernel) const noexcept {
   return 2.0 * tokens * attention_keys_ * workload_.model.heads * (qk_dim_ + v_dim_) / tp /
-         (attention_peak_ * calibration_.attention_eff);
+         kernel.flops_per_s;
 }
 
 // Ring attention: cp-1 exchanges of this rank's K and V chunk forward; K, V and their gradients
 // backward, each overlapped with the attention of the previous chunk.
-Estimator::CpExchange Estimator::cp_exchange_s(double tokens, int tp, int cp) const noexcept {
+Estimator::CpExchange Estimator::cp_exchange_s(double tokens, int tp, int cp,
+                                               const AttentionKernelCost& kernel) const noexcept {
   if (cp <= 1) return {};
   const Model& m = workload_.model;
   double bw = 0, alpha = 0;
@@ -511,30 +606,43 @@ Estimator::CpExchange Estimator::cp_exchange_s(double tokens, int tp, int cp) co
   const double kv_heads = is_mla(m) ? m.heads : m.kv_heads;
   const double kv_bytes = tokens * kv_heads * (qk_dim_ + v_dim_) / tp * act_bytes_;
   const double step = (cp - 1.0) * (kv_bytes / bw + alpha);
-  const double attention = attention_fwd_s(tokens, tp);
+  const double attention = attention_fwd_s(tokens, tp, kernel);
   return {std::max(0.0, step - attention),
-          std::max(0.0, 2.0 * step - attention_bwd_factor_ * attention)};
+          std::max(0.0, 2.0 * step - kernel.bwd_factor * attention)};
 }
 
 Estimator::DpCost Estimator::dp_cost_s(int zero, double grads, double params, int group, int stride,
-                                       double window, double micro_batches) const noexcept {
+                                       double window, double micro_batches,
+                                       bool gather_overlap) const noexcept {
   DpCost cost;
   if (group <= 1) return cost;
   double bw = 0, alpha = 0;
   link(stride, group, bw, alpha);
   switch (zero) {
     case 0:  // one all-reduce after the last micro-batch's backward
-    case 1:  // reduce-scatter + all-gather (Rajbhandari et al. 2020): same volume
       cost.per_window = all_reduce_s(grads, group, bw, alpha);
       cost.exposed = std::max(0.0, cost.per_window - window);
+      break;
+    case 1:  // reduce-scatter + all-gather (Rajbhandari et al. 2020): the all-reduce's volume;
+             // the all-gather of the updated parameters waits for the optimizer unless it is
+             // overlapped with the next forward (Megatron's overlap_param_gather)
+      if (gather_overlap) {
+        cost.per_window = all_reduce_s(grads, group, bw, alpha);
+        cost.exposed = std::max(0.0, cost.per_window - window);
+      } else {
+        cost.per_window = all_gather_s(grads, group, bw, alpha);
+        cost.exposed =
+            std::max(0.0, cost.per_window - window) + all_gather_s(params, group, bw, alpha);
+      }
       break;
     case 2: {  // gradients sharded: reduce-scatter every micro-batch, gather params once;
                // the gather shares the last micro-batch's window with its reduce-scatter
       const double rs = all_gather_s(grads, group, bw, alpha);
       const double ag = all_gather_s(params, group, bw, alpha);
       cost.per_window = rs;
-      cost.exposed =
-          (micro_batches - 1.0) * std::max(0.0, rs - window) + std::max(0.0, rs + ag - window);
+      cost.exposed = (micro_batches - 1.0) * std::max(0.0, rs - window) +
+                     (gather_overlap ? std::max(0.0, rs + ag - window)
+                                     : std::max(0.0, rs - window) + ag);
       break;
     }
     default: {  // parameters sharded: gather forward and backward, reduce-scatter, per
@@ -546,6 +654,35 @@ Estimator::DpCost Estimator::dp_cost_s(int zero, double grads, double params, in
     }
   }
   return cost;
+}
+
+// CUDA graphs replay their captured kernels without the host: per-module graphs capture a dense
+// layer and an MoE layer's attention and router scopes; whole-layer graphs also the experts and
+// their dispatch, when the shapes are static (balanced or capacity routing).
+double Estimator::layer_launch_s(const Plan& plan) const noexcept {
+  const Model& m = workload_.model;
+  const Stack& st = plan.stack;
+  if (calibration_.launch_s <= 0) return 0;
+  const bool static_moe = st.token_routing != TokenRouting::dropless;
+  double dense = kAttentionLaunches + kMlpLaunches;
+  double moe_layer = 0;
+  if (is_moe(m)) {
+    const double local_experts = static_cast<double>(m.num_experts) / std::max(plan.ep, 1);
+    const double experts =
+        (fused_dispatch(st.dispatcher) ? kFusedDispatchLaunches : kDispatchLaunches) +
+        kLaunchesPerLocalExpert * local_experts + (m.shared_ffn_hidden > 0 ? kMlpLaunches : 0.0);
+    moe_layer = kAttentionLaunches + kRouterLaunches + experts;
+    if (st.cuda_graph != CudaGraph::none) moe_layer = experts;
+    if (st.cuda_graph == CudaGraph::full && static_moe) moe_layer = 0;
+  }
+  if (st.cuda_graph != CudaGraph::none) dense = 0;
+  return calibration_.launch_s * ((1.0 - moe_fraction_) * dense + moe_fraction_ * moe_layer);
+}
+
+double Estimator::moe_sync_s(const Plan& plan) const noexcept {
+  const Stack& st = plan.stack;
+  if (st.cuda_graph == CudaGraph::full && st.token_routing != TokenRouting::dropless) return 0;
+  return moe_fraction_ * calibration_.moe_layer_overhead_s;
 }
 
 Estimate Estimator::estimate(const Plan& plan) const noexcept {
@@ -619,8 +756,11 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   link(1, plan.tp, tp_bw, tp_alpha);
   // Two all-reduces per layer forward and two backward (Shoeybi et al. 2019); sequence
   // parallelism replaces each by an all-gather + reduce-scatter of the same volume.
+  const Stack& stack = plan.stack;
+  const double tp_hidden =
+      stack.tp_comm_overlap ? c.tp_overlap : std::min(c.tp_overlap_off, c.tp_overlap);
   const double tp_one =
-      (1.0 - c.tp_overlap) * all_reduce_s(tokens * h * act_bytes_, plan.tp, tp_bw, tp_alpha);
+      (1.0 - tp_hidden) * all_reduce_s(tokens * h * act_bytes_, plan.tp, tp_bw, tp_alpha);
   // Every layer's attention; MLA's down projections are not split by tensor parallelism.
   double attention_gemm_fwd = gemm_s(attn_out_in_ / t, h);
   if (is_mla(m)) {
@@ -633,7 +773,8 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   } else {
     attention_gemm_fwd += gemm_s(h, qkv_out_ / t);
   }
-  const double attention_fwd = attention_fwd_s(tokens, plan.tp);
+  const AttentionKernelCost kernel = attention_kernel(stack);
+  const double attention_fwd = attention_fwd_s(tokens, plan.tp, kernel);
   // The dense MLP (of the dense layers) and an MoE layer's parts: router, shared experts, and the
   // routed experts as grouped GEMMs over the E/ep local experts, each of `expert_rows` tokens.
   const double moe = moe_fraction_;
@@ -646,10 +787,8 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   if (moe > 0) {
     const double sf = m.shared_ffn_hidden, fm = m.moe_ffn_hidden;
     const double in_out = m.mlp == Mlp::swiglu ? 2.0 : 1.0;  // first GEMM: gate and up
-    // The busiest rank's share of the routed tokens: the calibrated imbalance across
-    // expert-parallel ranks, capped by a capacity factor (the excess is dropped).
-    double imbalance = ep > 1 ? c.moe_imbalance : 1.0;
-    if (plan.capacity_factor > 0) imbalance = std::min(imbalance, plan.capacity_factor);
+    // The busiest rank's share of the routed tokens (token routing).
+    const double imbalance = routed_load(plan, c.moe_load_cv);
     routed_rows = tokens * m.top_k * etp / t * imbalance;
     const double local_experts = static_cast<double>(m.num_experts) / ep;
     const double expert_rows = routed_rows / local_experts;
@@ -668,24 +807,26 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
     // Routed activations, and the permutation of the routed tokens to and from expert order.
     moe_memory_fwd = act_bytes_ *
                      (elementwise_f_ * (routed_rows * fm / etp + tokens * sf / t) +
-                      (m.num_experts > 1 ? c.moe_permute_passes * routed_rows * h : 0.0)) /
+                      (m.num_experts > 1 && !fused_dispatch(stack.dispatcher)
+                           ? c.moe_permute_passes * routed_rows * h
+                           : 0.0)) /
                      hbm_bytes_per_s_;
     // The expert-tensor-parallel collective over the routed tokens (with ep = 1 and etp = tp the
     // dense MLP's all-reduce), and the shared experts' tensor-parallel one.
     double etp_bw = 0, etp_alpha = 0;
     link(1, etp, etp_bw, etp_alpha);
     const double routed_bytes = tokens * m.top_k * h * act_bytes_;
-    moe_comm_fwd = (1.0 - c.tp_overlap) * all_reduce_s(routed_bytes, etp, etp_bw, etp_alpha);
+    moe_comm_fwd = (1.0 - tp_hidden) * all_reduce_s(routed_bytes, etp, etp_bw, etp_alpha);
     if (sf > 0) moe_comm_fwd += tp_one;
     // Token dispatch and combine of this rank's routed tokens.
-    a2a_fwd = a2a_fwd_s(tokens / t * h * act_bytes_ * imbalance, ep, etp);
+    a2a_fwd = a2a_fwd_s(tokens / t * h * act_bytes_ * imbalance, ep, etp, stack.dispatcher);
   }
   const double gemm_fwd = attention_gemm_fwd + (1.0 - moe) * dense_mlp_fwd + moe * moe_fwd;
   const double dense_f = (1.0 - moe) * f;
   double elementwise_bytes =
       act_bytes_ * tokens * (elementwise_h_ * h / sp_div + elementwise_f_ * dense_f / t);
   double attention_elementwise_bytes = 0;
-  if (c.flash_attention <= 0)  // scale+mask+softmax and dropout over the score matrix
+  if (!kernel.fused)  // scale+mask+softmax and dropout over the score matrix
     attention_elementwise_bytes =
         4.0 * act_bytes_ * plan.micro_batch * (m.heads / t) * s_local * seq * c.memory_bound_scale;
   const double memory_fwd =
@@ -702,33 +843,40 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
           m.kv_lora_rank + m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim + m.q_lora_rank;
     const double dense_operands = 2.0 * h + (f + mlp_in_out_) / t;
     const double operands = attention_operands + (1.0 - moe) * dense_operands + moe * moe_operands;
-    quantize_s = (cluster_.gpu.fp8_tn_only ? 4.0 : 3.0) * tokens * operands *
-                 calibration_.memory_bound_scale / hbm_bytes_per_s_;
+    quantize_s = quantize_bytes_per_element(stack.fp8_recipe, cluster_.gpu.fp8_tn_only) *
+                 tokens * operands * calibration_.memory_bound_scale / hbm_bytes_per_s_;
   }
   // One attention all-reduce and the dense MLP's, or the MoE layer's collectives.
   const double tp_fwd = tp_one + (1.0 - moe) * tp_one + moe * moe_comm_fwd;
 
-  const CpExchange cp_exchange = cp_exchange_s(tokens, plan.tp, plan.cp);
+  const CpExchange cp_exchange = cp_exchange_s(tokens, plan.tp, plan.cp, kernel);
   const double cp_fwd = cp_exchange.forward_s, cp_bwd = cp_exchange.backward_s;
 
   Parts layer;
-  layer.compute = 3.0 * gemm_fwd + (1.0 + attention_bwd_factor_) * attention_fwd;
+  layer.compute = 3.0 * gemm_fwd + (1.0 + kernel.bwd_factor) * attention_fwd;
   layer.memory = 3.0 * memory_fwd + quantize_s;
   layer.tp = 2.0 * tp_fwd;
   layer.cp = cp_fwd + cp_bwd;
   layer.ep = 2.0 * moe * a2a_fwd;
-  layer.overhead = c.per_layer_overhead_s + moe * c.moe_layer_overhead_s;
   if (plan.recompute == Recompute::full) {
     layer.compute += gemm_fwd + attention_fwd;
     layer.memory += memory_fwd;
     layer.tp += tp_fwd;
     layer.cp += cp_fwd;
     layer.ep += moe * a2a_fwd;
-  } else if (plan.recompute == Recompute::selective && c.flash_attention <= 0) {
+  } else if (plan.recompute == Recompute::selective && !kernel.fused) {
     // Recompute the attention core (fused attention recomputes it anyway).
     layer.compute += attention_fwd;
     layer.memory += attention_elementwise_bytes / hbm_bytes_per_s_;
   }
+  // With a2a_overlap the all-to-all of one micro-batch runs under another's compute, up to what
+  // that compute lasts (Megatron-Core's overlap_moe_expert_parallel_comm, DeepSeek's DualPipe).
+  if (stack.a2a_overlap) layer.ep = std::max(0.0, layer.ep - layer.compute);
+  // The host launches the layer's kernels while the GPU runs earlier ones: only what the launches
+  // take beyond the GPU's time is exposed; host syncs of dropless MoE layers expose their latency.
+  const double launches = layer_launch_s(plan);
+  layer.host = moe_sync_s(plan) + std::max(0.0, launches - layer.sum());
+  layer.overhead = c.per_layer_overhead_s;
 
   // ---- logit layer and loss (last stage), one micro-batch ------------------------------------
   Parts logit;
@@ -758,7 +906,8 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
     double pp_bw = 0, pp_alpha = 0;
     link(plan.tp * plan.cp * plan.dp, plan.pp, pp_bw, pp_alpha);
     const double bytes = tokens * h * act_bytes_ / sp_div;
-    p2p_mb_s = 2.0 * plan.vp * (bytes / pp_bw + pp_alpha);
+    p2p_mb_s = (stack.pp_comm_overlap ? 1.0 - c.pp_overlap : 1.0) * 2.0 * plan.vp *
+               (bytes / pp_bw + pp_alpha);
   }
   const double bubble_mb = plan.pp > 1 ? (plan.pp - 1.0) / plan.vp : 0.0;
 
@@ -794,7 +943,7 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   const double expert_param_total = gpu_expert_params * weight_bytes_;
 
   // ---- memory per GPU ----------------------------------------------------------------------
-  const bool flash = c.flash_attention > 0;
+  const bool flash = kernel.fused;
   Memory& mem = e.memory;
   mem.weights_bytes = param_total / (plan.zero >= 3 ? dp_group : 1);
   mem.gradients_bytes = grad_total / (plan.zero >= 2 ? dp_group : 1);
@@ -887,9 +1036,10 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
 
   // ---- data-parallel / ZeRO communication --------------------------------------------------
   auto dp_cost = [&](double grads, double params, int group, int stride, double window) {
-    return dp_cost_s(plan.zero, grads, params, group, stride, window, micro_batches);
+    return dp_cost_s(plan.zero, grads, params, group, stride, window, micro_batches,
+                     stack.param_gather_overlap);
   };
-  const double window = c.dp_overlap * effective_mb_s;
+  const double window = (stack.dp_overlap ? c.dp_overlap : 0.0) * effective_mb_s;
   DpCost dense_dp, expert_dp;
   if (edp_group == dp_group && etp * ep == plan.tp) {
     // The experts are replicated over the same ranks as the rest: one reduction of both.
@@ -916,10 +1066,11 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   st.edp_exposed_s = expert_dp.exposed;
   st.optimizer_s = optimizer_s;
   st.offload_s = offload_step_s + pipeline_mb * (effective_mb_s - stage_mb_s);
+  st.host_s = pipeline_mb * stage.host;
   st.overhead_s = pipeline_mb * stage.overhead + c.per_step_overhead_s;
   st.total_s = st.compute_s + st.memory_bound_s + st.tp_comm_s + st.cp_comm_s + st.pp_p2p_s +
                st.pp_bubble_s + st.ep_a2a_s + st.dp_exposed_s + st.edp_exposed_s + st.optimizer_s +
-               st.offload_s + st.overhead_s;
+               st.offload_s + st.host_s + st.overhead_s;
 
   e.model_flops_per_step = model_flops_per_step_;
   const double tokens_per_step = static_cast<double>(workload_.global_batch) * seq;
@@ -990,8 +1141,11 @@ StepBound Estimator::bound(const PlanBox& box) const noexcept {
   // factor d/(d + gemm_half_dim), the grouped-GEMM factor and the router only add time), the
   // attention matmuls, elementwise traffic, tensor-parallel and expert all-to-all bandwidth terms
   // (a), and their latencies (b).
-  double imbalance = p.ep > 1 ? c.moe_imbalance : 1.0;
-  if (p.capacity_factor > 0) imbalance = std::min(imbalance, p.capacity_factor);
+  const Stack& stack = p.stack;
+  const double imbalance = routed_load(p, c.moe_load_cv);
+  const AttentionKernelCost kernel = attention_kernel(stack);
+  const double tp_hidden =
+      stack.tp_comm_overlap ? c.tp_overlap : std::min(c.tp_overlap_off, c.tp_overlap);
   const double in_out = m.mlp == Mlp::swiglu ? 2.0 : 1.0;
   double attention_gemm = 2.0 * attn_out_in_ * h / t;
   if (is_mla(m)) {
@@ -1010,10 +1164,10 @@ StepBound Estimator::bound(const PlanBox& box) const noexcept {
     moe_gemm = 2.0 * m.top_k * imbalance * h * m.moe_ffn_hidden * (1.0 + in_out) / t +
                2.0 * h * m.shared_ffn_hidden * (1.0 + in_out) / t;
   const double gemm_flops = attention_gemm + (1.0 - moe) * dense_mlp + moe * moe_gemm;
-  const double attention_per_token = 2.0 * attention_keys_ * m.heads * (qk_dim_ + v_dim_) / t /
-                                     (attention_peak_ * c.attention_eff);
+  const double attention_per_token =
+      2.0 * attention_keys_ * m.heads * (qk_dim_ + v_dim_) / t / kernel.flops_per_s;
   const double compute_a = 3.0 * gemm_flops / (peak_flops_ * gemm_eff_scale_) +
-                           (1.0 + attention_bwd_factor_) * attention_per_token;
+                           (1.0 + kernel.bwd_factor) * attention_per_token;
   const double memory_a =
       3.0 * act_bytes_ *
       (elementwise_h_ * h / sp_div + elementwise_f_ * (1.0 - moe) * m.ffn_hidden / t) /
@@ -1024,26 +1178,28 @@ StepBound Estimator::bound(const PlanBox& box) const noexcept {
   double tp_a = 0, tp_b = 0;
   if (p.tp > 1) {
     const double n = p.tp;
-    tp_a = 2.0 * (2.0 - moe) * (1.0 - c.tp_overlap) * 2.0 * (n - 1) / n * h * act_bytes_ / tp_bw;
-    tp_b = 2.0 * (2.0 - moe) * (1.0 - c.tp_overlap) *
+    tp_a = 2.0 * (2.0 - moe) * (1.0 - tp_hidden) * 2.0 * (n - 1) / n * h * act_bytes_ / tp_bw;
+    tp_b = 2.0 * (2.0 - moe) * (1.0 - tp_hidden) *
            std::min(2.0 * (n - 1), 2.0 * tree_depth(p.tp)) * tp_alpha;
   }
   double ep_a = 0, ep_b = 0;
-  if (moe > 0 && p.ep > 1) {
+  // With a2a_overlap the exposed all-to-all may be anything down to 0.
+  if (moe > 0 && p.ep > 1 && !stack.a2a_overlap) {
     // a2a_fwd_s is an affine function of its bytes: its value at 0 is the latency.
-    ep_b = 2.0 * moe * a2a_fwd_s(0.0, p.ep, p.etp);
-    ep_a =
-        2.0 * moe * (a2a_fwd_s(h * act_bytes_ * imbalance / t, p.ep, p.etp) - ep_b / (2.0 * moe));
+    ep_b = 2.0 * moe * a2a_fwd_s(0.0, p.ep, p.etp, stack.dispatcher);
+    ep_a = 2.0 * moe *
+           (a2a_fwd_s(h * act_bytes_ * imbalance / t, p.ep, p.etp, stack.dispatcher) -
+            ep_b / (2.0 * moe));
   }
   const double busy_a = compute_a + memory_a;
   const double layer_a = busy_a + tp_a + ep_a;
   const double layer_b = tp_b + ep_b;
-  const double overhead = c.per_layer_overhead_s + moe * c.moe_layer_overhead_s;
+  const double overhead = c.per_layer_overhead_s + moe_sync_s(p);
 
   StepBound b;
   // One layer over all micro-batches of the step. The exposed context-parallel exchange
   // n max(0, a T/n + b) = max(0, a T + b n) of T tokens in n micro-batches grows with n.
-  const CpExchange cp = cp_exchange_s(step_tokens / micro_batches_min, p.tp, p.cp);
+  const CpExchange cp = cp_exchange_s(step_tokens / micro_batches_min, p.tp, p.cp, kernel);
   const bool full_only = !box.recompute[static_cast<int>(Recompute::none)] &&
                          !box.recompute[static_cast<int>(Recompute::selective)];
   const double layer_step =
@@ -1068,7 +1224,7 @@ StepBound Estimator::bound(const PlanBox& box) const noexcept {
   if (p.pp > 1) {
     double pp_bw = 0, pp_alpha = 0;
     link(p.tp * p.cp * p.dp, p.pp, pp_bw, pp_alpha);
-    p2p = 2.0 * box.vp_min *
+    p2p = (stack.pp_comm_overlap ? 1.0 - c.pp_overlap : 1.0) * 2.0 * box.vp_min *
           (step_tokens * h * act_bytes_ / sp_div / pp_bw + micro_batches_min * pp_alpha);
   }
   // The bubble: (pp - 1)/vp micro-batches of the critical stage.
@@ -1114,7 +1270,7 @@ StepBound Estimator::bound(const PlanBox& box) const noexcept {
             act_layer, act_bytes_ / 2.0 *
                            activation_bytes_per_layer(m, s_local, mb_min, p.tp, sp == 1 && p.tp > 1,
                                                       static_cast<Recompute>(r),
-                                                      c.flash_attention > 0, c.dropout_masks > 0,
+                                                      kernel.fused, c.dropout_masks > 0,
                                                       is_low_precision(workload_.precision)));
   const double activations = act_layer == kInf ? 0.0 : act_layer * in_flight;
   const double workspace = c.workspace_bytes + 2.0 * act_bytes_ * mb_min * s_local * m.vocab / t;
@@ -1149,7 +1305,8 @@ StepBound Estimator::bound(const PlanBox& box) const noexcept {
   // is bounded by 0.
   double dp_exposed = 0;
   if (c.dp_overlap >= 0 && c.dp_overlap <= 1) {
-    const double window = c.dp_overlap * effective / micro_batches_min;
+    const double window =
+        (stack.dp_overlap ? c.dp_overlap : 0.0) * effective / micro_batches_min;
     const bool merged = edp_group == dp_group && p.etp * p.ep == p.tp;
     const double params = stage_params + (merged ? stage_expert_params : 0.0);
     dp_exposed = kInf;
@@ -1157,7 +1314,8 @@ StepBound Estimator::bound(const PlanBox& box) const noexcept {
       if (box.zero[zero])
         dp_exposed =
             std::min(dp_exposed, dp_cost_s(zero, params * grad_bytes_, params * weight_bytes_,
-                                           dp_group, p.tp, window, micro_batches_min)
+                                           dp_group, p.tp, window, micro_batches_min,
+                                           stack.param_gather_overlap)
                                      .exposed);
     if (dp_exposed == kInf) dp_exposed = 0;
   }

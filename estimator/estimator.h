@@ -221,7 +221,17 @@ struct Calibration {
   double expansion_eff = 0.8;       // achieved fraction of expansion-tier bandwidth
   double dp_overlap = 0.7;          // fraction of DP communication hidden behind backward
   double tp_overlap = 0.3;          // fraction of TP communication hidden behind GEMMs
-  double per_layer_overhead_s = 0;  // kernel launches etc., per layer per micro-batch
+  double per_layer_overhead_s = 0;  // framework time per layer per micro-batch
+  // Host seconds to launch one kernel (PyTorch dispatch + CUDA launch); the GPU waits for them
+  // when a layer's launches take longer than its kernels run (not in a CUDA graph).
+  double launch_s = 0;
+  // Fraction of TP communication hidden without userbuffers (tp_comm_overlap off): Megatron's
+  // asynchronous all-reduce under the weight-gradient GEMM; never more than tp_overlap.
+  double tp_overlap_off = 0.1;
+  double pp_overlap = 0;  // fraction of the pipeline sends hidden with pp_comm_overlap
+  // Attention kernels' efficiency relative to cuDNN's fused attention (and FlashAttention-3).
+  double flash2_attention_eff = 0.8;
+  double triton_attention_eff = 0.7;
   double per_step_overhead_s = 0;   // framework overhead per optimizer step
   double default_inter_node_gbps_per_gpu = 400;  // when a run does not state it
   double busy_power_fraction = 0.8;              // GPU power while busy, fraction of TDP
@@ -247,26 +257,30 @@ struct Calibration {
   // 1: dropout masks are stored (GPT-3/Megatron recipes, Korthikanti's count); 0: no dropout.
   double dropout_masks = 0;
   // Mixture-of-Experts parameters ([moe] in calibration.toml; moe_calibration_fields()).
-  // Load imbalance: the busiest expert-parallel rank gets this multiple of the balanced token
-  // share (only with ep > 1; a capacity factor caps it).
-  double moe_imbalance = 1.1;
+  // Learned (dropless) routing: the relative spread of the token loads of expert-parallel ranks.
+  // The busiest of ep ranks then takes 1 + load_cv sqrt(2 ln ep) of the balanced share (the
+  // expected maximum of ep normal loads); it also sets the tokens a capacity drops.
+  double moe_load_cv = 0.05;
   // Expert GEMMs as grouped GEMMs over the local experts: this fraction of a plain GEMM's
   // efficiency at the same per-expert size.
   double moe_grouped_gemm_eff = 0.9;
   double moe_expert_half_rows = 64;  // rows per local expert at half the grouped efficiency
-  double moe_a2a_eff = 0.7;          // achieved fraction of link bandwidth in the all-to-all
-  double moe_a2a_overlap = 0.3;      // fraction of the all-to-all hidden behind computation
-  double moe_a2a_dedup = 0.5;        // 1: a token crosses the network once per remote domain
+  double moe_a2a_eff = 0.7;          // achieved fraction of link bandwidth, NCCL dispatchers
+  double moe_deepep_eff = 0.8;       // the same for DeepEP's fused kernels
+  double moe_hybridep_eff = 0.85;    // the same for HybridEP's
+  // Fraction of the all-to-all hidden without the overlap setting (the shared experts run while
+  // the tokens travel); with a2a_overlap the rest hides under another micro-batch's compute.
+  double moe_a2a_overlap = 0.3;
   double moe_permute_passes = 4;     // HBM passes over the routed tokens (permute, unpermute)
-  double moe_layer_overhead_s = 0;   // router, permutation and sync per MoE layer per micro-batch
+  double moe_layer_overhead_s = 0;   // host sync per MoE layer per micro-batch (not in a graph)
   // The 90% prediction interval of a step time as measured / predicted ratios, dense and MoE:
   // e^-q and e^q, q the conformal quantile of the held-out |log residuals| (`validate --fit` sets
   // them; docs/calibration.md, "Prediction intervals"). The step is in [predicted x lo,
   // predicted x hi]; a user's file may set the two ends apart.
-  double interval_lo = 0.745;
-  double interval_hi = 1.342;
-  double moe_interval_lo = 0.626;
-  double moe_interval_hi = 1.596;
+  double interval_lo = 0.662;
+  double interval_hi = 1.510;
+  double moe_interval_lo = 0.662;
+  double moe_interval_hi = 1.509;
   // A point with few calibration runs like it (spaces/support.h) has the interval [lo^w, hi^w]:
   // the held-out residuals of such runs against the others' (docs/calibration.md).
   double interval_widening = 1.4;
@@ -385,13 +399,27 @@ class Estimator {
   // Achieved bandwidth and latency of a group of n ranks at stride `stride` in Megatron's rank
   // order.
   void link(int stride, int n, double& bytes_per_s, double& alpha) const noexcept;
+  // How a plan's attention kernel runs the score and context matmuls: FLOP/s achieved, backward
+  // over forward time, and whether the s x s scores stay on chip (docs/estimator.md).
+  struct AttentionKernelCost {
+    double flops_per_s = 0;
+    double bwd_factor = 2;
+    bool fused = true;
+  };
+  AttentionKernelCost attention_kernel(const Stack& stack) const noexcept;
   // The attention score and context matmuls of one layer's forward over `tokens` local tokens.
-  double attention_fwd_s(double tokens, int tp) const noexcept;
-  CpExchange cp_exchange_s(double tokens, int tp, int cp) const noexcept;
+  double attention_fwd_s(double tokens, int tp, const AttentionKernelCost& kernel) const noexcept;
+  CpExchange cp_exchange_s(double tokens, int tp, int cp,
+                           const AttentionKernelCost& kernel) const noexcept;
   DpCost dp_cost_s(int zero, double grads, double params, int group, int stride, double window,
-                   double micro_batches) const noexcept;
-  // The exposed forward dispatch + combine all-to-all of `token_bytes` over an ep group.
-  double a2a_fwd_s(double token_bytes, int ep, int etp) const noexcept;
+                   double micro_batches, bool gather_overlap = true) const noexcept;
+  // The forward dispatch + combine of `token_bytes` over an ep group, less what the shared
+  // experts hide.
+  double a2a_fwd_s(double token_bytes, int ep, int etp, Dispatcher dispatcher) const noexcept;
+  // The host time of one layer's kernel launches per micro-batch that CUDA graphs do not remove.
+  double layer_launch_s(const Plan& plan) const noexcept;
+  // Host syncs of the MoE layers per layer and micro-batch (the mean over layers).
+  double moe_sync_s(const Plan& plan) const noexcept;
   // GPUs, idle and busy, and node overhead over a step of total_s with busy_s of busy kernels.
   double step_energy_j(double total_s, double busy_s) const noexcept;
 
@@ -415,7 +443,6 @@ class Estimator {
   double nvlink_latency_s_ = 0;
   double inter_node_latency_s_ = 0;
   double attention_keys_ = 0;          // keys a query attends to, mean over layers (causal, window)
-  double attention_bwd_factor_ = 2;    // backward / forward attention matmul time
   double qkv_out_ = 0;                 // QKV output width (unsplit)
   double attn_out_in_ = 0;             // output projection input width (heads x v_head_dim)
   double qk_dim_ = 0, v_dim_ = 0;      // per head

@@ -100,11 +100,6 @@ constexpr RuleInfo kRules[kNumRules] = {
      "token leaves its GPU)",
      {"dispatcher", "a2a_overlap", "ep"},
      est::Infeasible::invalid_plan},
-    {"graph_needs_static_routing",
-     "cuda_graph = full captures MoE layers only with static shapes: token_routing balanced or "
-     "capacity",
-     {"cuda_graph", "token_routing"},
-     est::Infeasible::invalid_plan},
     {"fp8_settings",
      "fp8_attention and fp8_recipe other than delayed need fp8 or fp4 training; mxfp8 needs an "
      "accelerator with MX formats (Blackwell)",
@@ -231,9 +226,6 @@ Violation check_stack(const est::Workload& w, const est::Cluster& c, const est::
                   est::is_moe(w.model));
   if (p.ep == 1 && (st.dispatcher != est::Dispatcher::alltoall || st.a2a_overlap))
     return broken(Rule::dispatcher_needs_ep, static_cast<int>(st.dispatcher), st.a2a_overlap);
-  if (st.cuda_graph == est::CudaGraph::full && est::is_moe(w.model) &&
-      st.token_routing == est::TokenRouting::dropless)
-    return broken(Rule::graph_needs_static_routing);
   const bool low_precision =
       w.precision == est::Precision::fp8 || w.precision == est::Precision::fp4;
   const bool mx = c.gpu.peak_flops[static_cast<int>(est::Precision::fp4)] > 0;
@@ -324,9 +316,6 @@ std::string message(const Violation& v) {
         return fmt::format("the {} dispatcher needs ep > 1",
                            est::to_string(static_cast<est::Dispatcher>(x[0])));
       return "a2a_overlap needs ep > 1 (there is no all-to-all to hide)";
-    case Rule::graph_needs_static_routing:
-      return "cuda_graph = full cannot capture dropless MoE layers (their shapes change every "
-             "step): use token_routing balanced or capacity, or cuda_graph = partial";
     case Rule::fp8_settings:
       if (x[1] == static_cast<int>(est::Fp8Recipe::mxfp8) && x[3] == 0)
         return "mxfp8 needs an accelerator with MX formats (Blackwell: B200, GB200, GB300)";

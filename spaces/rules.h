@@ -36,10 +36,9 @@ enum class Rule : std::uint8_t {
   ep_group,                    // ep*etp must divide tp*cp*dp (the GPUs of a pipeline stage)
   token_routing,               // capacity routing exactly with a capacity factor; MoE models only
   dispatcher_needs_ep,         // a dispatcher but alltoall, and a2a_overlap, need ep > 1
-  graph_needs_static_routing,  // full CUDA graphs of MoE layers need balanced or capacity routing
   fp8_settings,                // fp8_attention and fp8 recipes need fp8 training; mxfp8 Blackwell
 };
-inline constexpr int kNumRules = 23;
+inline constexpr int kNumRules = 22;
 
 const char* to_string(Rule rule) noexcept;  // e.g. "tp_heads"
 const char* describe(Rule rule) noexcept;   // the rule, one line

@@ -34,8 +34,8 @@ const char* bool_name(int v) noexcept { return v ? "true" : "false"; }
 const StackSetting kSettings[] = {
     CS_ENUM(cuda_graph, CudaGraph, est::kNumCudaGraphs,
             "CUDA graphs: none (default), partial (attention, router and MoE preprocessing "
-            "scopes) or full (whole layers or iteration; MoE layers need balanced or capacity "
-            "routing)"),
+            "scopes) or full (whole layers or iteration; dropless MoE layers keep their "
+            "dispatch and experts outside)"),
     CS_ENUM(dispatcher, Dispatcher, est::kNumDispatchers,
             "MoE token dispatcher: alltoall (default), allgather, deepep or hybridep (ep > 1)"),
     CS_ENUM(token_routing, TokenRouting, est::kNumTokenRoutings,

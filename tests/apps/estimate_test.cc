@@ -86,6 +86,35 @@ double goodput_of(const std::vector<std::string>& flags) {
   return nlohmann::json::parse(r.out)["job"]["goodput"].get<double>();
 }
 
+TEST(Estimate, DenseStepsWithTheDefaultStackAreTheModelsOfBefore) {
+  // The step times these points had before the software stack's settings existed, under the
+  // calibration of then: the stack's defaults (no CUDA graphs, every overlap on, delayed fp8
+  // scaling, cuDNN attention) are what the dense model's calibrated efficiencies described.
+  const std::string before = source_path("tests/apps/data/calibration_before_stack.toml");
+  const std::vector<std::pair<std::vector<std::string>, double>> points = {
+      {{"--model", "gpt3-175b", "--gpu", "H100-SXM5-80GB", "--nodes", "128", "--tp", "8", "--pp",
+        "8", "--dp", "16", "--sequence-parallel", "--micro-batch", "1", "--global-batch", "1536",
+        "--recompute", "selective"},
+       7.948885737808461},
+      {{"--model", "llama3-70b", "--gpu", "H100-SXM5-80GB", "--gpus", "64", "--tp", "4", "--pp",
+        "4", "--vp", "5", "--zero", "1", "--precision", "fp8", "--global-batch", "128"},
+       12.838177877528237},
+      {{"--model", "llama3-8b", "--gpu", "A100-SXM4-80GB", "--gpus", "16", "--tp", "1", "--zero",
+        "3", "--micro-batch", "2", "--global-batch", "256", "--recompute", "full"},
+       49.146894445958},
+      {{"--model", "llama3.1-405b", "--gpu", "GB200-186GB", "--gpus", "512", "--tp", "4", "--pp",
+        "8", "--cp", "2", "--sequence-parallel", "--zero", "1", "--global-batch", "256"},
+       8.907974235120909}};
+  for (const auto& [flags, step_s] : points) {
+    std::vector<std::string> args = {"estimate", "--json", "--calibration", before};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const Result r = run(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto json = nlohmann::json::parse(r.out);
+    EXPECT_NEAR(json["step_time_s"]["total"].get<double>() / step_s, 1.0, 1e-12) << flags[1];
+  }
+}
+
 TEST(Estimate, TheTrainingJobOfLlama3_405B) {
   const Result text = run(llama405("16384"));
   ASSERT_EQ(text.exit_code, 0) << text.err;

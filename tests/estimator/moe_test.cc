@@ -216,16 +216,60 @@ TEST(MoeModel, ExpertStateIsShardedOverEpEtpAndEdp) {
               1e-9 * z8.memory.expert_optimizer_bytes);
 }
 
-TEST(MoeModel, CapacityFactorCapsTheImbalance) {
+TEST(MoeModel, CapacityRoutingPadsToTheCapacityAndLearnedRoutingWaitsForTheBusiestRank) {
   const Workload w{qwen3_235b(), 4096, 1024, Precision::bf16};
   Calibration c;
-  c.moe_imbalance = 1.5;
+  c.moe_load_cv = 0.2;
   Plan p = ep_plan(32, 32, 8);
   const Estimate dropless = estimate(w, cluster(256), p, c);
+  p.stack.token_routing = TokenRouting::balanced;
+  const Estimate balanced = estimate(w, cluster(256), p, c);
+  p.stack.token_routing = TokenRouting::capacity;
   p.capacity_factor = 1.0;
-  const Estimate capped = estimate(w, cluster(256), p, c);
-  EXPECT_LT(capped.time.total_s, dropless.time.total_s);
-  EXPECT_LT(capped.time.ep_a2a_s, dropless.time.ep_a2a_s);
+  const Estimate capacity1 = estimate(w, cluster(256), p, c);
+  p.capacity_factor = 1.5;
+  const Estimate capacity15 = estimate(w, cluster(256), p, c);
+  EXPECT_LT(balanced.time.total_s, dropless.time.total_s);
+  EXPECT_LT(balanced.time.ep_a2a_s, dropless.time.ep_a2a_s);
+  EXPECT_DOUBLE_EQ(capacity1.time.total_s, balanced.time.total_s);
+  EXPECT_GT(capacity15.time.total_s, capacity1.time.total_s);
+}
+
+TEST(MoeModel, EachStackSettingMovesTheStepTheWayItsMechanismDoes) {
+  const Workload w{qwen3_235b(), 4096, 1024, Precision::fp8};
+  Calibration c;
+  c.launch_s = 2e-5;
+  c.moe_layer_overhead_s = 1e-3;
+  c.pp_overlap = 0.5;
+  const Cluster cl = cluster(256);
+  const Plan base = ep_plan(32, 32, 8);
+  const double step = estimate(w, cl, base, c).time.total_s;
+  auto with = [&](auto change) {
+    Plan p = base;
+    change(p.stack);
+    return estimate(w, cl, p, c).time.total_s;
+  };
+  // Graphs never slow a step; overlap never exposes more time.
+  Plan balanced = base;
+  balanced.stack.token_routing = TokenRouting::balanced;
+  const double none = estimate(w, cl, balanced, c).time.total_s;
+  balanced.stack.cuda_graph = CudaGraph::partial;
+  const double partial = estimate(w, cl, balanced, c).time.total_s;
+  balanced.stack.cuda_graph = CudaGraph::full;
+  const double full = estimate(w, cl, balanced, c).time.total_s;
+  EXPECT_LE(partial, none);
+  EXPECT_LT(full, partial);
+  EXPECT_LE(with([](Stack& s) { s.a2a_overlap = true; }), step);
+  EXPECT_GE(with([](Stack& s) { s.tp_comm_overlap = false; }), step);
+  EXPECT_GE(with([](Stack& s) { s.dp_overlap = false; }), step);
+  EXPECT_GE(with([](Stack& s) { s.param_gather_overlap = false; }), step);
+  EXPECT_GE(with([](Stack& s) { s.pp_comm_overlap = false; }), step);
+  // FP8 attention runs at the 8-bit rate; current scaling reads each operand once more.
+  EXPECT_LT(with([](Stack& s) { s.fp8_attention = true; }), step);
+  EXPECT_GT(with([](Stack& s) { s.fp8_recipe = Fp8Recipe::current; }), step);
+  EXPECT_GT(with([](Stack& s) { s.attention_kernel = AttentionKernel::triton; }), step);
+  // The fused dispatchers send a token once per remote domain and permute inside their kernels.
+  EXPECT_LT(with([](Stack& s) { s.dispatcher = Dispatcher::hybridep; }), step);
 }
 
 TEST(MoeModel, AllToAllInsideTheNvlinkDomainIsCheaperThanAcrossIt) {
