@@ -56,6 +56,8 @@ TEST(Runs, EveryPredictedRunIsAPointASweepKeeps) {
       Violation why;
       const est::Plan& p = run.sample.plan;
       if (!space.plan(design, i, plan, why) || plan.pipeline_split != p.pipeline_split) continue;
+      // A design spec carries no runtime settings of the stack: the run's go with the swept plan.
+      plan.stack = p.stack;
       ++kept;
       EXPECT_EQ(plan.dp, p.dp);
       const auto swept = est::estimate(design.workload, design.cluster, plan, space.calibration());
