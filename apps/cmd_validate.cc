@@ -494,13 +494,12 @@ int validate(const Args& args) {
     all_errors.push_back(std::fabs(error));
     errors_by_source[r.source].push_back(std::fabs(error));
     const est::StepInterval interval = est::step_interval(calibration, r.sample.workload.model);
-    csv +=
-        fmt::format("{},{},{:g},{:.6g},{:.6g},{:.6g},{:.6f},{}", csv_quote(r.id),
-                    csv_quote(r.source), r.measured_s, e.time.total_s, e.time.total_s * interval.lo,
-                    e.time.total_s * interval.hi, error,
-                    csv_quote(r.repair.empty() || r.defaults.empty()
-                                  ? r.repair + r.defaults
-                                  : r.repair + "; " + r.defaults));
+    csv += fmt::format(
+        "{},{},{:g},{:.6g},{:.6g},{:.6g},{:.6f},{}", csv_quote(r.id), csv_quote(r.source),
+        r.measured_s, e.time.total_s, e.time.total_s * interval.lo, e.time.total_s * interval.hi,
+        error,
+        csv_quote(r.repair.empty() || r.defaults.empty() ? r.repair + r.defaults
+                                                         : r.repair + "; " + r.defaults));
     if (best) {
       const auto found = best_plan(r, calibration);
       if (found) best_ratios_by_source[r.source].push_back(found->time.total_s / r.measured_s);

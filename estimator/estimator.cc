@@ -40,7 +40,7 @@ struct Parts {
   double memory = 0;
   double tp = 0;
   double cp = 0;
-  double ep = 0;  // expert all-to-all, exposed
+  double ep = 0;    // expert all-to-all, exposed
   double host = 0;  // kernel launches and syncs the GPU waits for
   double overhead = 0;
   double sum() const { return compute + memory + tp + cp + ep + host + overhead; }
@@ -49,8 +49,8 @@ Parts operator*(double k, const Parts& p) {
   return {k * p.compute, k * p.memory, k * p.tp, k * p.cp, k * p.ep, k * p.host, k * p.overhead};
 }
 Parts operator+(const Parts& a, const Parts& b) {
-  return {a.compute + b.compute, a.memory + b.memory, a.tp + b.tp,     a.cp + b.cp,
-          a.ep + b.ep,           a.host + b.host,     a.overhead + b.overhead};
+  return {a.compute + b.compute, a.memory + b.memory,    a.tp + b.tp, a.cp + b.cp, a.ep + b.ep,
+          a.host + b.host,       a.overhead + b.overhead};
 }
 
 // ---- token routing (docs/estimator.md, "Token routing")
@@ -640,9 +640,9 @@ Estimator::DpCost Estimator::dp_cost_s(int zero, double grads, double params, in
       const double rs = all_gather_s(grads, group, bw, alpha);
       const double ag = all_gather_s(params, group, bw, alpha);
       cost.per_window = rs;
-      cost.exposed = (micro_batches - 1.0) * std::max(0.0, rs - window) +
-                     (gather_overlap ? std::max(0.0, rs + ag - window)
-                                     : std::max(0.0, rs - window) + ag);
+      cost.exposed =
+          (micro_batches - 1.0) * std::max(0.0, rs - window) +
+          (gather_overlap ? std::max(0.0, rs + ag - window) : std::max(0.0, rs - window) + ag);
       break;
     }
     default: {  // parameters sharded: gather forward and backward, reduce-scatter, per
@@ -843,8 +843,8 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
           m.kv_lora_rank + m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim + m.q_lora_rank;
     const double dense_operands = 2.0 * h + (f + mlp_in_out_) / t;
     const double operands = attention_operands + (1.0 - moe) * dense_operands + moe * moe_operands;
-    quantize_s = quantize_bytes_per_element(stack.fp8_recipe, cluster_.gpu.fp8_tn_only) *
-                 tokens * operands * calibration_.memory_bound_scale / hbm_bytes_per_s_;
+    quantize_s = quantize_bytes_per_element(stack.fp8_recipe, cluster_.gpu.fp8_tn_only) * tokens *
+                 operands * calibration_.memory_bound_scale / hbm_bytes_per_s_;
   }
   // One attention all-reduce and the dense MLP's, or the MoE layer's collectives.
   const double tp_fwd = tp_one + (1.0 - moe) * tp_one + moe * moe_comm_fwd;
@@ -1179,8 +1179,8 @@ StepBound Estimator::bound(const PlanBox& box) const noexcept {
   if (p.tp > 1) {
     const double n = p.tp;
     tp_a = 2.0 * (2.0 - moe) * (1.0 - tp_hidden) * 2.0 * (n - 1) / n * h * act_bytes_ / tp_bw;
-    tp_b = 2.0 * (2.0 - moe) * (1.0 - tp_hidden) *
-           std::min(2.0 * (n - 1), 2.0 * tree_depth(p.tp)) * tp_alpha;
+    tp_b = 2.0 * (2.0 - moe) * (1.0 - tp_hidden) * std::min(2.0 * (n - 1), 2.0 * tree_depth(p.tp)) *
+           tp_alpha;
   }
   double ep_a = 0, ep_b = 0;
   // With a2a_overlap the exposed all-to-all may be anything down to 0.
@@ -1269,8 +1269,8 @@ StepBound Estimator::bound(const PlanBox& box) const noexcept {
         act_layer = std::min(
             act_layer, act_bytes_ / 2.0 *
                            activation_bytes_per_layer(m, s_local, mb_min, p.tp, sp == 1 && p.tp > 1,
-                                                      static_cast<Recompute>(r),
-                                                      kernel.fused, c.dropout_masks > 0,
+                                                      static_cast<Recompute>(r), kernel.fused,
+                                                      c.dropout_masks > 0,
                                                       is_low_precision(workload_.precision)));
   const double activations = act_layer == kInf ? 0.0 : act_layer * in_flight;
   const double workspace = c.workspace_bytes + 2.0 * act_bytes_ * mb_min * s_local * m.vocab / t;
@@ -1305,18 +1305,16 @@ StepBound Estimator::bound(const PlanBox& box) const noexcept {
   // is bounded by 0.
   double dp_exposed = 0;
   if (c.dp_overlap >= 0 && c.dp_overlap <= 1) {
-    const double window =
-        (stack.dp_overlap ? c.dp_overlap : 0.0) * effective / micro_batches_min;
+    const double window = (stack.dp_overlap ? c.dp_overlap : 0.0) * effective / micro_batches_min;
     const bool merged = edp_group == dp_group && p.etp * p.ep == p.tp;
     const double params = stage_params + (merged ? stage_expert_params : 0.0);
     dp_exposed = kInf;
     for (int zero = 0; zero < 4; ++zero)
       if (box.zero[zero])
-        dp_exposed =
-            std::min(dp_exposed, dp_cost_s(zero, params * grad_bytes_, params * weight_bytes_,
-                                           dp_group, p.tp, window, micro_batches_min,
-                                           stack.param_gather_overlap)
-                                     .exposed);
+        dp_exposed = std::min(
+            dp_exposed, dp_cost_s(zero, params * grad_bytes_, params * weight_bytes_, dp_group,
+                                  p.tp, window, micro_batches_min, stack.param_gather_overlap)
+                            .exposed);
     if (dp_exposed == kInf) dp_exposed = 0;
   }
   b.time_s = effective + tier_step + dp_exposed + p2p + bubble + optimizer + c.per_step_overhead_s;
