@@ -39,7 +39,10 @@ TEST(Validate, PredictsEveryPublishedRunWithinTheRequiredError) {
             "id,source,measured_step_time_s,predicted_step_time_s,predicted_step_time_s_lo,"
             "predicted_step_time_s_hi,rel_error,reason");
   for (std::size_t i = 1; i < rows.size(); ++i) {
-    EXPECT_EQ(rows[i].back(), ',') << "row with a reason: " << rows[i];
+    // A reason says only which runtime settings the row leaves unknown.
+    if (rows[i].back() != ',') {
+      EXPECT_NE(rows[i].find(": predicted with "), std::string::npos) << rows[i];
+    }
     EXPECT_EQ(rows[i].find(",,"), std::string::npos) << "row without a prediction: " << rows[i];
     // The interval holds the prediction, at the shipped ratios of a dense step.
     std::vector<double> cells;
@@ -72,9 +75,11 @@ TEST(Validate, PredictsEveryMixtureOfExpertsRunRepairingOnlyAnImpossibleExpertGr
   ASSERT_EQ(rows.size(), 92u);
   for (std::size_t i = 1; i < rows.size(); ++i) {
     EXPECT_EQ(rows[i].find(",,"), std::string::npos) << "row without a prediction: " << rows[i];
-    // Only MB126 (ep 64 in a 32-GPU pipeline stage) is repaired; every other row is as published.
-    if (!rows[i].starts_with("MB126,")) {
-      EXPECT_EQ(rows[i].back(), ',') << rows[i];
+    // Only MB126 (ep 64 in a 32-GPU pipeline stage) is repaired; every other row is as published,
+    // but for runtime settings its source leaves unknown, which the reason names.
+    if (!rows[i].starts_with("MB126,") && rows[i].back() != ',') {
+      EXPECT_NE(rows[i].find(": predicted with "), std::string::npos) << rows[i];
+      EXPECT_EQ(rows[i].find("ep ="), std::string::npos) << rows[i];
     }
   }
   const auto mb126 = std::find_if(rows.begin(), rows.end(),
@@ -348,9 +353,12 @@ TEST(Validate, BestPlanIsNeverSlowerThanTheRunsOwnPlan) {
   TempDir dir;
   const auto all = lines(read_file(kRuns));
   std::string subset = all[0] + "\n";
-  for (std::size_t i = 1; i < all.size(); ++i)
-    if (all[i].find(",DGXC_BENCH,") != std::string::npos && subset.size() < 4000)
+  int taken = 0;
+  for (std::size_t i = 1; i < all.size() && taken < 16; ++i)
+    if (all[i].find(",DGXC_BENCH,") != std::string::npos) {
       subset += all[i] + "\n";
+      ++taken;
+    }
   const std::string runs = dir.file("tuned.csv", subset);
   const std::string predictions = (dir.path() / "predictions.csv").string();
   const Result r = run({"validate", runs, "--best", "-o", predictions});
