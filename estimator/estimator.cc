@@ -123,9 +123,8 @@ constexpr CalibrationField kFields[] = {
      "fraction of a micro-batch's time that can hide data-parallel communication"},
     {"tp_overlap", &Calibration::tp_overlap, 0.0, 0.9,
      "fraction of tensor-parallel communication hidden behind GEMMs"},
-    {"per_layer_overhead_s", &Calibration::per_layer_overhead_s, 0, 0,
-     "framework time per layer per micro-batch (fwd+bwd) the GPU waits for whatever it runs; not "
-     "fitted: the host's work per layer is launch_s's, exposed only where the GPU outruns it"},
+    {"per_layer_overhead_s", &Calibration::per_layer_overhead_s, 0.0, 0.01,
+     "framework time per layer per micro-batch (fwd+bwd) the GPU waits for whatever it runs"},
     {"per_step_overhead_s", &Calibration::per_step_overhead_s, 0.0, 2.0,
      "framework time per optimizer step"},
     {"launch_s", &Calibration::launch_s, 0.0, 1e-4,
@@ -659,31 +658,52 @@ Estimator::DpCost Estimator::dp_cost_s(int zero, double grads, double params, in
 
 // CUDA graphs replay their captured kernels without the host: per-module graphs capture a dense
 // layer and an MoE layer's attention and router scopes; whole-layer graphs also the experts and
-// their dispatch, when the shapes are static (balanced or capacity routing).
-double Estimator::layer_launch_s(const Plan& plan) const noexcept {
+// their dispatch, when the shapes are static (balanced or capacity routing). The launches of the
+// mean layer before an MoE layer's dispatch (attention, router, a dense layer) and from it on
+// (dispatch, experts, combine), in host seconds.
+Estimator::LayerLaunches Estimator::layer_launches(const Plan& plan) const noexcept {
   const Model& m = workload_.model;
   const Stack& st = plan.stack;
-  if (calibration_.launch_s <= 0) return 0;
-  const bool static_moe = st.token_routing != TokenRouting::dropless;
-  double dense = kAttentionLaunches + kMlpLaunches;
-  double moe_layer = 0;
+  LayerLaunches out;
+  if (calibration_.launch_s <= 0) return out;
+  const bool graphed = st.cuda_graph != CudaGraph::none;
+  const double dense = graphed ? 0.0 : kAttentionLaunches + kMlpLaunches;
+  double before = 0, after = 0;
   if (is_moe(m)) {
     const double local_experts = static_cast<double>(m.num_experts) / std::max(plan.ep, 1);
-    const double experts =
-        (fused_dispatch(st.dispatcher) ? kFusedDispatchLaunches : kDispatchLaunches) +
-        kLaunchesPerLocalExpert * local_experts + (m.shared_ffn_hidden > 0 ? kMlpLaunches : 0.0);
-    moe_layer = kAttentionLaunches + kRouterLaunches + experts;
-    if (st.cuda_graph != CudaGraph::none) moe_layer = experts;
-    if (st.cuda_graph == CudaGraph::full && static_moe) moe_layer = 0;
+    after = (fused_dispatch(st.dispatcher) ? kFusedDispatchLaunches : kDispatchLaunches) +
+            kLaunchesPerLocalExpert * local_experts +
+            (m.shared_ffn_hidden > 0 ? kMlpLaunches : 0.0);
+    before = graphed ? 0.0 : kAttentionLaunches + kRouterLaunches;
+    if (st.cuda_graph == CudaGraph::full && st.token_routing != TokenRouting::dropless) after = 0;
   }
-  if (st.cuda_graph != CudaGraph::none) dense = 0;
-  return calibration_.launch_s * ((1.0 - moe_fraction_) * dense + moe_fraction_ * moe_layer);
+  out.before_dispatch_s =
+      calibration_.launch_s * ((1.0 - moe_fraction_) * dense + moe_fraction_ * before);
+  out.from_dispatch_s = calibration_.launch_s * moe_fraction_ * after;
+  return out;
+}
+
+// The host runs ahead of the GPU and hides its launches behind the kernels queued before them,
+// except where it must wait for the GPU: an MoE layer whose shapes depend on the routing copies the
+// tokens per expert to the host before its dispatch, so the launches from there on can hide only
+// behind the experts' own kernels (docs/estimator.md, "Host overhead and CUDA graphs").
+double Estimator::exposed_launch_s(const Plan& plan, double layer_s,
+                                   double experts_s) const noexcept {
+  const LayerLaunches l = layer_launches(plan);
+  if (!syncs_before_experts(plan))
+    return std::max(0.0, l.before_dispatch_s + l.from_dispatch_s - layer_s);
+  return std::max(0.0, l.before_dispatch_s - (layer_s - experts_s)) +
+         std::max(0.0, l.from_dispatch_s - experts_s);
+}
+
+bool Estimator::syncs_before_experts(const Plan& plan) const noexcept {
+  const Stack& st = plan.stack;
+  return is_moe(workload_.model) &&
+         !(st.cuda_graph == CudaGraph::full && st.token_routing != TokenRouting::dropless);
 }
 
 double Estimator::moe_sync_s(const Plan& plan) const noexcept {
-  const Stack& st = plan.stack;
-  if (st.cuda_graph == CudaGraph::full && st.token_routing != TokenRouting::dropless) return 0;
-  return moe_fraction_ * calibration_.moe_layer_overhead_s;
+  return syncs_before_experts(plan) ? moe_fraction_ * calibration_.moe_layer_overhead_s : 0.0;
 }
 
 Estimate Estimator::estimate(const Plan& plan) const noexcept {
@@ -875,8 +895,11 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   if (stack.a2a_overlap) layer.ep = std::max(0.0, layer.ep - layer.compute);
   // The host launches the layer's kernels while the GPU runs earlier ones: only what the launches
   // take beyond the GPU's time is exposed; host syncs of dropless MoE layers expose their latency.
-  const double launches = layer_launch_s(plan);
-  layer.host = moe_sync_s(plan) + std::max(0.0, launches - layer.sum());
+  // The experts' kernels of the mean layer: their GEMMs and memory passes, and the all-to-all.
+  const double experts_s =
+      moe * ((plan.recompute == Recompute::full ? 4.0 : 3.0) * (moe_fwd + moe_memory_fwd)) +
+      layer.ep;
+  layer.host = moe_sync_s(plan) + exposed_launch_s(plan, layer.sum(), experts_s);
   layer.overhead = c.per_layer_overhead_s;
 
   // ---- logit layer and loss (last stage), one micro-batch ------------------------------------

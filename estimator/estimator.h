@@ -416,8 +416,19 @@ class Estimator {
   // The forward dispatch + combine of `token_bytes` over an ep group, less what the shared
   // experts hide.
   double a2a_fwd_s(double token_bytes, int ep, int etp, Dispatcher dispatcher) const noexcept;
-  // The host time of one layer's kernel launches per micro-batch that CUDA graphs do not remove.
-  double layer_launch_s(const Plan& plan) const noexcept;
+  // The host time of one layer's kernel launches per micro-batch that CUDA graphs do not remove,
+  // before an MoE layer's dispatch and from it on (the mean over layers).
+  struct LayerLaunches {
+    double before_dispatch_s = 0;
+    double from_dispatch_s = 0;
+  };
+  LayerLaunches layer_launches(const Plan& plan) const noexcept;
+  // The launch time the GPU waits for in a mean layer whose kernels run `layer_s`, `experts_s` of
+  // it from the dispatch on.
+  double exposed_launch_s(const Plan& plan, double layer_s, double experts_s) const noexcept;
+  // Whether MoE layers copy their token counts to the host before the dispatch (not inside a
+  // whole-layer CUDA graph with static shapes).
+  bool syncs_before_experts(const Plan& plan) const noexcept;
   // Host syncs of the MoE layers per layer and micro-batch (the mean over layers).
   double moe_sync_s(const Plan& plan) const noexcept;
   // GPUs, idle and busy, and node overhead over a step of total_s with busy_s of busy kernels.
