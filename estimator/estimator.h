@@ -232,7 +232,7 @@ struct Calibration {
   // Attention kernels' efficiency relative to cuDNN's fused attention (and FlashAttention-3).
   double flash2_attention_eff = 0.8;
   double triton_attention_eff = 0.7;
-  double per_step_overhead_s = 0;                // framework overhead per optimizer step
+  double per_step_overhead_s = 0;   // framework overhead per optimizer step
   double default_inter_node_gbps_per_gpu = 400;  // when a run does not state it
   double busy_power_fraction = 0.8;              // GPU power while busy, fraction of TDP
   // Fraction of the bf16 GEMM efficiency that fp8/fp4 GEMMs reach (scaling/casting, smaller
@@ -271,8 +271,8 @@ struct Calibration {
   // Fraction of the all-to-all hidden without the overlap setting (the shared experts run while
   // the tokens travel); with a2a_overlap the rest hides under another micro-batch's compute.
   double moe_a2a_overlap = 0.3;
-  double moe_permute_passes = 4;    // HBM passes over the routed tokens (permute, unpermute)
-  double moe_layer_overhead_s = 0;  // host sync per MoE layer per micro-batch (not in a graph)
+  double moe_permute_passes = 4;     // HBM passes over the routed tokens (permute, unpermute)
+  double moe_layer_overhead_s = 0;   // host sync per MoE layer per micro-batch (not in a graph)
   // The 90% prediction interval of a step time as measured / predicted ratios, dense and MoE:
   // e^-q and e^q, q the conformal quantile of the held-out |log residuals| (`validate --fit` sets
   // them; docs/calibration.md, "Prediction intervals"). The step is in [predicted x lo,
@@ -386,38 +386,48 @@ class Estimator {
   const Cluster& cluster() const noexcept { return cluster_; }
 
  private:
-  // The exposed context-parallel exchange of one layer and micro-batch of `tokens` local tokens.
-  struct CpExchange {
-    double forward_s = 0, backward_s = 0;
-  };
-  // The data-parallel collectives of one group under a ZeRO stage: what each backward window has
-  // to hide, and what a step of `micro_batches` leaves exposed when each window is `window` long.
-  struct DpCost {
-    double per_window = 0;
-    double exposed = 0;
-  };
-  // Achieved bandwidth and latency of a group of n ranks at stride `stride` in Megatron's rank
-  // order.
+  // The parts of estimate() and bound(), one mechanism a file. The per-plan ones are defined inline
+  // in estimator/detail/<mechanism>.h (named below), which estimator.cc and bound.cc include, so
+  // estimate() compiles as one function and stays allocation-free; so are the intermediate
+  // structs. What runs once per Estimator is in ordinary .cc files.
+
+  // detail/step.h: the plan's sizes every part uses, the time parts of a layer or stage, and the
+  // time of a GEMM of rows x k by k x n.
+  struct StepShape;
+  struct Parts;
+  double gemm_s(double rows, double k, double n) const noexcept;
+  // detail/collectives.h: achieved bandwidth and latency of a group of n ranks at stride `stride`
+  // in Megatron's rank order.
   void link(int stride, int n, double& bytes_per_s, double& alpha) const noexcept;
-  // How a plan's attention kernel runs the score and context matmuls: FLOP/s achieved, backward
-  // over forward time, and whether the s x s scores stay on chip (docs/estimator.md).
+  // detail/attention.h. How a plan's attention kernel runs the score and context matmuls: FLOP/s
+  // achieved, backward over forward time, and whether the s x s scores stay on chip.
   struct AttentionKernelCost {
     double flops_per_s = 0;
     double bwd_factor = 2;
     bool fused = true;
   };
+  // The exposed context-parallel exchange of one layer and micro-batch of `tokens` local tokens.
+  struct CpExchange {
+    double forward_s = 0, backward_s = 0;
+  };
   AttentionKernelCost attention_kernel(const Stack& stack) const noexcept;
+  double attention_gemm_fwd_s(const StepShape& shape) const noexcept;
   // The attention score and context matmuls of one layer's forward over `tokens` local tokens.
   double attention_fwd_s(double tokens, int tp, const AttentionKernelCost& kernel) const noexcept;
+  double attention_elementwise_bytes(const StepShape& shape) const noexcept;
+  double attention_operands(double tp) const noexcept;
   CpExchange cp_exchange_s(double tokens, int tp, int cp,
                            const AttentionKernelCost& kernel) const noexcept;
-  DpCost dp_cost_s(int zero, double grads, double params, int group, int stride, double window,
-                   double micro_batches, bool gather_overlap = true) const noexcept;
-  // The forward dispatch + combine of `token_bytes` over an ep group, less what the shared
-  // experts hide.
+  // detail/experts.h: the dense MLP, an MoE layer's router and experts, and the forward dispatch +
+  // combine of `token_bytes` over an ep group, less what the shared experts hide.
+  struct MoeForward;
+  double dense_mlp_fwd_s(const StepShape& shape) const noexcept;
+  double dense_mlp_operands(double tp) const noexcept;
+  MoeForward moe_forward(const StepShape& shape) const noexcept;
   double a2a_fwd_s(double token_bytes, int ep, int etp, Dispatcher dispatcher) const noexcept;
-  // The host time of one layer's kernel launches per micro-batch that CUDA graphs do not remove,
-  // before an MoE layer's dispatch and from it on (the mean over layers).
+  // detail/host.h: the host time of one layer's kernel launches per micro-batch that CUDA graphs
+  // do not remove, and the host syncs of the MoE layers per layer and micro-batch (the mean over
+  // layers).
   struct LayerLaunches {
     double before_dispatch_s = 0;
     double from_dispatch_s = 0;
@@ -429,15 +439,73 @@ class Estimator {
   // Whether MoE layers copy their token counts to the host before the dispatch (not inside a
   // whole-layer CUDA graph with static shapes).
   bool syncs_before_experts(const Plan& plan) const noexcept;
-  // Host syncs of the MoE layers per layer and micro-batch (the mean over layers).
   double moe_sync_s(const Plan& plan) const noexcept;
-  // GPUs, idle and busy, and node overhead over a step of total_s with busy_s of busy kernels.
+  // detail/quantize.h: the casts of low-precision GEMM operands, one layer and micro-batch.
+  double quantize_s(const StepShape& shape, double moe_operands) const noexcept;
+  // detail/layer.h: one layer and the logit layer, forward + backward (+ recompute).
+  struct LayerForward;
+  LayerForward layer_forward(const StepShape& shape) const noexcept;
+  Parts layer_parts(const StepShape& shape, const LayerForward& forward) const noexcept;
+  Parts logit_parts(const StepShape& shape, const Parts& layer) const noexcept;
+  // detail/pipeline.h: the critical stage's layer slots, time, sends and parameters.
+  struct PipelineStage;
+  void stage_slots(StepShape& shape) const noexcept;
+  PipelineStage critical_stage(const StepShape& shape, const Parts& layer,
+                               const Parts& logit) const noexcept;
+  double stage_params(const StepShape& shape, double per_layer, double embedding,
+                      double last_extra) const noexcept;
+  // detail/memory.h: the footprint per GPU, the optimizer step and the expansion-tier traffic.
+  struct GpuParams;
+  struct Activations;
+  struct TierTraffic;
+  GpuParams gpu_params(const StepShape& shape) const noexcept;
+  Activations activations(const StepShape& shape, double routed_rows) const noexcept;
+  Memory memory(const StepShape& shape, const GpuParams& params,
+                const Activations& activations) const noexcept;
+  TierTraffic tier_traffic(const Plan& plan, const GpuParams& params,
+                           const Activations& activations, const Memory& memory) const noexcept;
+  // detail/data_parallel.h. The data-parallel collectives of one group under a ZeRO stage: what
+  // each backward window has to hide, and what a step of `micro_batches` leaves exposed when each
+  // window is `window` long.
+  struct DpCost {
+    double per_window = 0;
+    double exposed = 0;
+  };
+  struct DataParallel;
+  DpCost dp_cost_s(int zero, double grads, double params, int group, int stride, double window,
+                   double micro_batches, bool gather_overlap = true) const noexcept;
+  DataParallel data_parallel(const StepShape& shape, const GpuParams& params,
+                             double effective_mb_s) const noexcept;
+  // detail/energy.h: GPUs, idle and busy, and node overhead over a step of total_s with busy_s of
+  // busy kernels.
   double step_energy_j(double total_s, double busy_s) const noexcept;
+  // estimator.cc: the guard against malformed plans and the assembly of a step.
+  bool well_formed(const Plan& plan) const noexcept;
+  StepShape step_shape(const Plan& plan) const noexcept;
+  StepTime step_time(const StepShape& shape, const PipelineStage& stage, double effective_mb_s,
+                     const TierTraffic& tier, const DataParallel& dp) const noexcept;
+  // bound.cc: the terms of bound().
+  struct BoundShape;
+  struct LayerBound;
+  struct StateBound;
+  BoundShape bound_shape(const PlanBox& box) const noexcept;
+  double gemm_flops_bound(const BoundShape& shape) const noexcept;
+  LayerBound layer_bound(const BoundShape& shape) const noexcept;
+  double steady_bound(const BoundShape& shape, const LayerBound& layer) const noexcept;
+  double p2p_bound(const BoundShape& shape) const noexcept;
+  double bubble_bound(const BoundShape& shape, const LayerBound& layer) const noexcept;
+  StateBound state_bound(const BoundShape& shape) const noexcept;
+  double first_stage_layers_bound(const BoundShape& shape) const noexcept;
+  double activations_bound(const BoundShape& shape) const noexcept;
+  double hbm_bound(const BoundShape& shape, const StateBound& state,
+                   double activations) const noexcept;
+  double dp_exposed_bound(const BoundShape& shape, const StateBound& state,
+                          double effective) const noexcept;
 
   Workload workload_;
   Cluster cluster_;
   Calibration calibration_;
-  // Precomputed terms (implementation detail; see estimator.cc).
+  // Precomputed terms (implementation detail; see the constructor in estimator.cc).
   double params_per_layer_ = 0;
   double embedding_params_ = 0;
   double peak_flops_ = 0;        // GEMM peak for the workload precision

@@ -1,0 +1,149 @@
+#pragma once
+// The MLP of one layer and micro-batch (docs/estimator.md, "Mixture-of-Experts transformers", "The
+// software stack"): the dense MLP (fc1 column- and fc2 row-parallel; Shoeybi et al. 2019), or an
+// MoE layer's router, shared experts and routed experts with their dispatch (Megatron-Core MoE
+// parallel folding, Liu et al. 2025). The busiest expert-parallel rank runs
+//   R = b s_c k etp / t x load   routed rows,
+// with load the token routing's: capacity routing pads every expert to capacity_factor times its
+// balanced share (moe_pad_expert_input_to_capacity; GShard, Switch), forced balance gives the
+// share, learned dropless routing leaves the ep rank loads spread by load_cv and the step waits
+// for the largest, about 1 + load_cv sqrt(2 ln ep) (the expected maximum of ep normal loads). The
+// routed experts run as grouped GEMMs over the E/ep local experts of R ep/E rows each, at the GEMM
+// efficiency of that size times grouped_gemm_eff r/(r + expert_half_rows); the permutation moves
+// the routed tokens permute_passes times through HBM unless the dispatcher fuses it (DeepEP,
+// HybridEP). Dispatch and combine are all-to-alls over the ep group: copies to peers inside the
+// GPU's NVLink domain over NVLink, the others over its NIC, concurrently,
+//   max(bytes k_local / (B_nvl eff), bytes k_remote / (B_net eff)) + alpha
+// with k_remote = k (D-1)/D for NCCL's all-to-all over D domains, (D-1)(1 - (1-1/D)^k) when the
+// dispatcher sends a token once per distinct remote domain and forwards it there over NVLink
+// (DeepSeek-V3 report sec. 3.2.2), every token to every rank with the all-gather dispatcher.
+// Defined inline: estimate() calls them per plan. Not part of the estimator's API.
+#include <algorithm>
+#include <cmath>
+
+#include "estimator/detail/collectives.h"
+#include "estimator/detail/step.h"
+#include "estimator/estimator.h"
+
+namespace clustersweep::estimator {
+namespace detail {
+
+// The busiest expert-parallel rank's routed rows as a multiple of the balanced share.
+inline double routed_load(const Plan& p, double load_cv) {
+  switch (p.stack.token_routing) {
+    case TokenRouting::capacity:
+      return p.capacity_factor;
+    case TokenRouting::balanced:
+      return 1.0;
+    case TokenRouting::dropless:
+      break;
+  }
+  return p.ep > 1 ? 1.0 + load_cv * std::sqrt(2.0 * std::log(static_cast<double>(p.ep))) : 1.0;
+}
+
+// DeepEP's and HybridEP's kernels permute the tokens as they send them.
+inline bool fused_dispatch(Dispatcher d) {
+  return d == Dispatcher::deepep || d == Dispatcher::hybridep;
+}
+
+}  // namespace detail
+
+// The forward of an MoE layer's MLP part, one micro-batch on the busiest expert-parallel rank.
+struct Estimator::MoeForward {
+  double routed_rows = 0;  // rows of this GPU's expert GEMMs
+  double gemm = 0;         // routed and shared experts, router
+  double memory = 0;       // routed activations and the permutation
+  double tp = 0;           // expert-tensor-parallel and shared experts' collectives, exposed
+  double a2a = 0;          // dispatch + combine, exposed
+  double operands = 0;     // GEMM inputs and output gradients per token (low-precision casts)
+};
+
+inline double Estimator::dense_mlp_fwd_s(const StepShape& s) const noexcept {
+  const double h = workload_.model.hidden, f = workload_.model.ffn_hidden;
+  return gemm_s(s.tokens, h, mlp_in_out_ / s.t) + gemm_s(s.tokens, f / s.t, h);
+}
+
+// The elements per token a low-precision dense MLP casts: its GEMMs' inputs and output widths.
+inline double Estimator::dense_mlp_operands(double t) const noexcept {
+  const double h = workload_.model.hidden, f = workload_.model.ffn_hidden;
+  return 2.0 * h + (f + mlp_in_out_) / t;
+}
+
+inline Estimator::MoeForward Estimator::moe_forward(const StepShape& s) const noexcept {
+  const Model& m = workload_.model;
+  const Calibration& c = calibration_;
+  const Plan& plan = s.plan;
+  const double h = m.hidden, t = s.t, tokens = s.tokens;
+  const int ep = plan.ep, etp = plan.etp;
+  const double sf = m.shared_ffn_hidden, fm = m.moe_ffn_hidden;
+  const double in_out = m.mlp == Mlp::swiglu ? 2.0 : 1.0;  // first GEMM: gate and up
+  const double imbalance = detail::routed_load(plan, c.moe_load_cv);
+  MoeForward fwd;
+  fwd.routed_rows = tokens * m.top_k * etp / t * imbalance;
+  const double local_experts = static_cast<double>(m.num_experts) / ep;
+  const double expert_rows = fwd.routed_rows / local_experts;
+  // A grouped GEMM over several local experts loses efficiency with fewer rows per expert (tiles
+  // of different experts do not share waves).
+  const double grouped = local_experts > 1 ? c.moe_grouped_gemm_eff * expert_rows /
+                                                 (expert_rows + c.moe_expert_half_rows)
+                                           : 1.0;
+  fwd.gemm = (gemm_s(expert_rows, h, in_out * fm / etp) + gemm_s(expert_rows, fm / etp, h)) *
+             local_experts / grouped;
+  if (sf > 0) fwd.gemm += gemm_s(tokens, h, in_out * sf / t) + gemm_s(tokens, sf / t, h);
+  fwd.operands = fwd.routed_rows / tokens * (2.0 * h + (1.0 + in_out) * fm / etp) +
+                 (sf > 0 ? 2.0 * h + (1.0 + in_out) * sf / t : 0.0);
+  if (m.num_experts > 1) fwd.gemm += gemm_s(tokens / t, h, m.num_experts);  // router
+  // Routed activations, and the permutation of the routed tokens to and from expert order.
+  fwd.memory = act_bytes_ *
+               (elementwise_f_ * (fwd.routed_rows * fm / etp + tokens * sf / t) +
+                (m.num_experts > 1 && !detail::fused_dispatch(plan.stack.dispatcher)
+                     ? c.moe_permute_passes * fwd.routed_rows * h
+                     : 0.0)) /
+               hbm_bytes_per_s_;
+  // The expert-tensor-parallel collective over the routed tokens (with ep = 1 and etp = tp the
+  // dense MLP's all-reduce), and the shared experts' tensor-parallel one.
+  double etp_bw = 0, etp_alpha = 0;
+  link(1, etp, etp_bw, etp_alpha);
+  const double routed_bytes = tokens * m.top_k * h * act_bytes_;
+  fwd.tp = (1.0 - s.tp_hidden) * detail::all_reduce_s(routed_bytes, etp, etp_bw, etp_alpha);
+  if (sf > 0) fwd.tp += s.tp_one;
+  // Token dispatch and combine of this rank's routed tokens.
+  fwd.a2a = a2a_fwd_s(tokens / t * h * act_bytes_ * imbalance, ep, etp, plan.stack.dispatcher);
+  return fwd;
+}
+
+// Each of dispatch and combine is one exchange over the ep group (stride etp), with one latency.
+inline double Estimator::a2a_fwd_s(double token_bytes, int ep, int etp,
+                                   Dispatcher dispatcher) const noexcept {
+  if (ep <= 1) return 0;
+  const Calibration& c = calibration_;
+  const int domain = std::max(cluster_.nvlink_domain, 1);
+  const double k = workload_.model.top_k;
+  const double in_domain =
+      std::clamp(static_cast<double>(domain / etp), 1.0, static_cast<double>(ep));
+  const double domains = std::ceil(ep / in_domain);
+  double local_copies = k * (in_domain - 1.0) / ep;
+  double remote_copies = k * (domains - 1.0) / domains;
+  double eff = c.moe_a2a_eff;
+  switch (dispatcher) {
+    case Dispatcher::alltoall:
+      break;
+    case Dispatcher::allgather:  // every rank receives every token of the group
+      local_copies = in_domain - 1.0;
+      remote_copies = ep - in_domain;
+      break;
+    case Dispatcher::deepep:
+    case Dispatcher::hybridep:  // once per distinct remote domain, forwarded there over NVLink
+      remote_copies = (domains - 1.0) * (1.0 - std::pow(1.0 - 1.0 / domains, k));
+      eff = dispatcher == Dispatcher::deepep ? c.moe_deepep_eff : c.moe_hybridep_eff;
+      break;
+  }
+  const bool crosses = domains > 1;
+  const double one =
+      std::max(token_bytes * local_copies / (nvlink_bytes_per_s_ * eff),
+               crosses ? token_bytes * remote_copies / (inter_node_bytes_per_s_ * eff) : 0.0) +
+      (crosses ? inter_node_latency_s_ : nvlink_latency_s_);
+  return 2.0 * (1.0 - c.moe_a2a_overlap) * one;
+}
+
+}  // namespace clustersweep::estimator

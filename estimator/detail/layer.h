@@ -1,0 +1,116 @@
+#pragma once
+// One transformer layer and the logit layer, one micro-batch on one GPU (docs/estimator.md,
+// "Memory-bound work", "Tensor/sequence parallelism", "Layer, logit layer and stage"):
+//   compute = 3 GEMMs + (1 + backward factor) attention,  memory-bound = 3 x forward + casts,
+//   TP = 2 x forward, CP = forward + backward exchange, EP = 2 x dispatch + combine
+// (the backward's two GEMMs and its mirrored collectives). The forward moves 11 h elements of
+// norm, residual and dropout traffic per token (split by sequence parallelism) and 2 f (gelu) or
+// 3 f (SwiGLU) of activation traffic (split by tensor parallelism); two all-reduces per layer
+// forward (Shoeybi et al. 2019; sequence parallelism swaps each for an all-gather + reduce-scatter
+// of the same volume, Korthikanti et al. 2022). Full recompute repeats the forward, selective
+// recompute the unfused attention core. The mean layer weights the dense MLP and the MoE layer by
+// the fraction of layers that have each. The logit layer: 3 vocabulary-parallel GEMMs and the fp32
+// cross entropy (24 bytes a logit), with the MTP modules on the last stage. Defined inline:
+// estimate() calls them per plan. Not part of the estimator's API.
+#include <algorithm>
+
+#include "estimator/detail/attention.h"
+#include "estimator/detail/experts.h"
+#include "estimator/detail/host.h"
+#include "estimator/detail/quantize.h"
+#include "estimator/detail/step.h"
+#include "estimator/estimator.h"
+
+namespace clustersweep::estimator {
+
+// The forward of one transformer layer, one micro-batch, the mean over dense and MoE layers.
+struct Estimator::LayerForward {
+  double gemm = 0;
+  double attention = 0;        // score and context matmuls
+  double memory = 0;           // memory-bound kernels
+  double attention_bytes = 0;  // of which the unfused attention's passes over the scores
+  double quantize = 0;         // low-precision casts, forward and backward
+  double tp = 0;               // tensor-parallel collectives, exposed
+  double a2a = 0;              // an MoE layer's dispatch + combine, exposed
+  CpExchange cp;               // forward and backward
+  double routed_rows = 0;      // of an MoE layer
+  double experts = 0;          // of which the MoE layers' expert GEMMs and memory passes
+};
+
+inline Estimator::LayerForward Estimator::layer_forward(const StepShape& s) const noexcept {
+  const Model& m = workload_.model;
+  const double h = m.hidden, f = m.ffn_hidden, t = s.t;
+  const double moe = moe_fraction_;
+  const double attention_gemm_fwd = attention_gemm_fwd_s(s);
+  LayerForward fwd;
+  fwd.attention = attention_fwd_s(s.tokens, s.plan.tp, s.kernel);
+  const double dense_mlp_fwd = moe < 1 ? dense_mlp_fwd_s(s) : 0.0;
+  const MoeForward experts = moe > 0 ? moe_forward(s) : MoeForward{};
+  fwd.gemm = attention_gemm_fwd + (1.0 - moe) * dense_mlp_fwd + moe * experts.gemm;
+  const double dense_f = (1.0 - moe) * f;
+  const double elementwise_bytes =
+      act_bytes_ * s.tokens * (elementwise_h_ * h / s.sp_div + elementwise_f_ * dense_f / t);
+  fwd.attention_bytes = attention_elementwise_bytes(s);
+  fwd.memory = (elementwise_bytes + fwd.attention_bytes) / hbm_bytes_per_s_ + moe * experts.memory;
+  fwd.quantize = quantize_s(s, experts.operands);
+  // One attention all-reduce and the dense MLP's, or the MoE layer's collectives.
+  fwd.tp = s.tp_one + (1.0 - moe) * s.tp_one + moe * experts.tp;
+  fwd.cp = cp_exchange_s(s.tokens, s.plan.tp, s.plan.cp, s.kernel);
+  fwd.a2a = experts.a2a;
+  fwd.routed_rows = experts.routed_rows;
+  fwd.experts = moe * (experts.gemm + experts.memory);
+  return fwd;
+}
+
+inline Estimator::Parts Estimator::layer_parts(const StepShape& s,
+                                               const LayerForward& fwd) const noexcept {
+  const Plan& plan = s.plan;
+  const double moe = moe_fraction_;
+  Parts layer;
+  layer.compute = 3.0 * fwd.gemm + (1.0 + s.kernel.bwd_factor) * fwd.attention;
+  layer.memory = 3.0 * fwd.memory + fwd.quantize;
+  layer.tp = 2.0 * fwd.tp;
+  layer.cp = fwd.cp.forward_s + fwd.cp.backward_s;
+  layer.ep = 2.0 * moe * fwd.a2a;
+  if (plan.recompute == Recompute::full) {
+    layer.compute += fwd.gemm + fwd.attention;
+    layer.memory += fwd.memory;
+    layer.tp += fwd.tp;
+    layer.cp += fwd.cp.forward_s;
+    layer.ep += moe * fwd.a2a;
+  } else if (plan.recompute == Recompute::selective && !s.kernel.fused) {
+    // Recompute the attention core (fused attention recomputes it anyway).
+    layer.compute += fwd.attention;
+    layer.memory += fwd.attention_bytes / hbm_bytes_per_s_;
+  }
+  // With a2a_overlap the all-to-all of one micro-batch runs under another's compute, up to what
+  // that compute lasts (Megatron-Core's overlap_moe_expert_parallel_comm, DeepSeek's DualPipe).
+  if (plan.stack.a2a_overlap) layer.ep = std::max(0.0, layer.ep - layer.compute);
+  // The host launches the layer's kernels while the GPU runs earlier ones (detail/host.h); the
+  // experts' kernels are their GEMMs and memory passes and the all-to-all.
+  const double experts_s = (plan.recompute == Recompute::full ? 4.0 : 3.0) * fwd.experts + layer.ep;
+  layer.host = moe_sync_s(plan) + exposed_launch_s(plan, layer.sum(), experts_s);
+  layer.overhead = calibration_.per_layer_overhead_s;
+  return layer;
+}
+
+// The logit layer and loss of the last stage, with the MTP modules.
+inline Estimator::Parts Estimator::logit_parts(const StepShape& s,
+                                               const Parts& layer) const noexcept {
+  const Model& m = workload_.model;
+  const double h = m.hidden, v = m.vocab, t = s.t;
+  Parts logit;
+  logit.compute = 3.0 * gemm_s(s.tokens, h, v / t);
+  // Cross entropy in fp32 over the vocabulary shard: ~12 bytes per logit forward and backward.
+  logit.memory = 24.0 * s.tokens * v / t / hbm_bytes_per_s_;
+  logit.tp = s.sp ? s.tp_one : 0.0;  // gather the sequence-parallel input, reduce-scatter its grad
+  // An MTP module: one more layer, its projection, and the shared output head again.
+  if (m.mtp_layers > 0) {
+    Parts mtp = layer;
+    mtp.compute += 3.0 * gemm_s(s.tokens, 2.0 * h, h / t);
+    logit = logit + static_cast<double>(m.mtp_layers) * (mtp + logit);
+  }
+  return logit;
+}
+
+}  // namespace clustersweep::estimator

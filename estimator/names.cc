@@ -1,0 +1,80 @@
+// Names of the estimator's enums as files and flags spell them ("bf16", "swiglu", "selective",
+// "optimizer_activations"), and their parsing; the Infeasible codes are stable because results
+// store them (docs/store-format.md).
+#include <string_view>
+
+#include "estimator/estimator.h"
+
+namespace clustersweep::estimator {
+
+const char* to_string(Infeasible reason) noexcept {
+  switch (reason) {
+    case Infeasible::none:
+      return "none";
+    case Infeasible::degrees_mismatch:
+      return "degrees_mismatch";
+    case Infeasible::tp_not_dividing_heads:
+      return "tp_not_dividing_heads";
+    case Infeasible::pp_vp_not_dividing_layers:
+      return "pp_vp_not_dividing_layers";
+    case Infeasible::batch_not_divisible:
+      return "batch_not_divisible";
+    case Infeasible::cp_not_dividing_seq:
+      return "cp_not_dividing_seq";
+    case Infeasible::precision_unsupported:
+      return "precision_unsupported";
+    case Infeasible::out_of_memory:
+      return "out_of_memory";
+    case Infeasible::invalid_plan:
+      return "invalid_plan";
+  }
+  return "unknown";
+}
+
+const char* to_string(Precision p) noexcept {
+  constexpr const char* names[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"};
+  return names[static_cast<int>(p)];
+}
+const char* to_string(Mlp mlp) noexcept { return mlp == Mlp::swiglu ? "swiglu" : "gelu"; }
+const char* to_string(Recompute r) noexcept {
+  constexpr const char* names[] = {"none", "selective", "full"};
+  return names[static_cast<int>(r)];
+}
+const char* to_string(Offload o) noexcept {
+  constexpr const char* names[] = {"none", "optimizer", "optimizer_activations", "all"};
+  return names[static_cast<int>(o)];
+}
+
+const char* to_string(PipelineSplit split) noexcept {
+  constexpr const char* names[] = {"even", "embedding_loss", "uneven"};
+  return names[static_cast<int>(split)];
+}
+
+namespace {
+template <class Enum, int N>
+bool parse_name(std::string_view name, Enum& out) noexcept {
+  for (int i = 0; i < N; ++i) {
+    if (name == to_string(static_cast<Enum>(i))) {
+      out = static_cast<Enum>(i);
+      return true;
+    }
+  }
+  return false;
+}
+}  // namespace
+
+bool parse_precision(std::string_view name, Precision& out) noexcept {
+  return parse_name<Precision, kNumPrecisions>(name, out);
+}
+bool parse_mlp(std::string_view name, Mlp& out) noexcept { return parse_name<Mlp, 2>(name, out); }
+bool parse_recompute(std::string_view name, Recompute& out) noexcept {
+  return parse_name<Recompute, 3>(name, out);
+}
+bool parse_offload(std::string_view name, Offload& out) noexcept {
+  return parse_name<Offload, 4>(name, out);
+}
+bool parse_pipeline_split(std::string_view name, PipelineSplit& out) noexcept {
+  return parse_name<PipelineSplit, kNumPipelineSplits>(name, out);
+}
+
+}  // namespace clustersweep::estimator
