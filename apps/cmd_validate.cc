@@ -105,6 +105,10 @@ struct Found {
 std::optional<Found> best_plan(const spaces::MeasuredRun& run,
                                const est::Calibration& calibration) {
   spaces::Settings settings = run.settings;
+  // A run with a capacity factor routes by capacity (resolve()); the search keeps its routing,
+  // with the one balanced share a sweep gives capacity routing, as it keeps the rest of its stack.
+  if (settings.has("capacity_factor") && !settings.has("token_routing"))
+    settings.set("token_routing", "capacity", settings.where("capacity_factor"));
   for (const std::string& name : spaces::plan_setting_names()) settings.erase(name);
   const spaces::Point point = spaces::resolve(settings, calibration);
   const auto search = spaces::search_design(settings, point, {}, 1, false);
