@@ -283,7 +283,8 @@ TEST(Agreement, EstimateEqualsTheSweepsRowOnRandomPointsOfRandomSpecs) {
   }
   // The samples reach both removed and evaluated points in numbers.
   EXPECT_GT(compared, 10000u);
-  EXPECT_GT(evaluated, 1000u);
+  // (The stack's rules remove a share of the points of the specs that sweep it.)
+  EXPECT_GT(evaluated, 700u);
   EXPECT_GT(removed, 1000u);
   EXPECT_GT(expert_parallel, 50u);
   EXPECT_GT(stack_swept, 1000u);  // stack values other than the first of the setting
