@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/format.h"
 #include "base/names.h"
+#include "spaces/stack_settings.h"
 
 namespace clustersweep::analysis {
 namespace {
@@ -148,7 +149,8 @@ Role classify_column(std::string_view name) {
                                                         "power_w",
                                                         "avg_power_w"};
   if (name == "point_id") return Role::id;
-  if (std::find(plan.begin(), plan.end(), name) != plan.end()) return Role::plan_axis;
+  if (std::find(plan.begin(), plan.end(), name) != plan.end() || spaces::find_stack_setting(name))
+    return Role::plan_axis;
   if (std::find(metrics.begin(), metrics.end(), name) != metrics.end()) return Role::metric;
   if (name.rfind("time_", 0) == 0 || name.rfind("mem_", 0) == 0 || name.rfind("energy_", 0) == 0)
     return Role::metric;

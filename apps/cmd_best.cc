@@ -64,7 +64,8 @@ void print_json(const spaces::Point& pt, const est::Estimator& estimator,
   nlohmann::ordered_json plans = nlohmann::ordered_json::array();
   for (const auto& r : s.plans) {
     nlohmann::ordered_json plan = plan_json(r.plan);
-    plan.erase("capacity_factor");  // sweeps are dropless: not one of the plan's settings here
+    // Not one of the plan's settings here: a sweep's capacity routing takes one balanced share.
+    plan.erase("capacity_factor");
     plan["objective"] = json_number(r.objective);
     plan["step_time_s"] = step_time_json(r.estimate.time);
     add_interval_json(plan, r.estimate.time.total_s, spaces::point_interval(pt, r.plan));
@@ -100,6 +101,8 @@ void print_text(const spaces::Point& pt, const est::Estimator& estimator,
     std::cout << "no plan fits: every valid plan needs more memory per GPU than the cluster has\n";
     return;
   }
+  // The stack is the one the flags give (design_spec() fixes it): the same for every plan.
+  std::cout << fmt::format("stack {}\n\n", stack_text(s.plans.front().plan.stack));
   std::cout << fmt::format("{:>3} {:>4}{:>4}{:>6}{:>4}{:>4}", "#", "tp", "pp", "dp", "cp", "vp");
   if (moe) std::cout << fmt::format("{:>5}{:>5}", "ep", "etp");
   std::cout << fmt::format(" {:>4} {:>4} {:<9} {:<3} {:<7} {:<14} {:>10} {:>12} {:>9} {:>6}\n",

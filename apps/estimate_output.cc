@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "base/format.h"
+#include "spaces/stack_settings.h"
 
 namespace clustersweep::cli {
 
@@ -171,20 +172,35 @@ nlohmann::json json_number(double x) {
 }
 
 nlohmann::ordered_json plan_json(const est::Plan& p) {
-  return {{"tp", p.tp},
-          {"pp", p.pp},
-          {"dp", p.dp},
-          {"cp", p.cp},
-          {"vp", p.vp},
-          {"pipeline_split", est::to_string(p.pipeline_split)},
-          {"sequence_parallel", p.sequence_parallel},
-          {"zero", p.zero},
-          {"recompute", est::to_string(p.recompute)},
-          {"micro_batch", p.micro_batch},
-          {"offload", est::to_string(p.offload)},
-          {"ep", p.ep},
-          {"etp", p.etp},
-          {"capacity_factor", p.capacity_factor}};
+  nlohmann::ordered_json out = {{"tp", p.tp},
+                                {"pp", p.pp},
+                                {"dp", p.dp},
+                                {"cp", p.cp},
+                                {"vp", p.vp},
+                                {"pipeline_split", est::to_string(p.pipeline_split)},
+                                {"sequence_parallel", p.sequence_parallel},
+                                {"zero", p.zero},
+                                {"recompute", est::to_string(p.recompute)},
+                                {"micro_batch", p.micro_batch},
+                                {"offload", est::to_string(p.offload)},
+                                {"ep", p.ep},
+                                {"etp", p.etp},
+                                {"capacity_factor", p.capacity_factor}};
+  for (const spaces::StackSetting& st : spaces::stack_settings()) {
+    const int v = st.get(p.stack);
+    if (st.boolean)
+      out[st.name] = v != 0;
+    else
+      out[st.name] = st.value_name(v);
+  }
+  return out;
+}
+
+std::string stack_text(const est::Stack& stack) {
+  std::string out;
+  for (const spaces::StackSetting& st : spaces::stack_settings())
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", st.name, st.value_name(st.get(stack)));
+  return out;
 }
 
 nlohmann::ordered_json step_time_json(const est::StepTime& t) {

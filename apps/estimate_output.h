@@ -3,6 +3,7 @@
 // plans): the parts of the step time and of the memory per GPU in one order with one label each,
 // as text rows and as JSON.
 #include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -55,7 +56,10 @@ nlohmann::ordered_json job_json(const TrainingJob& job);
 
 // Non-finite numbers (a zero-bandwidth link) are null, as JSON has no infinity.
 nlohmann::json json_number(double x);
+// The plan's settings, the stack's among them (as the store's columns name them).
 nlohmann::ordered_json plan_json(const estimator::Plan& plan);
+// "cuda_graph none, dispatcher alltoall, ..., attention_kernel cudnn": every stack setting.
+std::string stack_text(const estimator::Stack& stack);
 nlohmann::ordered_json step_time_json(const estimator::StepTime& time);
 nlohmann::ordered_json memory_json(const estimator::Memory& memory,
                                    const estimator::Cluster& cluster);

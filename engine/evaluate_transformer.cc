@@ -35,6 +35,9 @@ TransformerChunkEvaluator::TransformerChunkEvaluator(const spaces::Space& space,
   num_gpus_col_ = schema.index("num_gpus");
   const auto& axes = space.axes();
   for (int i = 0; i < spaces::kNumAxes; ++i) axis_col_[i] = schema.index(axes[i].name);
+  odometer_end_ = spaces::kTp;
+  for (int i = spaces::kTp; i < spaces::kNumAxes; ++i)
+    if (axes[i].size() > 1) odometer_end_ = i + 1;
   for (int m = 0; m < kNumTransformerMetrics; ++m)
     metric_col_[m] = schema.index(kTransformerMetrics[m].name);
   point_u32_ = schema.columns[point_col_].type == ColumnType::u32;
@@ -109,7 +112,7 @@ void TransformerChunkEvaluator::load_design(std::uint64_t design) {
 
 void TransformerChunkEvaluator::set_plan_digits(std::uint64_t plan_index) {
   const auto& axes = space_.axes();
-  for (int i = spaces::kNumAxes - 1; i >= spaces::kTp; --i) {
+  for (int i = odometer_end_ - 1; i >= spaces::kTp; --i) {
     const std::uint64_t radix = axes[i].size();
     digits_[i] = static_cast<std::uint32_t>(plan_index % radix);
     plan_index /= radix;
@@ -118,7 +121,7 @@ void TransformerChunkEvaluator::set_plan_digits(std::uint64_t plan_index) {
 
 void TransformerChunkEvaluator::next_plan_digits() noexcept {
   const auto& axes = space_.axes();
-  for (int i = spaces::kNumAxes - 1; i >= spaces::kTp; --i) {
+  for (int i = odometer_end_ - 1; i >= spaces::kTp; --i) {
     if (++digits_[i] < axes[i].size()) return;
     digits_[i] = 0;
   }

@@ -98,6 +98,9 @@ class TransformerChunkEvaluator final : public FamilyEvaluator {
   spaces::DesignSupport support_;     // the calibration runs like its points
   double usd_per_gpu_s_ = 0;          // the design's accelerator price, for the cost objective
   std::array<std::uint32_t, spaces::kNumAxes> digits_{};
+  // One past the last axis with more than one value: the plan odometer steps the axes before it
+  // (the digits of the axes after it are always 0, such as the stack settings a spec leaves).
+  int odometer_end_ = spaces::kNumAxes;
 
   std::optional<Candidate> best_;
   std::vector<Candidate> candidates_;

@@ -520,6 +520,17 @@ class Run {
             fmt::format("--resume: '{}' has a chunk layout this clustersweep cannot continue; "
                         "use --force to start over",
                         partial_));
+      // Axes with one value keep the layout but not the columns (the stack's, which older
+      // versions lack): rows of other columns cannot be continued either.
+      std::vector<std::string> stored, ours;
+      for (const Column& c : format::read_schema(file.get(), partial_).columns)
+        stored.push_back(c.name);
+      for (const Column& c : make_schema(*space_).columns) ours.push_back(c.name);
+      if (stored != ours)
+        throw InputError(
+            fmt::format("--resume: '{}' has other columns than this clustersweep writes (was it "
+                        "started by another version?); use --force to start over",
+                        partial_));
       return d;
     }
     // A fresh run.

@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "spaces/architecture.h"
+#include "spaces/stack_settings.h"
 
 namespace clustersweep::spaces {
 namespace {
@@ -91,6 +92,17 @@ std::string design_spec(const Settings& s, const Point& pt, const DesignSpecOpti
     plan.insert("sequence_parallel", s.boolean("sequence_parallel"));
   else
     plan.insert("sequence_parallel", "all");
+  // The stack is the point's, fixed: the best plan is the best under the software the run has
+  // (a setting given, or one a rule derived from another, such as capacity routing).
+  const est::Stack defaults;
+  for (const StackSetting& st : stack_settings()) {
+    const int v = st.get(pt.plan.stack);
+    if (!s.has(st.name) && v == st.get(defaults)) continue;
+    if (st.boolean)
+      plan.insert(st.name, v != 0);
+    else
+      plan.insert(st.name, st.value_name(v));
+  }
   if (s.has("allow_tp_across_nodes"))
     plan.insert("allow_tp_across_nodes", s.boolean("allow_tp_across_nodes"));
   root.insert("plan", std::move(plan));
@@ -130,6 +142,9 @@ std::string design_spec(const Settings& s, const Point& pt, const DesignSpecOpti
   return text.str();
 }
 
+// Not the stack's settings: they are the software a plan runs on, not a choice of the plan, and
+// `validate --best` looks for a run's best plan under the run's own stack (a setting that the
+// search left open would compare plans of other software with the measured run).
 const std::vector<std::string>& plan_setting_names() {
   static const std::vector<std::string> kNames = {"tp",          "pp",
                                                   "dp",          "cp",

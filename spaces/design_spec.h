@@ -21,12 +21,14 @@ struct DesignSpecOptions {
 // The TOML text of the one-design spec of `settings`, which resolve() accepts as `point`. A
 // catalog model is named by its key; a model given or changed by architecture settings is written
 // out as [models.custom]. dp becomes the constraint "dp == N"; capacity_factor is not a plan axis
-// of a sweep and is an InputError naming where it was given.
+// of a sweep and is an InputError naming where it was given. The software stack's settings
+// (spaces/stack_settings.h) are the point's, one value each: the search keeps to them.
 std::string design_spec(const Settings& settings, const Point& point,
                         const DesignSpecOptions& options);
 
 // The settings of a point's plan (tp, pp, dp, ..., capacity_factor): what design_spec() turns into
-// fixed plan axes, and what a search of the point's design leaves out.
+// fixed plan axes, and what a search of the point's design leaves out. Not the stack's settings,
+// which a search keeps as the point has them.
 const std::vector<std::string>& plan_setting_names();
 
 // The `k` best plans of the design of `settings` (resolved to `point`) by the options' objective,

@@ -63,14 +63,23 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The search order of the plan axes, most significant first, cut into levels: the parallel
-// degrees, vp and the micro-batch, offload, recompute, the ZeRO stage. A node of level l fixes the
-// axes up to kLevelEnd[l] in its box; the leaves enumerate the axes after the last level.
-// clang-format off
-constexpr std::array<int, kNumPlanAxes> kSearchOrder = {
-    kTp, kPp, kCp, kEp, kEtp, kVp, kMicroBatch, kOffload, kRecompute, kZero,
-    kSequenceParallel, kPipelineSplit};
-// clang-format on
-constexpr std::array<std::size_t, 5> kLevelEnd = {5, 7, 8, 9, 10};
+// degrees and the software stack's settings, vp and the micro-batch, offload, recompute, the ZeRO
+// stage. A node of level l fixes the axes up to kLevelEnd[l] in its box; the leaves enumerate the
+// axes after the last level. The stack is fixed in every box, as the degrees are: a box is bounded
+// for one stack (PlanBox::plan.stack), never over several.
+constexpr std::array<int, kNumPlanAxes> search_order() {
+  std::array<int, kNumPlanAxes> order{};
+  std::size_t at = 0;
+  for (int a : {kTp, kPp, kCp, kEp, kEtp}) order[at++] = a;
+  for (int i = 0; i < kNumStackSettings; ++i) order[at++] = kFirstStackAxis + i;
+  for (int a : {kVp, kMicroBatch, kOffload, kRecompute, kZero, kSequenceParallel, kPipelineSplit})
+    order[at++] = a;
+  return order;
+}
+constexpr std::array<int, kNumPlanAxes> kSearchOrder = search_order();
+constexpr std::size_t kFixed = 5 + kNumStackSettings;  // the axes of every box
+constexpr std::array<std::size_t, 5> kLevelEnd = {kFixed, kFixed + 2, kFixed + 3, kFixed + 4,
+                                                  kFixed + 5};
 constexpr std::size_t kNumLevels = kLevelEnd.size();
 // Bounding a box costs about as much as estimating one plan, so a node whose children would each
 // hold at most this many plans has its plans estimated instead.
@@ -161,7 +170,8 @@ class Search {
             !can_offload(design_.cluster))
           continue;
         digits_[axis].push_back(v);
-        if (axis < kVp) continue;  // the degrees are fixed in every box
+        // The degrees and the stack are fixed in every box.
+        if (axis < kVp || axis == kEp || axis == kEtp || axis >= kFirstStackAxis) continue;
         open_.vp_min = std::min(open_.vp_min, p.vp);
         open_.vp_max = std::max(open_.vp_max, p.vp);
         open_.micro_batch_min = std::min(open_.micro_batch_min, p.micro_batch);
@@ -187,6 +197,11 @@ class Search {
         // The degrees and ep_group rules read nothing the tuple leaves open.
         if (!degrees_fit(plan, design_.cluster) || !ep_group_fits(plan)) {
           stats_->pruned += subtree_points(kLevelEnd[0]);
+          return;
+        }
+        // Nor do the stack's rules (ep and the stack): their failures are removed whole.
+        if (check_stack(design_.workload, design_.cluster, plan)) {
+          stats_->invalid += subtree_points(kLevelEnd[0]);
           return;
         }
         push(Node{d, 0});

@@ -163,6 +163,12 @@ void Space::Impl::plan_values(const Design& d, const std::uint32_t* digit,
   p.pipeline_split = pipeline_split[digit[kPipelineSplit - kTp]];
   p.ep = ep[digit[kEp - kTp]];
   p.etp = etp[digit[kEtp - kTp]];
+  p.stack = stack_base;
+  const auto settings = stack_settings();
+  for (int i : swept_stack) settings[i].set(p.stack, stack[i][digit[kFirstStackAxis - kTp + i]]);
+  // A sweep has no capacity_factor axis: capacity routing takes one balanced share, as resolve()
+  // gives it when the factor is not set.
+  p.capacity_factor = p.stack.token_routing == estimator::TokenRouting::capacity ? 1.0 : 0.0;
   // dp is what the GPUs leave; a remainder makes `degrees` fail.
   // In double: the degrees of a spec's axes may multiply past any integer.
   const double model_parallel = static_cast<double>(p.tp) * p.pp * p.cp;
@@ -197,16 +203,14 @@ bool Space::Impl::check_plan(const Design& d, const std::uint32_t* digit, estima
 
 std::vector<double> Space::Impl::plan_rules_key(const Design& d) const {
   const auto& m = d.workload.model;
-  std::vector<double> key = {double(m.heads),
-                             double(m.kv_heads),
-                             double(m.layers),
-                             double(m.num_experts),
-                             double(d.workload.seq_len),
-                             double(d.workload.global_batch),
-                             double(d.cluster.num_gpus),
-                             double(d.cluster.nvlink_domain),
-                             d.cluster.expansion_bytes > 0 ? 1.0 : 0.0,
-                             d.cluster.expansion_bytes_per_s > 0 ? 1.0 : 0.0};
+  std::vector<double> key = {
+      double(m.heads), double(m.kv_heads), double(m.layers), double(m.num_experts),
+      double(d.workload.seq_len), double(d.workload.global_batch), double(d.cluster.num_gpus),
+      double(d.cluster.nvlink_domain), d.cluster.expansion_bytes > 0 ? 1.0 : 0.0,
+      d.cluster.expansion_bytes_per_s > 0 ? 1.0 : 0.0,
+      // The stack rules (check_stack): the precision and MX formats.
+      double(d.workload.precision),
+      d.cluster.gpu.peak_flops[static_cast<int>(estimator::Precision::fp4)] > 0 ? 1.0 : 0.0};
   if (!plan_constraint_design_vars.empty()) {
     double vars[kNumVars] = {};
     design_variables(d.value.data(), kNumDesignAxes, d.cluster, vars);
@@ -228,12 +232,13 @@ void Space::Impl::count_plans(const Design& d, std::array<std::uint64_t, kNumRul
   std::uint64_t done = 0;
   while (done < plan_points) {
     check_plan(d, digit.data(), plan, why);
-    int leading = kNumPlanAxes;  // digits that decide `why`
+    // Digits that decide `why`; the digits after plan_digits_used are always 0.
+    int leading = plan_digits_used;
     if (why.rule == Rule::tp_heads || why.rule == Rule::tp_nvlink_domain) leading = 1;
     if (why.rule == Rule::degrees) leading = 3;  // tp, pp, cp
     counts[static_cast<int>(why.rule)] += block[leading];
     done += block[leading];
-    for (int a = leading; a < kNumPlanAxes; ++a) digit[a] = 0;
+    for (int a = leading; a < plan_digits_used; ++a) digit[a] = 0;
     for (int a = leading - 1; a >= 0; --a) {
       if (++digit[a] < radix[kTp + a]) break;
       digit[a] = 0;
@@ -292,16 +297,17 @@ bool Space::design(std::uint64_t design, Design& out, Violation& why) const noex
 bool Space::plan(const Design& design, std::uint64_t plan, estimator::Plan& out,
                  Violation& why) const noexcept {
   const Impl& im = *impl_;
-  std::uint32_t digit[kNumPlanAxes];
+  // The digits after plan_digits_used have one value: 0, and no division.
+  std::uint32_t digit[kNumPlanAxes] = {};
   if (im.plan_fits_32) {
     auto rest = static_cast<std::uint32_t>(plan);
-    for (int i = kNumPlanAxes - 1; i >= 0; --i) {
+    for (int i = im.plan_digits_used - 1; i >= 0; --i) {
       const auto r = static_cast<std::uint32_t>(im.radix[kTp + i]);
       digit[i] = rest % r;
       rest /= r;
     }
   } else {
-    for (int i = kNumPlanAxes - 1; i >= 0; --i) {
+    for (int i = im.plan_digits_used - 1; i >= 0; --i) {
       digit[i] = static_cast<std::uint32_t>(plan % im.radix[kTp + i]);
       plan /= im.radix[kTp + i];
     }

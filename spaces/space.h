@@ -25,12 +25,13 @@
 #include "estimator/family.h"
 #include "estimator/job.h"
 #include "spaces/rules.h"
+#include "spaces/stack_settings.h"
 #include "spaces/support.h"
 
 namespace clustersweep::spaces {
 
 // One swept dimension. Numeric axes hold `numbers`; label axes (gpu, model, recompute, offload,
-// precision...) hold `labels`, and a point stores the label's index.
+// precision, the stack settings...) hold `labels`, and a point stores the label's index.
 struct Axis {
   std::string name;  // store column name, e.g. "num_nodes", "gpu", "tp"
   std::string unit;  // e.g. "Gbit/s", "GB", "" for counts
@@ -75,8 +76,12 @@ enum AxisId : std::uint8_t {
   kPipelineSplit,
   kEp,  // expert parallelism (Mixture-of-Experts models; 1 for dense ones)
   kEtp,
+  // The software stack's settings, one axis each in stack_settings() order (cuda_graph ..
+  // attention_kernel), appended for the same reason: a spec that sweeps none of them has one value
+  // on each, and its point ids are those it had before they existed.
+  kFirstStackAxis,
 };
-inline constexpr int kNumAxes = 25;
+inline constexpr int kNumAxes = kFirstStackAxis + kNumStackSettings;
 inline constexpr int kNumDesignAxes = 13;
 inline constexpr int kNumPlanAxes = kNumAxes - kNumDesignAxes;
 

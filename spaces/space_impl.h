@@ -51,6 +51,15 @@ struct Space::Impl {
   std::vector<std::uint8_t> sequence_parallel;
   std::vector<estimator::Offload> offload;
   std::vector<estimator::PipelineSplit> pipeline_split;
+  // The stack axes: by setting (stack_settings() order), the value index of each axis value.
+  std::array<std::vector<int>, kNumStackSettings> stack;
+  // The stack of every plan on the settings the spec gives one value, and the settings it sweeps:
+  // a plan sets only those, so that the settings a spec leaves alone cost a plan nothing.
+  estimator::Stack stack_base;
+  std::vector<int> swept_stack;
+  // Plan digits up to the last plan axis with more than one value: the digits after it are always
+  // 0, so that odometers over the plans start there.
+  int plan_digits_used = kNumPlanAxes;
 
   double nvlink_latency_us = -1;  // < 0: the calibration's
   double inter_node_latency_us = -1;

@@ -15,6 +15,7 @@
 #include "spaces/architecture.h"
 #include "spaces/space_impl.h"
 #include "spaces/spec_reader.h"
+#include "spaces/stack_settings.h"
 
 namespace clustersweep::spaces {
 
@@ -499,9 +500,21 @@ class Parser {
     const toml::table empty;
     const toml::table* found = subtable(r_, root_, "plan", "plan");
     const toml::table& t = found ? *found : empty;
-    check_keys(r_, t, "plan",
-               {"tp", "pp", "cp", "vp", "pipeline_split", "micro_batch", "zero", "recompute",
-                "sequence_parallel", "offload", "ep", "etp", "allow_tp_across_nodes"});
+    std::vector<std::string> keys = {"tp",
+                                     "pp",
+                                     "cp",
+                                     "vp",
+                                     "pipeline_split",
+                                     "micro_batch",
+                                     "zero",
+                                     "recompute",
+                                     "sequence_parallel",
+                                     "offload",
+                                     "ep",
+                                     "etp",
+                                     "allow_tp_across_nodes"};
+    for (const StackSetting& st : stack_settings()) keys.push_back(st.name);
+    check_keys(r_, t, "plan", keys);
     im_.rules.allow_tp_across_nodes = bool_key(r_, t, "plan", "allow_tp_across_nodes", false);
 
     // What "all" may choose from: the values the workloads and clusters can make valid.
@@ -726,6 +739,51 @@ class Parser {
     int_axis(
         kEtp, "etp", Kind::positive_int, [&](double d) { return divides_some(d, gpu_counts); },
         experts.empty() ? std::vector<double>{1} : divisors_of(domains), im_.etp);
+
+    parse_stack(t);
+  }
+
+  // The software stack's axes: each setting one value, a list or "all" (every value); absent, the
+  // default of estimator::Stack. Booleans are TOML booleans, the others their value names.
+  void parse_stack(const toml::table& t) {
+    const estimator::Stack defaults;
+    const auto settings = stack_settings();
+    for (int i = 0; i < kNumStackSettings; ++i) {
+      const StackSetting& st = settings[static_cast<std::size_t>(i)];
+      const std::string key = fmt::format("plan.{}", st.name);
+      std::vector<int>& values = im_.stack[static_cast<std::size_t>(i)];
+      auto one = [&](const toml::node& n, const std::string& at) {
+        int v = -1;
+        if (const auto* b = n.as_boolean(); b && st.boolean) v = b->get() ? 1 : 0;
+        if (const auto* text = n.as_string()) v = parse_stack_value(st, text->get());
+        if (v < 0)
+          r_.fail(n, at,
+                  fmt::format("must be {}, a list of them or \"all\", got {}", stack_values(st),
+                              describe_node(n)));
+        if (std::find(values.begin(), values.end(), v) != values.end())
+          r_.fail(n, at, fmt::format("duplicate value {}", st.value_name(v)));
+        values.push_back(v);
+      };
+      const toml::node* n = t.get(st.name);
+      if (!n) {
+        values = {st.get(defaults)};
+      } else if (const auto* all = n->as_string(); all && all->get() == "all") {
+        for (int v = 0; v < st.count; ++v) values.push_back(v);
+      } else if (const auto* array = n->as_array()) {
+        if (array->empty())
+          r_.fail(*n, key, fmt::format("empty list; give one or more of {}", stack_values(st)));
+        for (std::size_t j = 0; j < array->size(); ++j)
+          one(*array->get(j), fmt::format("{}[{}]", key, j));
+      } else {
+        one(*n, key);
+      }
+      Axis& a = axis(kFirstStackAxis + i, st.name, "", true);
+      for (int v : values) a.labels.push_back(st.value_name(v));
+      if (values.size() == 1)
+        st.set(im_.stack_base, values.front());
+      else
+        im_.swept_stack.push_back(i);
+    }
   }
 
   // A per-GPU price: a number for every accelerator, or a table by accelerator (catalog key)
@@ -913,6 +971,11 @@ class Parser {
     im_.size = stride;
     im_.designs = im_.size / im_.plan_points;
     im_.plan_fits_32 = im_.plan_points <= 0xffffffffu;
+    if (im_.family == estimator::Family::transformer) {
+      im_.plan_digits_used = 0;
+      for (int a = kTp; a < kNumAxes; ++a)
+        if (im_.radix[a] > 1) im_.plan_digits_used = a - kTp + 1;
+    }
   }
 
   void parse_constraints() {

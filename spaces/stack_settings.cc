@@ -57,6 +57,7 @@ const StackSetting kSettings[] = {
 };
 #undef CS_ENUM
 #undef CS_BOOL
+static_assert(std::size(kSettings) == kNumStackSettings);
 
 }  // namespace
 

@@ -19,6 +19,8 @@ struct StackSetting {
   const char* (*value_name)(int) noexcept;  // "partial"; "false"/"true" for booleans
 };
 
+// The settings, in the order of their spec axes and store columns (spaces/space.h).
+inline constexpr int kNumStackSettings = 11;
 std::span<const StackSetting> stack_settings() noexcept;
 // nullptr when `name` is not one of them.
 const StackSetting* find_stack_setting(std::string_view name) noexcept;

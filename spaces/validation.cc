@@ -21,6 +21,10 @@ namespace est = estimator;
 void search_best_plan(const MeasuredRun& run, const est::Calibration& calibration,
                       Prediction& out) {
   Settings settings = run.settings;
+  // A run with a capacity factor routes by capacity (resolve()); the search keeps its routing,
+  // with the one balanced share a sweep gives capacity routing, as it keeps the rest of its stack.
+  if (settings.has("capacity_factor") && !settings.has("token_routing"))
+    settings.set("token_routing", "capacity", settings.where("capacity_factor"));
   for (const std::string& name : plan_setting_names()) settings.erase(name);
   const Point point = resolve(settings, calibration);
   const auto search = search_design(settings, point, {}, 1, false);

@@ -80,6 +80,28 @@ TEST(Best, APlanFlagFixesThatSetting) {
   for (const auto& plan : dp["plans"]) EXPECT_EQ(plan["dp"], 16);
 }
 
+// The stack is the flags', fixed: every plan runs on it, and the searched spec holds it.
+TEST(Best, TheStackIsKeptAsGiven) {
+  const std::vector<std::string> flags = {
+      "--attention-kernel", "flash2", "--dp-overlap", "false", "--top", "3"};
+  const auto json = run_json(with(kBase, flags));
+  ASSERT_FALSE(json["plans"].empty());
+  for (const auto& plan : json["plans"]) {
+    EXPECT_EQ(plan["attention_kernel"], "flash2");
+    EXPECT_EQ(plan["dp_overlap"], false);
+    EXPECT_EQ(plan["cuda_graph"], "none");
+  }
+  const Result spec = run(with(kBase, with(flags, {"--print-spec"})));
+  ASSERT_EQ(spec.exit_code, 0) << spec.err;
+  EXPECT_NE(spec.out.find("attention_kernel = 'flash2'"), std::string::npos) << spec.out;
+  EXPECT_NE(spec.out.find("dp_overlap = false"), std::string::npos) << spec.out;
+  EXPECT_EQ(spec.out.find("cuda_graph"), std::string::npos) << spec.out;  // the default
+  const Result text = run(with(kBase, flags));
+  EXPECT_NE(text.out.find("stack cuda_graph none, dispatcher alltoall, "), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("dp_overlap false"), std::string::npos) << text.out;
+}
+
 TEST(Best, TheSearchedSpecIsASweepSpec) {
   TempDir dir;
   const Result spec = run(

@@ -17,8 +17,8 @@ const std::vector<std::string> kBase = {"estimate",       "--model", "gpt3-175b"
                                         "H100-SXM5-80GB", "--nodes", "8"};
 
 TEST(Estimate, PrintsTheBreakdown) {
-  const Result r = run(
-      with(kBase, {"--tp", "8", "--pp", "8", "--recompute", "selective", "--sequence-parallel"}));
+  const Result r = run(with(kBase, {"--tp", "8", "--pp", "8", "--recompute", "selective",
+                                    "--sequence-parallel", "--attention-kernel", "flash3"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   for (const char* line :
@@ -26,6 +26,9 @@ TEST(Estimate, PrintsTheBreakdown) {
         "50257",
         "plan      tp 8 pp 8 dp 1 cp 1 vp 1 (even pipeline split), sequence parallel on, ZeRO 0, "
         "recompute selective",
+        "stack     cuda_graph none, dispatcher alltoall, token_routing dropless, a2a_overlap "
+        "false, fp8_attention false, tp_comm_overlap true, dp_overlap true, param_gather_overlap "
+        "true, pp_comm_overlap true, fp8_recipe delayed, attention_kernel flash3\n",
         "step time", "pipeline bubble", "memory per GPU", "activations (in flight)", "feasible",
         "MFU", "energy per step"})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
@@ -47,7 +50,11 @@ TEST(Estimate, JsonMatchesTheLibrary) {
   const auto e = estimator::estimate(pt.workload, pt.cluster, pt.plan, pt.calibration);
   EXPECT_EQ(json["plan"], nlohmann::json::parse(R"({"tp": 8, "pp": 8, "dp": 1, "cp": 1, "vp": 1,
       "pipeline_split": "even", "sequence_parallel": false, "zero": 0, "recompute": "none",
-      "micro_batch": 1, "offload": "none", "ep": 1, "etp": 1, "capacity_factor": 0})"));
+      "micro_batch": 1, "offload": "none", "ep": 1, "etp": 1, "capacity_factor": 0,
+      "cuda_graph": "none", "dispatcher": "alltoall", "token_routing": "dropless",
+      "a2a_overlap": false, "fp8_attention": false, "tp_comm_overlap": true, "dp_overlap": true,
+      "param_gather_overlap": true, "pp_comm_overlap": true, "fp8_recipe": "delayed",
+      "attention_kernel": "cudnn"})"));
   EXPECT_EQ(json["feasible"], e.feasible);
   EXPECT_EQ(json["reason"], estimator::to_string(e.reason));
   // Every number round-trips to the very double the library computed.

@@ -134,6 +134,9 @@ RandomSpec random_spec(std::mt19937_64& rng, bool with_gb200) {
   if (coin(30)) t += "pipeline_split = \"all\"\n";
   if (coin(50)) t += coin(50) ? "ep = \"all\"\n" : "ep = [1, 8, 16]\n";
   if (coin(30)) t += "etp = " + pick_list(rng, std::vector<int>{1, 2, 4}, 2) + "\n";
+  // The stack's settings: each swept whole in some specs, so that every one of them is.
+  for (const spaces::StackSetting& st : spaces::stack_settings())
+    if (coin(15)) t += fmt::format("{} = \"all\"\n", st.name);
   if (coin(20)) {
     t += "allow_tp_across_nodes = true\n";
     s.scalars.emplace_back("allow_tp_across_nodes", "true");
@@ -176,7 +179,7 @@ spaces::Settings settings_of(const spaces::Space& space, const RandomSpec& spec,
 
 TEST(Agreement, EstimateEqualsTheSweepsRowOnRandomPointsOfRandomSpecs) {
   std::mt19937_64 rng(20261124);
-  std::size_t compared = 0, evaluated = 0, removed = 0, expert_parallel = 0;
+  std::size_t compared = 0, evaluated = 0, removed = 0, expert_parallel = 0, stack_swept = 0;
   for (int spec_index = 0; spec_index < 32; ++spec_index) {
     const RandomSpec spec = random_spec(rng, spec_index % 4 == 0);
     SCOPED_TRACE(spec.text);
@@ -210,6 +213,17 @@ TEST(Agreement, EstimateEqualsTheSweepsRowOnRandomPointsOfRandomSpecs) {
         const spaces::Violation v = spaces::check(pt);
         SCOPED_TRACE(space.describe_point(id));
         ++compared;
+        // The row's stack columns name the point's stack, resolved from the same values.
+        for (int i = 0; i < spaces::kNumStackSettings; ++i) {
+          const spaces::StackSetting& st = spaces::stack_settings()[static_cast<std::size_t>(i)];
+          const std::size_t c = column(st.name);
+          const int value = st.get(pt.plan.stack);
+          EXPECT_EQ(schema.columns[c].labels.at(static_cast<std::size_t>(rows.number(c, r))),
+                    st.value_name(value))
+              << st.name;
+          stack_swept +=
+              space.axes()[spaces::kFirstStackAxis + i].size() > 1 && value != st.get(est::Stack{});
+        }
         if (v) {
           ++removed;
           EXPECT_EQ(rows.number(column("feasible"), r), 0);
@@ -269,9 +283,11 @@ TEST(Agreement, EstimateEqualsTheSweepsRowOnRandomPointsOfRandomSpecs) {
   }
   // The samples reach both removed and evaluated points in numbers.
   EXPECT_GT(compared, 10000u);
-  EXPECT_GT(evaluated, 1000u);
+  // (The stack's rules remove a share of the points of the specs that sweep it.)
+  EXPECT_GT(evaluated, 700u);
   EXPECT_GT(removed, 1000u);
   EXPECT_GT(expert_parallel, 50u);
+  EXPECT_GT(stack_swept, 1000u);  // stack values other than the first of the setting
 }
 
 // The same through the real binary: `run` writes the store, `estimate --json` answers with the

@@ -1,4 +1,5 @@
 // Every shipped example parses, and `clustersweep plan` accepts good specs and rejects bad ones.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -76,7 +77,7 @@ TEST(PlanCommand, PrintsAxesCountsAndForecast) {
   EXPECT_NE(r.out.find("run time:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("on 2 ranks"), std::string::npos) << r.out;
   EXPECT_NE(
-      r.out.find("store:      keep = all, columns = summary (37 columns), compression = none\n"
+      r.out.find("store:      keep = all, columns = summary (48 columns), compression = none\n"
                  "              147,456 rows x "),
       std::string::npos)
       << r.out;
@@ -112,6 +113,39 @@ TEST(PlanCommand, LongValueListsAreShortened) {
                 "16, 17, 18, 19, 20\n"),
             std::string::npos)
       << r.out;
+  fs::remove_all(dir);
+}
+
+// The stack's axes are listed with the others, and the points their rules remove are counted
+// under each rule.
+TEST(PlanCommand, CountsTheStackRules) {
+  const fs::path dir = fs::temp_directory_path() / "clustersweep_plan_stack";
+  fs::create_directories(dir);
+  const fs::path spec = dir / "stack.toml";
+  // A dense model routes no tokens: token_routing other than dropless breaks a rule there.
+  std::ofstream(spec) << "[workload]\nmodel = [\"qwen3-30b-a3b\", \"llama3-8b\"]\n"
+                         "global_batch = 64\n"
+                         "[cluster]\ngpu = \"H100-SXM5-80GB\"\ngpus = 8\n"
+                         "[plan]\nep = [1, 8]\ndispatcher = \"all\"\ntoken_routing = \"all\"\n"
+                         "cuda_graph = [\"none\", \"full\"]\nfp8_attention = \"all\"\n";
+  const Output r = run("plan " + spec.string() + " --sample-seconds 0");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("  dispatcher               plan        4  -         alltoall, allgather, "
+                       "deepep, hybridep\n"),
+            std::string::npos)
+      << r.out;
+  const Space s = Space::load(spec.string());
+  const auto counts = s.count_by_rule();
+  const auto removed = r.out.find("removed before evaluation:");
+  ASSERT_NE(removed, std::string::npos) << r.out;
+  for (Rule rule : {Rule::token_routing, Rule::dispatcher_needs_ep,
+                    Rule::graph_needs_static_routing, Rule::fp8_settings}) {
+    const auto n = counts[static_cast<int>(rule)];
+    EXPECT_GT(n, 0u) << to_string(rule);
+    EXPECT_NE(r.out.find(fmt::format("  {} ", to_string(rule)), removed), std::string::npos)
+        << to_string(rule) << "\n"
+        << r.out;
+  }
   fs::remove_all(dir);
 }
 

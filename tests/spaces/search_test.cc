@@ -23,9 +23,26 @@ std::string pick(std::mt19937_64& rng, const std::vector<std::string>& values, s
   return out + "]";
 }
 
+// Up to three of the stack's settings with up to two values each, as [plan] lines: a box of the
+// search fixes each, as it fixes the degrees.
+std::string random_stack(std::mt19937_64& rng) {
+  std::string t;
+  std::vector<const StackSetting*> settings;
+  for (const StackSetting& st : stack_settings()) settings.push_back(&st);
+  std::shuffle(settings.begin(), settings.end(), rng);
+  for (std::size_t i = 0; i < 3; ++i) {
+    std::vector<std::string> values;
+    for (int v = 0; v < settings[i]->count; ++v)
+      values.push_back(settings[i]->boolean ? settings[i]->value_name(v)
+                                            : fmt::format("\"{}\"", settings[i]->value_name(v)));
+    t += fmt::format("{} = {}\n", settings[i]->name, pick(rng, values, 2));
+  }
+  return t;
+}
+
 // A random space over every plan axis: dense and MoE models, several accelerators, cluster sizes
-// and bandwidths, with and without an expansion tier.
-std::string random_spec(std::mt19937_64& rng) {
+// and bandwidths, with and without an expansion tier; with `stack`, some stack settings swept.
+std::string random_spec(std::mt19937_64& rng, bool stack = false) {
   const auto& catalog = Catalog::builtin();
   std::vector<std::string> models, gpus;
   for (const auto& m : catalog.models())
@@ -50,6 +67,7 @@ std::string random_spec(std::mt19937_64& rng) {
   if (coin(50)) t += "pipeline_split = \"all\"\n";
   t += "ep = \"all\"\n";
   if (coin(30)) t += "etp = [1, 2]\n";
+  if (stack) t += random_stack(rng);
   t += "[pricing]\ncapex_usd_per_gpu = 30000\n";
   return t;
 }
@@ -159,6 +177,63 @@ TEST(Search, EqualsExhaustiveEnumerationOnThousandsOfRandomDesigns) {
       }
     }
   }
+}
+
+// With the stack's settings swept: each box holds one stack, and the search still finds what
+// evaluating every plan finds (best plans and Pareto fronts).
+TEST(Search, EqualsExhaustiveEnumerationWithTheStackSwept) {
+  std::mt19937_64 rng(2611);
+  int designs = 0, swept = 0;
+  for (int spec = 0; spec < 12; ++spec) {
+    const std::string text = random_spec(rng, true);
+    const Space space = Space::parse(text, "stack.toml");
+    for (int a = kFirstStackAxis; a < kNumAxes; ++a) swept += space.axes()[a].size() > 1;
+    for (std::uint64_t i = 0; i < space.designs(); ++i) {
+      Design d;
+      if (!space.design(i, d)) continue;
+      ++designs;
+      const estimator::Estimator estimator(d.workload, d.cluster, random_calibration(rng, space));
+      const auto objective = static_cast<Objective>(rng() % 4);
+      const std::size_t k = 1 + rng() % 3;
+      SCOPED_TRACE(fmt::format("{}design {} objective {} k {}", text, i, to_string(objective), k));
+      SearchOptions options{objective, steps_of(space, d), false};
+      SearchStats stats;
+      const auto found = best_plans(space, d, estimator, options, k, &stats);
+      EXPECT_EQ(stats.evaluated + stats.invalid + stats.pruned, space.plan_points());
+      options.exhaustive = true;
+      const auto expected = best_plans(space, d, estimator, options, k);
+      ASSERT_EQ(found.size(), expected.size());
+      for (std::size_t j = 0; j < found.size(); ++j) {
+        EXPECT_EQ(found[j].plan_index, expected[j].plan_index);
+        EXPECT_EQ(found[j].objective, expected[j].objective);
+        // The plan's stack is the one of its digits.
+        estimator::Plan p;
+        estimator::Infeasible why;
+        std::uint32_t digits[kNumAxes];
+        space.decode(i * space.plan_points() + found[j].plan_index, digits);
+        space.plan_values(d, digits + kTp, p);
+        for (const StackSetting& st : stack_settings())
+          EXPECT_EQ(st.get(found[j].plan.stack), st.get(p.stack)) << st.name;
+        EXPECT_TRUE(space.plan_from_digits(d, digits + kTp, p, why));
+      }
+      auto front_of = [](const std::vector<PlanResult>& plans) {
+        std::vector<double> time, energy;
+        for (const auto& p : plans) {
+          time.push_back(p.estimate.time.total_s);
+          energy.push_back(p.estimate.energy_per_step_j);
+        }
+        std::vector<std::uint64_t> ids;
+        for (std::size_t j : pareto_front(time, energy)) ids.push_back(plans[j].plan_index);
+        return ids;
+      };
+      options.exhaustive = false;
+      const auto candidates = pareto_candidates(space, d, estimator, options);
+      options.exhaustive = true;
+      EXPECT_EQ(front_of(candidates), front_of(pareto_candidates(space, d, estimator, options)));
+    }
+  }
+  EXPECT_GT(designs, 20);
+  EXPECT_GT(swept, 6);
 }
 
 TEST(Search, BoundsAreBelowEveryPlanOfTheirBox) {

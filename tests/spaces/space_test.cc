@@ -74,11 +74,30 @@ TEST(Space, AxesInFixedOrderWithPlanAxesLast) {
                          "offload",
                          "pipeline_split",
                          "ep",
-                         "etp"};
+                         "etp",
+                         "cuda_graph",
+                         "dispatcher",
+                         "token_routing",
+                         "a2a_overlap",
+                         "fp8_attention",
+                         "tp_comm_overlap",
+                         "dp_overlap",
+                         "param_gather_overlap",
+                         "pp_comm_overlap",
+                         "fp8_recipe",
+                         "attention_kernel"};
+  static_assert(std::size(names) == kNumAxes);
   for (int i = 0; i < kNumAxes; ++i) {
     EXPECT_EQ(s.axes()[i].name, names[i]);
     EXPECT_EQ(s.axes()[i].is_plan, i >= kTp) << names[i];
   }
+  // The stack's axes, unswept: the default of each setting, one label.
+  for (int i = kFirstStackAxis; i < kNumAxes; ++i) {
+    EXPECT_TRUE(s.axes()[i].is_label) << names[i];
+    EXPECT_EQ(s.axes()[i].size(), 1u) << names[i];
+  }
+  EXPECT_EQ(s.axes()[kFirstStackAxis].labels, (std::vector<std::string>{"none"}));
+  EXPECT_EQ(s.axes()[kFirstStackAxis + 5].labels, (std::vector<std::string>{"true"}));
   EXPECT_TRUE(s.axes()[kGpu].is_label);
   EXPECT_TRUE(s.axes()[kRecompute].is_label);
   EXPECT_FALSE(s.axes()[kTp].is_label);
@@ -706,6 +725,113 @@ etp = "all"
   EXPECT_TRUE(moe.count({4, 2}));
   EXPECT_FALSE(moe.count({16, 2}));
   expect_counts_match_brute_force(s);
+}
+
+// The software stack's settings as plan axes: one value, a list or "all"; the value reaches the
+// plan's stack, capacity routing brings its capacity factor, and the stack's rules count.
+TEST(Space, StackAxesSweepTheSoftwareStack) {
+  const Space s = Space::parse(spec(R"(
+[workload]
+model = ["tiny", "qwen3-30b-a3b"]
+global_batch = 64
+precision = ["bf16", "fp8"]
+[cluster]
+gpu = ["H100-SXM5-80GB", "B200-180GB"]
+gpus = 8
+[plan]
+tp = [1, 2]
+ep = [1, 8]
+cuda_graph = ["none", "full"]
+dispatcher = "all"
+token_routing = "all"
+a2a_overlap = "all"
+fp8_attention = [false, true]
+tp_comm_overlap = false
+fp8_recipe = ["delayed", "mxfp8"]
+attention_kernel = "flash3"
+)"),
+                               "stack.toml");
+  const auto& axes = s.axes();
+  const int graph = kFirstStackAxis, dispatcher = kFirstStackAxis + 1,
+            routing = kFirstStackAxis + 2, overlap = kFirstStackAxis + 3,
+            tp_overlap = kFirstStackAxis + 5, kernel = kFirstStackAxis + 10;
+  EXPECT_EQ(axes[graph].labels, (std::vector<std::string>{"none", "full"}));
+  EXPECT_EQ(axes[dispatcher].labels,
+            (std::vector<std::string>{"alltoall", "allgather", "deepep", "hybridep"}));
+  EXPECT_EQ(axes[routing].labels, (std::vector<std::string>{"dropless", "balanced", "capacity"}));
+  EXPECT_EQ(axes[overlap].labels, (std::vector<std::string>{"false", "true"}));
+  EXPECT_EQ(axes[tp_overlap].labels, (std::vector<std::string>{"false"}));
+  EXPECT_EQ(axes[kernel].labels, (std::vector<std::string>{"flash3"}));
+  EXPECT_EQ(s.plan_points(), 2u * 2 * 2 * 4 * 3 * 2 * 2 * 2);
+
+  // Every plan's stack is its digits' values.
+  Design d;
+  ASSERT_TRUE(s.design(0, d));
+  std::uint32_t index[kNumAxes];
+  estimator::Plan p;
+  Violation why;
+  std::set<int> rules;
+  for (std::uint64_t design = 0; design < s.designs(); ++design) {
+    ASSERT_TRUE(s.design(design, d));
+    for (std::uint64_t plan = 0; plan < s.plan_points(); ++plan) {
+      s.decode(design * s.plan_points() + plan, index);
+      s.plan(d, plan, p, why);
+      rules.insert(static_cast<int>(why.rule));
+      const auto settings = stack_settings();
+      for (int i = 0; i < kNumStackSettings; ++i)
+        ASSERT_EQ(settings[i].value_name(settings[i].get(p.stack)),
+                  axes[kFirstStackAxis + i].labels[index[kFirstStackAxis + i]]);
+      EXPECT_EQ(p.capacity_factor,
+                p.stack.token_routing == estimator::TokenRouting::capacity ? 1.0 : 0.0);
+      EXPECT_FALSE(p.stack.tp_comm_overlap);
+      EXPECT_EQ(p.stack.attention_kernel, estimator::AttentionKernel::flash3);
+    }
+  }
+  // Capacity routing with its factor breaks no rule; each stack rule removes some plans.
+  for (Rule r : {Rule::token_routing, Rule::dispatcher_needs_ep, Rule::graph_needs_static_routing,
+                 Rule::fp8_settings})
+    EXPECT_TRUE(rules.count(static_cast<int>(r))) << to_string(r);
+  EXPECT_TRUE(rules.count(0));
+  const auto counts = s.count_by_rule();
+  for (Rule r : {Rule::token_routing, Rule::dispatcher_needs_ep, Rule::graph_needs_static_routing,
+                 Rule::fp8_settings})
+    EXPECT_GT(counts[static_cast<int>(r)], 0u) << to_string(r);
+  expect_counts_match_brute_force(s);
+
+  // A constraint names a stack axis and its values.
+  const Space constrained = Space::parse(spec(R"(
+[workload]
+model = "qwen3-30b-a3b"
+global_batch = 64
+[cluster]
+gpu = "H100-SXM5-80GB"
+gpus = 8
+[plan]
+ep = 8
+dispatcher = "all"
+)",
+                                              R"(constraints = ["dispatcher != \"allgather\""])"),
+                                         "c.toml");
+  EXPECT_EQ(constrained.valid_points(), 3u);
+  ASSERT_TRUE(constrained.design(0, d));
+  int kept = 0;
+  for (std::uint64_t plan = 0; plan < constrained.plan_points(); ++plan)
+    if (constrained.plan(d, plan, p, why)) {
+      ++kept;
+      EXPECT_NE(p.stack.dispatcher, estimator::Dispatcher::allgather);
+    }
+  EXPECT_EQ(kept, 3);
+}
+
+// A spec that sweeps no stack setting keeps the point ids it had before the stack axes existed:
+// they have one value each, the last digits of every point.
+TEST(Space, UnsweptStackAxesLeaveThePointIds) {
+  const Space s = Space::parse(spec(kSmall), "small.toml");
+  std::uint32_t index[kNumAxes];
+  s.decode(s.size() - 1, index);
+  for (int i = kFirstStackAxis; i < kNumAxes; ++i) EXPECT_EQ(index[i], 0u);
+  EXPECT_EQ(index[kMicroBatch], 1u);
+  EXPECT_EQ(s.plan_points(), 4u * 4 * 2 * 2 * 2);
 }
 
 }  // namespace

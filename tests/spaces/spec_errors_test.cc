@@ -209,6 +209,23 @@ TEST(SpecErrors, Labels) {
   EXPECT_EQ(error_of(std::string(kGood) + "[plan]\nsequence_parallel = 1\n"),
             "bad.toml:7:21: plan.sequence_parallel: must be true, false, a list of them or "
             "\"all\", got integer 1");
+  // The stack's settings: their values named by stack_values().
+  EXPECT_EQ(error_of(std::string(kGood) + "[plan]\ndispatcher = \"nccl\"\n"),
+            "bad.toml:7:14: plan.dispatcher: must be alltoall, allgather, deepep or hybridep, a "
+            "list of them or \"all\", got string \"nccl\"");
+  EXPECT_EQ(error_of(std::string(kGood) + "[plan]\ncuda_graph = [\"none\", \"whole\"]\n"),
+            "bad.toml:7:23: plan.cuda_graph[1]: must be none, partial or full, a list of them or "
+            "\"all\", got string \"whole\"");
+  EXPECT_EQ(error_of(std::string(kGood) + "[plan]\na2a_overlap = 1\n"),
+            "bad.toml:7:15: plan.a2a_overlap: must be true or false, a list of them or \"all\", "
+            "got integer 1");
+  EXPECT_EQ(error_of(std::string(kGood) + "[plan]\ndp_overlap = [true, true]\n"),
+            "bad.toml:7:21: plan.dp_overlap[1]: duplicate value true");
+  EXPECT_EQ(error_of(std::string(kGood) + "[plan]\nfp8_recipe = []\n"),
+            "bad.toml:7:14: plan.fp8_recipe: empty list; give one or more of delayed, current, "
+            "mxfp8 or blockwise");
+  EXPECT_EQ(error_of(std::string(kGood) + "[plan]\ndispatch = \"deepep\"\n"),
+            "bad.toml:7:1: plan.dispatch: unknown key; did you mean 'dispatcher'?");
   EXPECT_EQ(error_of(std::string(kGood) + "[plan]\nzero = [0, 4]\n"),
             "bad.toml:7:12: plan.zero[1]: must be 0, 1, 2 or 3 (ZeRO stage), got 4");
   EXPECT_EQ(error_of(std::string(kGood) + "[output]\nkeep = \"best\"\n"),
