@@ -19,11 +19,12 @@ Rows step_time_rows(const est::StepTime& t, bool moe) {
                {"context parallel", t.cp_comm_s},
                {"pipeline p2p", t.pp_p2p_s},
                {"pipeline bubble", t.pp_bubble_s}};
-  if (moe) rows.push_back({"expert all-to-all (exposed)", t.ep_a2a_s});
+  if (moe) rows.push_back({"dispatcher all-to-all (exposed)", t.ep_a2a_s});
   rows.push_back({"data parallel (exposed)", t.dp_exposed_s});
   if (moe) rows.push_back({"expert data parallel (exp.)", t.edp_exposed_s});
   rows.insert(rows.end(), {{"optimizer", t.optimizer_s},
                            {"offload (exposed)", t.offload_s},
+                           {"host launches and syncs", t.host_s},
                            {"framework overhead", t.overhead_s}});
   return rows;
 }
@@ -216,6 +217,7 @@ nlohmann::ordered_json step_time_json(const est::StepTime& t) {
           {"edp_exposed", json_number(t.edp_exposed_s)},
           {"optimizer", json_number(t.optimizer_s)},
           {"offload", json_number(t.offload_s)},
+          {"host", json_number(t.host_s)},
           {"overhead", json_number(t.overhead_s)}};
 }
 

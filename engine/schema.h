@@ -178,7 +178,7 @@ inline constexpr auto kTransformerMetrics = join_metrics(
     kJobMetrics,
     std::array<MetricColumn, 1>{{{"tokens_per_s", "tokens/s", ColumnType::f32, true, true}}},
     kModelMetrics,
-    std::array<MetricColumn, 12>{{
+    std::array<MetricColumn, 13>{{
         {"time_compute_s", "s", ColumnType::f32, true, false},
         {"time_memory_bound_s", "s", ColumnType::f32, true, false},
         {"time_tp_comm_s", "s", ColumnType::f32, true, false},
@@ -190,6 +190,7 @@ inline constexpr auto kTransformerMetrics = join_metrics(
         {"time_edp_exposed_s", "s", ColumnType::f32, true, false},
         {"time_optimizer_s", "s", ColumnType::f32, true, false},
         {"time_offload_s", "s", ColumnType::f32, true, false},
+        {"time_host_s", "s", ColumnType::f32, true, false},
         {"time_overhead_s", "s", ColumnType::f32, true, false},
     }});
 inline constexpr int kNumTransformerMetrics = static_cast<int>(kTransformerMetrics.size());
@@ -212,7 +213,8 @@ inline void transformer_metric_values(const estimator::Estimate& e, double steps
   model_metric_values(e, j.energy_j, run + kNumJobMetrics + 1);
   const double breakdown[] = {t.compute_s,     t.memory_bound_s, t.tp_comm_s,    t.cp_comm_s,
                               t.pp_p2p_s,      t.pp_bubble_s,    t.dp_exposed_s, t.ep_a2a_s,
-                              t.edp_exposed_s, t.optimizer_s,    t.offload_s,    t.overhead_s};
+                              t.edp_exposed_s, t.optimizer_s,    t.offload_s,    t.host_s,
+                              t.overhead_s};
   constexpr std::size_t kBreakdown = kNumJobMetrics + 1 + kModelMetrics.size();
   static_assert(kBreakdown + std::size(breakdown) == kNumTransformerMetrics);
   std::copy(std::begin(breakdown), std::end(breakdown), run + kBreakdown);

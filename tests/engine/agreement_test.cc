@@ -275,6 +275,7 @@ TEST(Agreement, EstimateEqualsTheSweepsRowOnRandomPointsOfRandomSpecs) {
             {"time_edp_exposed_s", e.time.edp_exposed_s},
             {"time_optimizer_s", e.time.optimizer_s},
             {"time_offload_s", e.time.offload_s},
+            {"time_host_s", e.time.host_s},
             {"time_overhead_s", e.time.overhead_s}};
         for (const auto& [name, value] : parts)
           EXPECT_EQ(rows.number(column(name), r), static_cast<float>(value)) << name;
