@@ -232,7 +232,7 @@ struct Calibration {
   // Attention kernels' efficiency relative to cuDNN's fused attention (and FlashAttention-3).
   double flash2_attention_eff = 0.8;
   double triton_attention_eff = 0.7;
-  double per_step_overhead_s = 0;   // framework overhead per optimizer step
+  double per_step_overhead_s = 0;                // framework overhead per optimizer step
   double default_inter_node_gbps_per_gpu = 400;  // when a run does not state it
   double busy_power_fraction = 0.8;              // GPU power while busy, fraction of TDP
   // Fraction of the bf16 GEMM efficiency that fp8/fp4 GEMMs reach (scaling/casting, smaller
@@ -271,8 +271,8 @@ struct Calibration {
   // Fraction of the all-to-all hidden without the overlap setting (the shared experts run while
   // the tokens travel); with a2a_overlap the rest hides under another micro-batch's compute.
   double moe_a2a_overlap = 0.3;
-  double moe_permute_passes = 4;     // HBM passes over the routed tokens (permute, unpermute)
-  double moe_layer_overhead_s = 0;   // host sync per MoE layer per micro-batch (not in a graph)
+  double moe_permute_passes = 4;    // HBM passes over the routed tokens (permute, unpermute)
+  double moe_layer_overhead_s = 0;  // host sync per MoE layer per micro-batch (not in a graph)
   // The 90% prediction interval of a step time as measured / predicted ratios, dense and MoE:
   // e^-q and e^q, q the conformal quantile of the held-out |log residuals| (`validate --fit` sets
   // them; docs/calibration.md, "Prediction intervals"). The step is in [predicted x lo,
