@@ -138,8 +138,7 @@ TEST(PlanCommand, CountsTheStackRules) {
   const auto counts = s.count_by_rule();
   const auto removed = r.out.find("removed before evaluation:");
   ASSERT_NE(removed, std::string::npos) << r.out;
-  for (Rule rule : {Rule::token_routing, Rule::dispatcher_needs_ep,
-                    Rule::graph_needs_static_routing, Rule::fp8_settings}) {
+  for (Rule rule : {Rule::token_routing, Rule::dispatcher_needs_ep, Rule::fp8_settings}) {
     const auto n = counts[static_cast<int>(rule)];
     EXPECT_GT(n, 0u) << to_string(rule);
     EXPECT_NE(r.out.find(fmt::format("  {} ", to_string(rule)), removed), std::string::npos)

@@ -788,13 +788,11 @@ attention_kernel = "flash3"
     }
   }
   // Capacity routing with its factor breaks no rule; each stack rule removes some plans.
-  for (Rule r : {Rule::token_routing, Rule::dispatcher_needs_ep, Rule::graph_needs_static_routing,
-                 Rule::fp8_settings})
+  for (Rule r : {Rule::token_routing, Rule::dispatcher_needs_ep, Rule::fp8_settings})
     EXPECT_TRUE(rules.count(static_cast<int>(r))) << to_string(r);
   EXPECT_TRUE(rules.count(0));
   const auto counts = s.count_by_rule();
-  for (Rule r : {Rule::token_routing, Rule::dispatcher_needs_ep, Rule::graph_needs_static_routing,
-                 Rule::fp8_settings})
+  for (Rule r : {Rule::token_routing, Rule::dispatcher_needs_ep, Rule::fp8_settings})
     EXPECT_GT(counts[static_cast<int>(r)], 0u) << to_string(r);
   expect_counts_match_brute_force(s);
 
