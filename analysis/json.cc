@@ -104,6 +104,18 @@ Json summary_json(const Dataset& data, const Summary& s, const std::string& wher
     }
   }
   out["expansion"] = std::move(expansion);
+  Json stack = Json::array();
+  for (const auto& setting : s.stack) {
+    Json values = Json::array();
+    for (const auto& v : setting.values)
+      values.push_back({{"value", v.value},
+                        {"groups", v.groups},
+                        {"best", v.best},
+                        {"median_ratio", v.median_ratio},
+                        {"max_ratio", v.max_ratio}});
+    stack.push_back({{"axis", setting.axis}, {"groups", setting.groups}, {"values", values}});
+  }
+  out["stack"] = {{"kept_plans_only", s.stack_by_design}, {"settings", std::move(stack)}};
   out["constant_axes"] = s.constant_axes;
   return out;
 }

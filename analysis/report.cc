@@ -129,15 +129,21 @@ std::string summary_section(const Dataset& data, const Summary& s) {
   html += "<h3>Memory-expansion tier</h3>\n";
   const ExpansionGain& e = s.expansion;
   if (!s.has_expansion_axis || e.groups == 0)
-    return html +
-           "<p>Not swept: no cluster was evaluated both with and without expansion "
-           "memory.</p>\n";
-  html += fmt::format(
-      "<p>{} clusters compared with and without the tier: faster with it in {}, feasible only "
-      "with it in {}; gain (best without / best with) up to {:.2f}x, median {:.2f}x (COMET "
-      "reports up to 1.4x).</p>\n",
-      e.groups, e.improved, e.enabled, e.max_gain, e.median_gain);
-  return html;
+    html +=
+        "<p>Not swept: no cluster was evaluated both with and without expansion "
+        "memory.</p>\n";
+  else
+    html += fmt::format(
+        "<p>{} clusters compared with and without the tier: faster with it in {}, feasible only "
+        "with it in {}; gain (best without / best with) up to {:.2f}x, median {:.2f}x (COMET "
+        "reports up to 1.4x).</p>\n",
+        e.groups, e.improved, e.enabled, e.max_gain, e.median_gain);
+  html += "<h3>Software stack settings</h3>\n";
+  if (s.stack.empty()) return html + "<p>Not swept.</p>\n";
+  html += "<ul>\n";
+  for (const auto& setting : s.stack)
+    html += "<li>" + xml_escape(describe_stack_setting(setting, s.stack_by_design)) + "</li>\n";
+  return html + "</ul>\n";
 }
 
 // What the times to train hold, and how many feasible points lie beyond the calibration's runs.

@@ -10,6 +10,7 @@
 #include "analysis/output.h"
 #include "base/error.h"
 #include "base/format.h"
+#include "spaces/stack_settings.h"
 
 namespace clustersweep::analysis {
 namespace {
@@ -29,6 +30,100 @@ std::string wrapped(std::string_view indent, const std::string& text) {
          "\n";
 }
 
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// The best row of each value of one axis in groups of rows (or of designs' best rows) that are
+// equal in the other axes the caller keys them by.
+class Comparison {
+ public:
+  struct Slot {
+    bool swept = false;
+    RowRef best;
+  };
+  using Groups = std::map<std::vector<double>, std::vector<Slot>>;
+
+  explicit Comparison(std::size_t values) : values_(values) {}
+  void add(const std::vector<double>& group, std::size_t value, RowRef row) {
+    Slot& slot = groups_.try_emplace(group, values_).first->second[value];
+    slot.swept = true;
+    if (row.value < slot.best.value) slot.best = row;
+  }
+  const Groups& groups() const noexcept { return groups_; }
+  void clear() { groups_.clear(); }
+
+ private:
+  std::size_t values_;
+  Groups groups_;
+};
+
+// A swept stack setting while the rows stream by: this run's groups, and what the finished runs
+// said of each value.
+struct StackTally {
+  std::size_t axis = 0;             // index into the axes
+  std::vector<std::size_t> others;  // the other stack axes, which key the groups of a run
+  Comparison run;
+  std::uint64_t groups = 0;
+  std::vector<std::vector<double>> ratios;  // per value: target / the group's best
+  std::vector<std::uint64_t> best;          // per value: groups where it was the fastest
+
+  StackTally(std::size_t axis, std::size_t values)
+      : axis(axis), run(values), ratios(values), best(values) {}
+
+  void add(const std::vector<double>& key, RowRef row) {
+    std::vector<double> group;
+    for (std::size_t a : others) group.push_back(key[a]);
+    run.add(group, value_of(key), row);
+  }
+  std::size_t value_of(const std::vector<double>& key) const {
+    return std::min(static_cast<std::size_t>(std::max(key[axis], 0.0)), ratios.size() - 1);
+  }
+  // The groups of the run that ended: those with two feasible values or more count.
+  void fold() {
+    for (const auto& [group, slots] : run.groups()) {
+      double lowest = std::numeric_limits<double>::infinity();
+      std::size_t found = 0;
+      for (const auto& slot : slots)
+        if (slot.best.found()) lowest = std::min(lowest, slot.best.value), ++found;
+      if (found < 2) continue;
+      ++groups;
+      for (std::size_t v = 0; v < slots.size(); ++v) {
+        if (!slots[v].best.found()) continue;
+        const double ratio = slots[v].best.value / lowest;
+        ratios[v].push_back(ratio);
+        if (ratio <= 1 + 1e-9) ++best[v];
+      }
+    }
+    run.clear();
+  }
+  StackSettingWorth worth(const Column& column) const {
+    StackSettingWorth w{column.name, groups, {}};
+    for (std::size_t v = 0; v < ratios.size(); ++v) {
+      if (best[v] == 0 && ratios[v].empty()) continue;
+      SettingValue value{column.format(static_cast<double>(v)), ratios[v].size(), best[v]};
+      if (!ratios[v].empty()) {
+        value.median_ratio = median(ratios[v]);
+        value.max_ratio = *std::max_element(ratios[v].begin(), ratios[v].end());
+      }
+      w.values.push_back(value);
+    }
+    std::stable_sort(w.values.begin(), w.values.end(), [](const auto& a, const auto& b) {
+      return a.best != b.best ? a.best > b.best : a.median_ratio < b.median_ratio;
+    });
+    return w;
+  }
+};
+
+// A store that kept only chosen plans holds no points equal but for a setting.
+bool keeps_chosen_plans(const Dataset& data) {
+  const auto keep = data.source().string_attribute("keep");
+  return keep && (*keep == "best-per-design" || *keep == "pareto-per-design");
+}
+
 }  // namespace
 
 Summary summarize(const Dataset& data, const std::string& target, ScanOptions options) {
@@ -45,8 +140,10 @@ Summary summarize(const Dataset& data, const std::string& target, ScanOptions op
   const std::size_t feasible_at = has_feasible ? 1 + axes.size() : 0;
   const std::size_t reason_at = 1 + axes.size() + (has_feasible ? 1 : 0);
 
-  // Indices into `axes` of the design axes, the workload axes, and the design axes but expansion.
-  std::vector<std::size_t> design, workload, cluster_but_expansion;
+  // Indices into `axes` of the design axes, the workload axes, the design axes but expansion, and
+  // the axes but the stack's settings.
+  std::vector<std::size_t> design, workload, cluster_but_expansion, but_stack;
+  std::vector<std::size_t> stack_axes;
   std::size_t gpu_axis = axes.size(), expansion_gb = axes.size(), num_gpus_axis = axes.size();
   std::size_t dp_axis = axes.size();
   for (std::size_t a = 0; a < axes.size(); ++a) {
@@ -55,12 +152,21 @@ Summary summarize(const Dataset& data, const std::string& target, ScanOptions op
     if (c.name == "dp") dp_axis = a;
     if (c.name == "expansion_gb") expansion_gb = a;
     if (c.name == "num_gpus") num_gpus_axis = a;
+    (spaces::find_stack_setting(c.name) ? stack_axes : but_stack).push_back(a);
     if (c.role != Role::design_axis) continue;
     design.push_back(a);
     if (is_workload_axis(c.name)) workload.push_back(a);
     if (!is_expansion_axis(c.name)) cluster_but_expansion.push_back(a);
   }
   s.has_expansion_axis = expansion_gb < axes.size();
+  s.stack_by_design = keeps_chosen_plans(data);
+  std::vector<StackTally> stack;  // one per stack axis the spec swept (its labels are the values)
+  for (std::size_t a : stack_axes) {
+    if (axes[a]->labels.size() < 2) continue;
+    StackTally& tally = stack.emplace_back(a, axes[a]->labels.size());
+    for (std::size_t b : stack_axes)
+      if (b != a) tally.others.push_back(b);
+  }
 
   s.axes.resize(axes.size());
   for (std::size_t a = 0; a < axes.size(); ++a) s.axes[a].column = axes[a];
@@ -69,23 +175,17 @@ Summary summarize(const Dataset& data, const std::string& target, ScanOptions op
 
   std::map<std::vector<double>, Spread> spreads;          // by workload axes
   std::map<std::vector<double>, Spread> spreads_by_size;  // by workload axes and num_gpus
-  struct ExpansionSlot {
-    bool swept = false;
-    RowRef best;
-  };
-  std::map<std::vector<double>, std::array<ExpansionSlot, 2>> expansion;  // without, with
+  Comparison expansion(2);                                // without, with
   std::map<double, RowRef> best_by_gpu;
-  std::vector<double> design_key, key;
+  std::vector<double> design_key, run_key, key;
   RowRef design_best;
-  bool in_design = false;
+  bool in_design = false, in_run = false;
   const auto finish_design = [&] {
     if (!in_design) return;
     if (s.has_expansion_axis) {
       std::vector<double> g;
       for (std::size_t a : cluster_but_expansion) g.push_back(design_key[a]);
-      ExpansionSlot& slot = expansion[g][design_key[expansion_gb] > 0 ? 1 : 0];
-      slot.swept = true;
-      if (design_best.value < slot.best.value) slot.best = design_best;
+      expansion.add(g, design_key[expansion_gb] > 0 ? 1 : 0, design_best);
     }
     if (!design_best.found()) return;
     std::vector<double> w;
@@ -125,6 +225,13 @@ Summary summarize(const Dataset& data, const std::string& target, ScanOptions op
         else
           swept.more = true;
       }
+      bool same_run = in_run;
+      for (std::size_t a : but_stack) same_run = same_run && key[a] == run_key[a];
+      if (!same_run) {
+        for (StackTally& tally : stack) tally.fold();
+        run_key = key;
+        in_run = true;
+      }
       bool same_design = in_design;
       for (std::size_t a : design) same_design = same_design && key[a] == design_key[a];
       if (!same_design) {
@@ -150,9 +257,21 @@ Summary summarize(const Dataset& data, const std::string& target, ScanOptions op
       RowRef& best = best_by_gpu[gpu_axis < axes.size() ? key[gpu_axis] : 0];
       if (value < best.value) best = {row, value};
       if (value < design_best.value) design_best = {row, value};
+      for (StackTally& tally : stack) {
+        if (!s.stack_by_design) {
+          tally.add(key, {row, value});
+        } else {
+          ++tally.groups;
+          ++tally.best[tally.value_of(key)];
+        }
+      }
     }
   }
   finish_design();
+  for (StackTally& tally : stack) {
+    tally.fold();
+    s.stack.push_back(tally.worth(*axes[tally.axis]));
+  }
 
   for (const auto& [gpu, best] : best_by_gpu)
     s.best_per_accelerator[gpu_axis < axes.size() ? axes[gpu_axis]->format(gpu) : "all"] = best;
@@ -189,8 +308,9 @@ Summary summarize(const Dataset& data, const std::string& target, ScanOptions op
   name_spreads(spreads, s.spreads);
   name_spreads(spreads_by_size, s.spreads_at_equal_gpus);
   std::vector<double> gains;
-  for (const auto& [g, slots] : expansion) {
-    const auto& [without, with] = slots;
+  for (const auto& [g, slots] : expansion.groups()) {
+    const auto& without = slots[0];
+    const auto& with = slots[1];
     if (!without.swept || !with.swept || !with.best.found()) continue;
     ++s.expansion.groups;
     if (!without.best.found()) {
@@ -206,11 +326,7 @@ Summary summarize(const Dataset& data, const std::string& target, ScanOptions op
       s.expansion.max_with = with.best;
     }
   }
-  if (!gains.empty()) {
-    std::sort(gains.begin(), gains.end());
-    const std::size_t n = gains.size();
-    s.expansion.median_gain = n % 2 ? gains[n / 2] : (gains[n / 2 - 1] + gains[n / 2]) / 2;
-  }
+  s.expansion.median_gain = median(std::move(gains));
   return s;
 }
 
@@ -245,6 +361,53 @@ TextTable swept_axes_table(const Summary& s) {
         {a.column->name, a.column->role == Role::plan_axis ? "plan" : "cluster/workload", text});
   }
   return axes;
+}
+
+namespace {
+
+void print_expansion(std::ostream& out, const Dataset& data, const Summary& s) {
+  const Column& target = *data.find(s.target);
+  out << "\nMemory-expansion tier (clusters equal but for the expansion memory; best without / "
+         "best\n"
+         "with; COMET reports up to 1.4x):\n";
+  const ExpansionGain& e = s.expansion;
+  if (!s.has_expansion_axis || e.groups == 0) {
+    out << "  not swept: no cluster was evaluated both with and without expansion memory\n";
+    return;
+  }
+  out << fmt::format(
+      "  {} clusters compared; faster with the tier: {}; feasible only with it: {}\n", e.groups,
+      e.improved, e.enabled);
+  if (e.max_gain > 0) {
+    out << fmt::format("  gain: max {:.2f}x, median {:.2f}x\n", e.max_gain, e.median_gain);
+    out << wrapped("    ",
+                   fmt::format("without: {}  {}", format_target(target, e.max_without.value),
+                               describe_design(data, e.max_without.row, s.constant_axes)))
+        << wrapped("    ", fmt::format("with:    {}  {}", format_target(target, e.max_with.value),
+                                       describe_design(data, e.max_with.row, s.constant_axes)));
+  }
+}
+
+}  // namespace
+
+std::string describe_stack_setting(const StackSettingWorth& w, bool by_design) {
+  std::vector<std::string> parts;
+  if (by_design) {
+    for (const auto& v : w.values) parts.push_back(fmt::format("{} in {}", v.value, v.best));
+    return fmt::format("{} ({} kept plans): {}", w.axis, w.groups, fmt::join(parts, ", "));
+  }
+  if (w.groups == 0 || w.values.empty())
+    return fmt::format("{}: no two values feasible at otherwise equal points", w.axis);
+  const SettingValue& first = w.values.front();
+  std::string text =
+      fmt::format("{} ({} groups): {} best in {}", w.axis, w.groups, first.value, first.best);
+  if (first.max_ratio > 1.005) text += fmt::format(" (max {:.2f}x)", first.max_ratio);
+  for (std::size_t i = 1; i < w.values.size(); ++i) {
+    const SettingValue& v = w.values[i];
+    parts.push_back(fmt::format("{} {:.2f}x (max {:.2f}x{})", v.value, v.median_ratio, v.max_ratio,
+                                v.groups == w.groups ? "" : fmt::format(", {} groups", v.groups)));
+  }
+  return parts.empty() ? text : fmt::format("{}; {}", text, fmt::join(parts, ", "));
 }
 
 void print_summary(std::ostream& out, const Dataset& data, const Summary& s) {
@@ -309,25 +472,18 @@ void print_summary(std::ostream& out, const Dataset& data, const Summary& s) {
                                        describe_design(data, widest->worst.row, s.constant_axes)));
   }
 
-  out << "\nMemory-expansion tier (clusters equal but for the expansion memory; best without / "
-         "best\n"
-         "with; COMET reports up to 1.4x):\n";
-  const ExpansionGain& e = s.expansion;
-  if (!s.has_expansion_axis || e.groups == 0) {
-    out << "  not swept: no cluster was evaluated both with and without expansion memory\n";
-    return;
-  }
-  out << fmt::format(
-      "  {} clusters compared; faster with the tier: {}; feasible only with it: {}\n", e.groups,
-      e.improved, e.enabled);
-  if (e.max_gain > 0) {
-    out << fmt::format("  gain: max {:.2f}x, median {:.2f}x\n", e.max_gain, e.median_gain);
-    out << wrapped("    ",
-                   fmt::format("without: {}  {}", format_target(target, e.max_without.value),
-                               describe_design(data, e.max_without.row, s.constant_axes)))
-        << wrapped("    ", fmt::format("with:    {}  {}", format_target(target, e.max_with.value),
-                                       describe_design(data, e.max_with.row, s.constant_axes)));
-  }
+  print_expansion(out, data, s);
+  if (s.stack_by_design)
+    out << "\nSoftware stack settings (the store kept chosen plans only: how many use each "
+           "value):\n";
+  else
+    out << fmt::format(
+        "\nSoftware stack settings (points equal in every other axis; each value's {}\n"
+        "over the best value's in the same group, median and max):\n",
+        s.target);
+  if (s.stack.empty()) out << "  not swept\n";
+  for (const auto& setting : s.stack)
+    out << wrapped("  ", describe_stack_setting(setting, s.stack_by_design));
 }
 
 }  // namespace clustersweep::analysis

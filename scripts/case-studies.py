@@ -5,8 +5,8 @@ The document marks every generated part: a block between `<!-- begin generated: 
 `<!-- end generated: NAME -->`, a value inside prose between `<!--v:NAME-->` and `<!--/v-->`.
 The script runs the studies' sweeps (COMET GPT-3 175B and Transformer-1T, DeepSeek-V3, Llama 3.1
 405B with and without failures) into a scratch folder, reads them back with `summary --json`,
-`sensitivity --json`, `top --json` and `status --json`, evaluates the DLRM points with `estimate
---json`, and fills the marks. Prose
+`sensitivity --json`, `top --json` and `status --json`, evaluates the DLRM points and the software
+stack's settings with `estimate --json` (their plans from `best --json`), and fills the marks. Prose
 between the marks is written by hand and must stay true of the figures it cites; the test
 `CaseStudiesAreCurrent` runs `--check`.
 
@@ -313,6 +313,83 @@ def deepseek(cs, values, blocks):
     values["ds-gb200-speedup"] = x(h800["step_time_s"] / gb200["step_time_s"])
 
 
+# What the software stack is worth: each model on each accelerator at one plan (the best with the
+# default stack at a published-like expert-parallel degree), estimated under stack variations.
+STACK_MODELS = [("deepseek-v3", "DeepSeek-V3", 1024, 64), ("qwen3-235b-a22b", "Qwen3-235B-A22B",
+                                                           256, 32),
+                ("qwen3-30b-a3b", "Qwen3-30B-A3B", 64, 8)]
+STACK_GPUS = [("H100-SXM5-80GB", "H100"), ("B200-180GB", "B200"), ("GB200-186GB", "GB200 NVL72")]
+BASELINE = {"dispatcher": "alltoall", "cuda_graph": "none", "a2a_overlap": "false",
+            "token_routing": "dropless"}
+VARIATIONS = [
+    ("deepep", {"dispatcher": "deepep"}),
+    ("hybridep", {"dispatcher": "hybridep"}),
+    ("partial graphs", {"cuda_graph": "partial"}),
+    ("a2a overlap", {"a2a_overlap": "true"}),
+    ("balanced", {"token_routing": "balanced"}),
+    ("full graphs (balanced)", {"cuda_graph": "full", "token_routing": "balanced"}),
+    ("all, dropless", {"dispatcher": "hybridep", "cuda_graph": "partial", "a2a_overlap": "true"}),
+    ("all, balanced", {"dispatcher": "hybridep", "cuda_graph": "full", "a2a_overlap": "true",
+                       "token_routing": "balanced"}),
+]
+PLAN_FLAGS = ["tp", "pp", "vp", "cp", "micro_batch", "zero", "recompute", "sequence_parallel",
+              "pipeline_split", "offload", "ep", "etp"]
+
+
+def stack(cs, values, blocks):
+    table = ["| model | cluster | plan | baseline step | " +
+             " | ".join(name for name, _ in VARIATIONS) + " |",
+             "|---|---|---|---:|" + "---:|" * len(VARIATIONS)]
+    speedups = {}
+    for model, model_name, gpus, ep in STACK_MODELS:
+        for gpu, gpu_name in STACK_GPUS:
+            workload = ["--model", model, "--gpu", gpu, "--gpus", str(gpus), "--precision", "fp8"]
+            plan = cs.json("best", *workload, "--ep", str(ep))["plans"][0]
+            flags = [f for k in PLAN_FLAGS
+                     for f in (f"--{k.replace('_', '-')}={str(plan[k]).lower()}",)]
+
+            def step(settings):
+                args = [f"--{k.replace('_', '-')}={v}" for k, v in {**BASELINE,
+                                                                      **settings}.items()]
+                return json.loads(cs("estimate", "--json", *workload, *flags,
+                                     *args))["step_time_s"]["total"]
+
+            base = step({})
+            cells = []
+            for name, settings in VARIATIONS:
+                speedups[model, gpu, name] = base / step(settings)
+                cells.append(x(speedups[model, gpu, name]))
+            described = (f"tp {plan['tp']}, cp {plan['cp']}, ep {plan['ep']}, mb "
+                         f"{plan['micro_batch']}, ZeRO-{plan['zero']}")
+            table.append(f"| {model_name} | {commas(gpus)} {gpu_name} | {described} | "
+                         f"{base:.2f} s | " + " | ".join(cells) + " |")
+    blocks["stack-study"] = "\n".join(table)
+
+    def span(name, models=None):
+        return ratio_range([v for (m, g, n), v in speedups.items()
+                            if n == name and (models is None or m in models)])
+
+    for name, key in [("hybridep", "hybridep"), ("deepep", "deepep"),
+                      ("partial graphs", "partial"), ("a2a overlap", "overlap"),
+                      ("all, dropless", "all-dropless"), ("all, balanced", "all-balanced")]:
+        values[f"stack-{key}"] = span(name)
+    values["stack-balanced"] = span("balanced")
+    values["stack-full"] = ratio_range(
+        [v / speedups[m, g, "balanced"] for (m, g, n), v in speedups.items()
+         if n == "full graphs (balanced)"])
+    with open(os.path.join(ROOT, "spaces", "data", "calibration.toml"), "rb") as f:
+        values["stack-load-cv"] = f"{tomllib.load(f)['moe']['load_cv']:.3g}"
+    values["stack-hybridep-h100"] = ratio_range(
+        [v for (m, g, n), v in speedups.items() if n == "hybridep" and g == "H100-SXM5-80GB"])
+    values["stack-hybridep-gb200"] = ratio_range(
+        [v for (m, g, n), v in speedups.items() if n == "hybridep" and g == "GB200-186GB"])
+
+    store = cs.sweep("qwen3-30b-stack.toml")
+    summary = cs("summary", store)
+    section = summary[summary.index("Software stack settings"):].rstrip("\n")
+    blocks["stack-summary"] = "```\n" + section + "\n```"
+
+
 def failures(cs, values, blocks):
     # The example as written (Llama 3's failure rate), and the same sweep without failures: there
     # each design's best plan is its fastest.
@@ -396,6 +473,7 @@ def main():
         comet(cs, values, blocks)
         dlrm(cs, values, blocks)
         deepseek(cs, values, blocks)
+        stack(cs, values, blocks)
         failures(cs, values, blocks)
     with open(args.doc) as f:
         old = f.read()
