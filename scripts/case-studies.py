@@ -319,17 +319,17 @@ STACK_MODELS = [("deepseek-v3", "DeepSeek-V3", 1024, 64), ("qwen3-235b-a22b", "Q
                                                            256, 32),
                 ("qwen3-30b-a3b", "Qwen3-30B-A3B", 64, 8)]
 STACK_GPUS = [("H100-SXM5-80GB", "H100"), ("B200-180GB", "B200"), ("GB200-186GB", "GB200 NVL72")]
-BASELINE = {"dispatcher": "alltoall", "cuda_graph": "none", "a2a_overlap": "false",
+BASELINE = {"dispatcher": "alltoall", "cuda_graph": "none", "a2a_overlap": "off",
             "token_routing": "dropless"}
 VARIATIONS = [
     ("deepep", {"dispatcher": "deepep"}),
     ("hybridep", {"dispatcher": "hybridep"}),
     ("partial graphs", {"cuda_graph": "partial"}),
-    ("a2a overlap", {"a2a_overlap": "true"}),
+    ("a2a overlap", {"a2a_overlap": "on"}),
     ("balanced", {"token_routing": "balanced"}),
     ("full graphs (balanced)", {"cuda_graph": "full", "token_routing": "balanced"}),
-    ("all, dropless", {"dispatcher": "hybridep", "cuda_graph": "partial", "a2a_overlap": "true"}),
-    ("all, balanced", {"dispatcher": "hybridep", "cuda_graph": "full", "a2a_overlap": "true",
+    ("all, dropless", {"dispatcher": "hybridep", "cuda_graph": "partial", "a2a_overlap": "on"}),
+    ("all, balanced", {"dispatcher": "hybridep", "cuda_graph": "full", "a2a_overlap": "on",
                        "token_routing": "balanced"}),
 ]
 PLAN_FLAGS = ["tp", "pp", "vp", "cp", "micro_batch", "zero", "recompute", "sequence_parallel",

@@ -11,7 +11,9 @@ namespace {
 
 namespace est = estimator;
 
-const char* bool_name(int v) noexcept { return v ? "true" : "false"; }
+// "on"/"off" rather than "true"/"false": CSV readers would turn those labels into booleans and
+// JSON keeps them text, so one store exported both ways would read back differently.
+const char* bool_name(int v) noexcept { return v ? "on" : "off"; }
 
 // An enum member of Stack as a table row.
 #define CS_ENUM(member, Enum, count_, help_)                                           \

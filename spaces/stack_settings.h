@@ -16,7 +16,7 @@ struct StackSetting {
   bool boolean;
   int (*get)(const estimator::Stack&) noexcept;
   void (*set)(estimator::Stack&, int) noexcept;
-  const char* (*value_name)(int) noexcept;  // "partial"; "false"/"true" for booleans
+  const char* (*value_name)(int) noexcept;  // "partial"; "off"/"on" for booleans
 };
 
 // The settings, in the order of their spec axes and store columns (spaces/space.h).

@@ -27,8 +27,8 @@ TEST(Estimate, PrintsTheBreakdown) {
         "plan      tp 8 pp 8 dp 1 cp 1 vp 1 (even pipeline split), sequence parallel on, ZeRO 0, "
         "recompute selective",
         "stack     cuda_graph none, dispatcher alltoall, token_routing dropless, a2a_overlap "
-        "false, fp8_attention false, tp_comm_overlap true, dp_overlap true, param_gather_overlap "
-        "true, pp_comm_overlap true, fp8_recipe delayed, attention_kernel flash3\n",
+        "off, fp8_attention off, tp_comm_overlap on, dp_overlap on, param_gather_overlap "
+        "on, pp_comm_overlap on, fp8_recipe delayed, attention_kernel flash3\n",
         "step time", "pipeline bubble", "memory per GPU", "activations (in flight)", "feasible",
         "MFU", "energy per step"})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;

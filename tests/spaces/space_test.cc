@@ -97,7 +97,7 @@ TEST(Space, AxesInFixedOrderWithPlanAxesLast) {
     EXPECT_EQ(s.axes()[i].size(), 1u) << names[i];
   }
   EXPECT_EQ(s.axes()[kFirstStackAxis].labels, (std::vector<std::string>{"none"}));
-  EXPECT_EQ(s.axes()[kFirstStackAxis + 5].labels, (std::vector<std::string>{"true"}));
+  EXPECT_EQ(s.axes()[kFirstStackAxis + 5].labels, (std::vector<std::string>{"on"}));
   EXPECT_TRUE(s.axes()[kGpu].is_label);
   EXPECT_TRUE(s.axes()[kRecompute].is_label);
   EXPECT_FALSE(s.axes()[kTp].is_label);
@@ -759,8 +759,8 @@ attention_kernel = "flash3"
   EXPECT_EQ(axes[dispatcher].labels,
             (std::vector<std::string>{"alltoall", "allgather", "deepep", "hybridep"}));
   EXPECT_EQ(axes[routing].labels, (std::vector<std::string>{"dropless", "balanced", "capacity"}));
-  EXPECT_EQ(axes[overlap].labels, (std::vector<std::string>{"false", "true"}));
-  EXPECT_EQ(axes[tp_overlap].labels, (std::vector<std::string>{"false"}));
+  EXPECT_EQ(axes[overlap].labels, (std::vector<std::string>{"off", "on"}));
+  EXPECT_EQ(axes[tp_overlap].labels, (std::vector<std::string>{"off"}));
   EXPECT_EQ(axes[kernel].labels, (std::vector<std::string>{"flash3"}));
   EXPECT_EQ(s.plan_points(), 2u * 2 * 2 * 4 * 3 * 2 * 2 * 2);
 
