@@ -15,6 +15,7 @@
 #include "base/names.h"
 #include "estimator/dlrm.h"
 #include "estimator/estimator.h"
+#include "estimator/routing.h"
 #include "spaces/catalog.h"
 #include "spaces/resolve.h"
 
@@ -101,8 +102,12 @@ void print_text(const Point& pt, const est::Estimate& e, const TrainingJob& job)
     std::cout << fmt::format(
         "experts   ep {} etp {} edp {}, {}\n\n", p.ep, p.etp,
         static_cast<long long>(p.tp) * p.cp * p.dp / (static_cast<long long>(p.ep) * p.etp),
-        p.capacity_factor > 0 ? fmt::format("capacity factor {:g}", p.capacity_factor)
-                              : std::string("dropless"));
+        p.capacity_factor > 0
+            ? fmt::format("capacity factor {:g} (drops {:.2g}% of the routed tokens)",
+                          p.capacity_factor,
+                          100 * est::dropped_token_fraction(p.capacity_factor,
+                                                            pt.calibration.moe_load_cv))
+            : std::string("dropless"));
 
   const bool moe = est::is_moe(m);
   print_step_time(e.time.total_s, spaces::point_interval(pt, pt.plan), step_time_rows(e.time, moe));

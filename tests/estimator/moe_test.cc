@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "estimator/estimator.h"
+#include "estimator/routing.h"
 #include "h100_like_cluster.h"
 
 namespace clustersweep::estimator {
@@ -233,6 +234,24 @@ TEST(MoeModel, CapacityRoutingPadsToTheCapacityAndLearnedRoutingWaitsForTheBusie
   EXPECT_LT(balanced.time.ep_a2a_s, dropless.time.ep_a2a_s);
   EXPECT_DOUBLE_EQ(capacity1.time.total_s, balanced.time.total_s);
   EXPECT_GT(capacity15.time.total_s, capacity1.time.total_s);
+}
+
+TEST(MoeModel, MoreCapacityNeverDropsMoreTokens) {
+  for (double cv : {0.0, 0.05, 0.2, 0.6}) {
+    double previous = 1.0;
+    for (double c = 0.25; c <= 3.0; c += 0.25) {
+      const double dropped = dropped_token_fraction(c, cv);
+      EXPECT_GE(dropped, 0.0);
+      EXPECT_LE(dropped, previous) << "cv " << cv << " capacity " << c;
+      previous = dropped;
+    }
+  }
+  // No spread: a capacity of one share drops nothing, half a share half the tokens.
+  EXPECT_EQ(dropped_token_fraction(1.0, 0.0), 0.0);
+  EXPECT_DOUBLE_EQ(dropped_token_fraction(0.5, 0.0), 0.5);
+  // With spread a capacity of one share drops E[max(0, L - 1)] = cv / sqrt(2 pi).
+  EXPECT_NEAR(dropped_token_fraction(1.0, 0.2), 0.2 / std::sqrt(2 * M_PI), 1e-12);
+  EXPECT_EQ(dropped_token_fraction(0.0, 0.2), 0.0);  // no capacity: dropless
 }
 
 TEST(MoeModel, EachStackSettingMovesTheStepTheWayItsMechanismDoes) {
