@@ -103,10 +103,9 @@ void print_text(const Point& pt, const est::Estimate& e, const TrainingJob& job)
         "experts   ep {} etp {} edp {}, {}\n\n", p.ep, p.etp,
         static_cast<long long>(p.tp) * p.cp * p.dp / (static_cast<long long>(p.ep) * p.etp),
         p.capacity_factor > 0
-            ? fmt::format("capacity factor {:g} (drops {:.2g}% of the routed tokens)",
-                          p.capacity_factor,
-                          100 * est::dropped_token_fraction(p.capacity_factor,
-                                                            pt.calibration.moe_load_cv))
+            ? fmt::format(
+                  "capacity factor {:g} (drops {:.2g}% of the routed tokens)", p.capacity_factor,
+                  100 * est::dropped_token_fraction(p.capacity_factor, pt.calibration.moe_load_cv))
             : std::string("dropless"));
 
   const bool moe = est::is_moe(m);

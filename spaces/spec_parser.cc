@@ -761,7 +761,9 @@ class Parser {
                   fmt::format("must be {}, a list of them or \"all\", got {}", stack_values(st),
                               describe_node(n)));
         if (std::find(values.begin(), values.end(), v) != values.end())
-          r_.fail(n, at, fmt::format("duplicate value {}", st.value_name(v)));
+          r_.fail(n, at,
+                  fmt::format("duplicate value {}",
+                              st.boolean ? (v ? "true" : "false") : st.value_name(v)));
         values.push_back(v);
       };
       const toml::node* n = t.get(st.name);

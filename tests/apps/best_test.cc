@@ -99,7 +99,7 @@ TEST(Best, TheStackIsKeptAsGiven) {
   const Result text = run(with(kBase, flags));
   EXPECT_NE(text.out.find("stack cuda_graph none, dispatcher alltoall, "), std::string::npos)
       << text.out;
-  EXPECT_NE(text.out.find("dp_overlap false"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("dp_overlap off"), std::string::npos) << text.out;
 }
 
 TEST(Best, TheSearchedSpecIsASweepSpec) {

@@ -33,7 +33,7 @@ std::string random_stack(std::mt19937_64& rng) {
   for (std::size_t i = 0; i < 3; ++i) {
     std::vector<std::string> values;
     for (int v = 0; v < settings[i]->count; ++v)
-      values.push_back(settings[i]->boolean ? settings[i]->value_name(v)
+      values.push_back(settings[i]->boolean ? std::string(v ? "true" : "false")
                                             : fmt::format("\"{}\"", settings[i]->value_name(v)));
     t += fmt::format("{} = {}\n", settings[i]->name, pick(rng, values, 2));
   }
