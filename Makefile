@@ -8,7 +8,7 @@ PRESET_TEST = ci
 # leaks by design, which LeakSanitizer reports), the browser render test, and the two-minute search
 # property test (its smaller twin runs). docs/testing.md.
 ASAN_TESTS = base estimator spaces analysis
-ASAN_GTEST_FILTER = -CliTest.*:StoreErrors.*:RenderTest.*:Search.EqualsExhaustiveEnumerationOnThousandsOfRandomDesigns
+ASAN_GTEST_FILTER = -CliTest.*:StoreErrors.*:StackSummaryTest.*:RenderTest.*:Search.EqualsExhaustiveEnumerationOnThousandsOfRandomDesigns
 ASAN_ENV = ASAN_OPTIONS=check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1 \
 	UBSAN_OPTIONS=print_stacktrace=1
 FUZZ_SECONDS ?= 60
