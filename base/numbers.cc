@@ -105,4 +105,16 @@ double parse_real(std::string_view name, std::string_view text, const RealDomain
   return value;
 }
 
+bool read_boolean(std::string_view text, bool& value) noexcept {
+  if (text == "1" || text == "true" || text == "yes" || text == "on") {
+    value = true;
+    return true;
+  }
+  if (text == "0" || text == "false" || text == "no" || text == "off") {
+    value = false;
+    return true;
+  }
+  return false;
+}
+
 }  // namespace clustersweep

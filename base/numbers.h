@@ -62,4 +62,8 @@ struct RealDomain {
 std::string read_real(std::string_view text, const RealDomain& domain, double& value);
 double parse_real(std::string_view name, std::string_view text, const RealDomain& domain);
 
+// A yes/no setting as flags, files and CSV cells spell it: 1, true, yes, on or 0, false, no, off.
+// false (and `value` untouched) for any other text.
+bool read_boolean(std::string_view text, bool& value) noexcept;
+
 }  // namespace clustersweep

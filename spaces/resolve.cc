@@ -64,8 +64,7 @@ double Settings::number(const std::string& name, double fallback, bool allow_zer
 bool Settings::boolean(const std::string& name, bool fallback) const {
   if (!has(name)) return fallback;
   const Setting& s = values_.at(name);
-  if (s.text == "1" || s.text == "true" || s.text == "yes" || s.text == "on") return true;
-  if (s.text == "0" || s.text == "false" || s.text == "no" || s.text == "off") return false;
+  if (bool value = false; read_boolean(s.text, value)) return value;
   throw InputError(fmt::format("{}: must be true or false, got '{}'", s.where, s.text));
 }
 

@@ -75,50 +75,45 @@ constexpr ColumnSetting kMoeColumns[] = {
 };
 
 // The runtime-settings columns of the runs formats (../shared/validation/README.md, "Runtime
-// settings"): each is optional, and its cells map to the stack setting of the same name. A cell
-// "unknown" or empty leaves the setting at its default, which the row's reason column says.
-struct StackColumn {
-  const char* column;
-  const char* setting;
-  // Value spellings of the runs files that differ from the setting's own names.
-  std::initializer_list<std::pair<const char*, const char*>> renames;
+// settings") are named as the stack's settings: each is optional. A cell "unknown" or empty leaves
+// the setting at its default, which the row's reason column says.
+// The spellings of the runs files that differ from the settings' own value names.
+struct ValueRename {
+  std::string_view setting, from, to;
 };
-const StackColumn kStackColumns[] = {
-    {"cuda_graph", "cuda_graph", {}},
-    {"dispatcher", "dispatcher", {}},
-    {"token_routing", "token_routing", {{"dropless_balanced", "balanced"}}},
-    {"a2a_overlap", "a2a_overlap", {}},
-    {"fp8_attention", "fp8_attention", {}},
-    {"tp_comm_overlap", "tp_comm_overlap", {}},
-    {"dp_overlap", "dp_overlap", {}},
-    {"param_gather_overlap", "param_gather_overlap", {}},
-    {"pp_comm_overlap", "pp_comm_overlap", {}},
-    {"fp8_recipe", "fp8_recipe", {}},
+constexpr ValueRename kValueRenames[] = {
+    {"token_routing", "dropless_balanced", "balanced"},
     // Transformer Engine's DotProductAttention picks cuDNN's fused attention on Hopper and later
     // when it can; Megatron's fused softmax between two batched GEMMs is the unfused kernel.
-    {"attention_kernel",
-     "attention_kernel",
-     {{"te_fused", "cudnn"}, {"megatron_fused", "unfused"}, {"triton_flash", "triton"}}},
+    {"attention_kernel", "te_fused", "cudnn"},
+    {"attention_kernel", "megatron_fused", "unfused"},
+    {"attention_kernel", "triton_flash", "triton"},
 };
 
-// Sets the stack settings of a row's runtime-settings columns; returns the settings left at their
-// default for want of a value ("dispatcher unknown").
+// A setting a row leaves at its default, and why ("empty", "unknown").
+struct Defaulted {
+  const StackSetting* setting;
+  const char* why;
+};
+
+// Sets the stack settings of a row's runtime-settings columns; returns those left at their
+// default for want of a value.
 template <class Text, class Where>
-std::vector<std::string> read_stack_columns(const std::map<std::string, std::size_t>& columns,
-                                            Text text, Where where, Settings& settings) {
-  std::vector<std::string> defaulted;
-  for (const StackColumn& c : kStackColumns) {
-    if (!columns.count(c.column)) continue;
-    std::string value = text(c.column);
+std::vector<Defaulted> read_stack_columns(const std::map<std::string, std::size_t>& columns,
+                                          Text text, Where where, Settings& settings) {
+  std::vector<Defaulted> defaulted;
+  for (const StackSetting& st : stack_settings()) {
+    if (!columns.count(st.name)) continue;
+    std::string value = text(st.name);
     // An fp8 recipe is only the fp8 rows'; the others leave it empty by the format's convention.
-    if (value.empty() && std::string_view(c.column) == "fp8_recipe") continue;
+    if (value.empty() && std::string_view(st.name) == "fp8_recipe") continue;
     if (value.empty() || value == "unknown") {
-      defaulted.push_back(fmt::format("{} {}", c.column, value.empty() ? "empty" : "unknown"));
+      defaulted.push_back({&st, value.empty() ? "empty" : "unknown"});
       continue;
     }
-    for (const auto& [from, to] : c.renames)
-      if (value == from) value = to;
-    settings.set(c.setting, value, where(c.column));
+    for (const ValueRename& r : kValueRenames)
+      if (r.setting == st.name && r.from == value) value = r.to;
+    settings.set(st.name, value, where(st.name));
   }
   return defaulted;
 }
@@ -265,16 +260,11 @@ std::vector<MeasuredRun> read_runs(const std::string& path,
       run.repair = fmt::format("predicted with ep = {}: {}", ep, message(v));
       pt.plan.ep = ep;
     }
-    if (!defaulted.empty()) {
-      std::vector<std::string> notes;
-      for (const std::string& d : defaulted) {
-        const std::string name = d.substr(0, d.find(' '));
-        const StackSetting& st = *find_stack_setting(name);
-        notes.push_back(
-            fmt::format("{}: predicted with {}", d, st.value_name(st.get(pt.plan.stack))));
-      }
-      run.defaults = fmt::format("{}", fmt::join(notes, "; "));
-    }
+    std::vector<std::string> notes;
+    for (const Defaulted& d : defaulted)
+      notes.push_back(fmt::format("{} {}: predicted with {}", d.setting->name, d.why,
+                                  d.setting->value_name(d.setting->get(pt.plan.stack))));
+    run.defaults = fmt::format("{}", fmt::join(notes, "; "));
     if (const Violation v = check(pt))
       run.reason = fmt::format("cannot be estimated: {}: {}", to_string(v.rule), message(v));
     run.sample = {pt.workload, pt.cluster, pt.plan, run.measured_s};

@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <iterator>
 #include <string>
+#include <type_traits>
+#include <utility>
+
+#include "base/numbers.h"
 
 namespace clustersweep::spaces {
 namespace {
@@ -15,50 +19,62 @@ namespace est = estimator;
 // JSON keeps them text, so one store exported both ways would read back differently.
 const char* bool_name(int v) noexcept { return v ? "on" : "off"; }
 
-// An enum member of Stack as a table row.
-#define CS_ENUM(member, Enum, count_, help_)                                           \
-  StackSetting {                                                                       \
-#member, help_, count_, false,                                                       \
-        [](const est::Stack& s) noexcept { return static_cast<int>(s.member); },         \
-        [](est::Stack& s, int v) noexcept { s.member = static_cast<est::Enum>(v); },     \
-        [](int v) noexcept { return est::to_string(static_cast<est::Enum>(v)); } \
-  }
-#define CS_BOOL(member, help_)                                                                       \
-  StackSetting {                                                                                     \
-#member, help_, 2, true,                                                                         \
-        [](const est::Stack&                                                                         \
-               s) noexcept { return int{s.member}; },                                                \
-                                                   [](est::Stack & s,                                \
-                                                      int v) noexcept { s.member = v != 0; },        \
-                                                                                           bool_name \
-  }
+// A table row of an enum member of Stack, and of a boolean one.
+template <auto Member, int Count>
+constexpr StackSetting enum_setting(const char* name, const char* help) {
+  using Enum = std::remove_cvref_t<decltype(std::declval<est::Stack&>().*Member)>;
+  return {name,
+          help,
+          Count,
+          false,
+          [](const est::Stack& s) noexcept { return static_cast<int>(s.*Member); },
+          [](est::Stack& s, int v) noexcept { s.*Member = static_cast<Enum>(v); },
+          [](int v) noexcept { return est::to_string(static_cast<Enum>(v)); }};
+}
+template <auto Member>
+constexpr StackSetting bool_setting(const char* name, const char* help) {
+  return {name,
+          help,
+          2,
+          true,
+          [](const est::Stack& s) noexcept { return int{s.*Member}; },
+          [](est::Stack& s, int v) noexcept { s.*Member = v != 0; },
+          bool_name};
+}
 
 const StackSetting kSettings[] = {
-    CS_ENUM(cuda_graph, CudaGraph, est::kNumCudaGraphs,
-            "CUDA graphs: none (default), partial (attention, router and MoE preprocessing "
-            "scopes) or full (whole layers or iteration; dropless MoE layers keep their "
-            "dispatch and experts outside)"),
-    CS_ENUM(dispatcher, Dispatcher, est::kNumDispatchers,
-            "MoE token dispatcher: alltoall (default), allgather, deepep or hybridep (ep > 1)"),
-    CS_ENUM(token_routing, TokenRouting, est::kNumTokenRoutings,
-            "MoE routing: dropless (default; the busiest expert-parallel rank sets the pace), "
-            "balanced (forced balance, as benchmarks run) or capacity (capacity_factor)"),
-    CS_BOOL(a2a_overlap,
-            "hide the expert all-to-all under another micro-batch's compute (default false)"),
-    CS_BOOL(fp8_attention, "attention matmuls in fp8 (fp8 training; default false)"),
-    CS_BOOL(tp_comm_overlap,
-            "tensor-parallel collectives pipelined with the GEMMs (userbuffers; default true)"),
-    CS_BOOL(dp_overlap, "gradient reduction overlapped with the backward (default true)"),
-    CS_BOOL(param_gather_overlap,
-            "sharded parameters gathered ahead of use (ZeRO >= 1; default true)"),
-    CS_BOOL(pp_comm_overlap, "pipeline send/recv overlapped with compute (default true)"),
-    CS_ENUM(fp8_recipe, Fp8Recipe, est::kNumFp8Recipes,
-            "fp8 scaling: delayed (default), current, mxfp8 (Blackwell) or blockwise"),
-    CS_ENUM(attention_kernel, AttentionKernel, est::kNumAttentionKernels,
-            "attention kernel: cudnn (default), flash2, flash3, triton or unfused"),
+    enum_setting<&est::Stack::cuda_graph, est::kNumCudaGraphs>(
+        "cuda_graph",
+        "CUDA graphs: none (default), partial (attention, router and MoE preprocessing "
+        "scopes) or full (whole layers or iteration; dropless MoE layers keep their "
+        "dispatch and experts outside)"),
+    enum_setting<&est::Stack::dispatcher, est::kNumDispatchers>(
+        "dispatcher",
+        "MoE token dispatcher: alltoall (default), allgather, deepep or hybridep (ep > 1)"),
+    enum_setting<&est::Stack::token_routing, est::kNumTokenRoutings>(
+        "token_routing",
+        "MoE routing: dropless (default; the busiest expert-parallel rank sets the pace), "
+        "balanced (forced balance, as benchmarks run) or capacity (capacity_factor)"),
+    bool_setting<&est::Stack::a2a_overlap>(
+        "a2a_overlap",
+        "hide the expert all-to-all under another micro-batch's compute (default false)"),
+    bool_setting<&est::Stack::fp8_attention>(
+        "fp8_attention", "attention matmuls in fp8 (fp8 training; default false)"),
+    bool_setting<&est::Stack::tp_comm_overlap>(
+        "tp_comm_overlap",
+        "tensor-parallel collectives pipelined with the GEMMs (userbuffers; default true)"),
+    bool_setting<&est::Stack::dp_overlap>(
+        "dp_overlap", "gradient reduction overlapped with the backward (default true)"),
+    bool_setting<&est::Stack::param_gather_overlap>(
+        "param_gather_overlap",
+        "sharded parameters gathered ahead of use (ZeRO >= 1; default true)"),
+    bool_setting<&est::Stack::pp_comm_overlap>(
+        "pp_comm_overlap", "pipeline send/recv overlapped with compute (default true)"),
+    enum_setting<&est::Stack::fp8_recipe, est::kNumFp8Recipes>(
+        "fp8_recipe", "fp8 scaling: delayed (default), current, mxfp8 (Blackwell) or blockwise"),
+    enum_setting<&est::Stack::attention_kernel, est::kNumAttentionKernels>(
+        "attention_kernel", "attention kernel: cudnn (default), flash2, flash3, triton or unfused"),
 };
-#undef CS_ENUM
-#undef CS_BOOL
 static_assert(std::size(kSettings) == kNumStackSettings);
 
 }  // namespace
@@ -73,9 +89,8 @@ const StackSetting* find_stack_setting(std::string_view name) noexcept {
 
 int parse_stack_value(const StackSetting& setting, std::string_view text) noexcept {
   if (setting.boolean) {
-    if (text == "1" || text == "true" || text == "yes" || text == "on") return 1;
-    if (text == "0" || text == "false" || text == "no" || text == "off") return 0;
-    return -1;
+    bool value = false;
+    return read_boolean(text, value) ? int{value} : -1;
   }
   for (int i = 0; i < setting.count; ++i)
     if (text == setting.value_name(i)) return i;
