@@ -292,6 +292,20 @@ TEST(EstimateErrors, OtherPlanErrors) {
   expect_error(with(kBase, {"--tp", "8", "--zero", "4"}), "--zero: must be 0, 1, 2 or 3, got '4'");
   expect_error(with(kBase, {"--tp", "8", "--recompute", "some"}),
                "--recompute: must be none, selective or full, got 'some'");
+  // The software stack's settings: a value not among theirs, and the rules they break.
+  expect_error(with(kBase, {"--tp", "8", "--dispatcher", "nccl"}),
+               "--dispatcher: must be alltoall, allgather, deepep or hybridep, got 'nccl'");
+  expect_error(with(kBase, {"--tp", "8", "--a2a-overlap", "maybe"}),
+               "--a2a-overlap: must be true or false, got 'maybe'");
+  expect_error(with(kBase, {"--tp", "8", "--dispatcher", "deepep"}),
+               "--dispatcher: the deepep dispatcher needs ep > 1");
+  expect_error(with(kBase, {"--tp", "8", "--token-routing", "balanced"}),
+               "--token-routing: a dense model routes no tokens: token_routing must be dropless");
+  expect_error(with(kBase, {"--tp", "8", "--fp8-attention", "true"}),
+               "--fp8-attention: fp8_attention needs fp8 or fp4 training, not bf16");
+  expect_error(with(kBase, {"--tp", "8", "--precision", "fp8", "--fp8-recipe", "mxfp8"}),
+               "--fp8-recipe: mxfp8 needs an accelerator with MX formats (Blackwell: B200, GB200, "
+               "GB300)");
   expect_error(with(kBase, {"--tp", "8", "--offload", "optimizer"}),
                "--offload: needs an expansion tier (expansion_gb and expansion_gbytes_per_s)");
   expect_error(
