@@ -41,10 +41,12 @@ constexpr CalibrationField kFields[] = {
      "fraction of tensor-parallel communication hidden without userbuffers (at most tp_overlap)"},
     {"pp_overlap", &Calibration::pp_overlap, 0.0, 1.0,
      "fraction of the pipeline sends hidden with pp_comm_overlap"},
-    {"flash2_attention_eff", &Calibration::flash2_attention_eff, 0.2, 1.0,
-     "FlashAttention-2's attention efficiency relative to cuDNN's fused attention"},
-    {"triton_attention_eff", &Calibration::triton_attention_eff, 0.2, 1.0,
-     "Triton FlashAttention's attention efficiency relative to cuDNN's fused attention"},
+    {"flash2_attention_eff", &Calibration::flash2_attention_eff, 0, 0,
+     "FlashAttention-2's attention efficiency relative to cuDNN's fused attention; not fitted: "
+     "one source's runs alone use it, and what they set would be that source's offset"},
+    {"triton_attention_eff", &Calibration::triton_attention_eff, 0, 0,
+     "Triton FlashAttention's attention efficiency relative to cuDNN's fused attention; not "
+     "fitted: one source's runs alone use it, and what they set would be that source's offset"},
     {"default_inter_node_gbps_per_gpu", &Calibration::default_inter_node_gbps_per_gpu, 0, 0,
      "scale-out Gbit/s per GPU assumed when a run does not state it: one 400 Gbit/s NDR NIC per "
      "GPU, the DGX H100/B200 and GB200 NVL72 reference designs"},

@@ -229,9 +229,10 @@ struct Calibration {
   // asynchronous all-reduce under the weight-gradient GEMM; never more than tp_overlap.
   double tp_overlap_off = 0.1;
   double pp_overlap = 0;  // fraction of the pipeline sends hidden with pp_comm_overlap
-  // Attention kernels' efficiency relative to cuDNN's fused attention (and FlashAttention-3).
-  double flash2_attention_eff = 0.8;
-  double triton_attention_eff = 0.7;
+  // Attention kernels' efficiency relative to cuDNN's fused attention (and FlashAttention-3); 1
+  // until runs of more than one source tell them apart (docs/calibration.md).
+  double flash2_attention_eff = 1;
+  double triton_attention_eff = 1;
   double per_step_overhead_s = 0;                // framework overhead per optimizer step
   double default_inter_node_gbps_per_gpu = 400;  // when a run does not state it
   double busy_power_fraction = 0.8;              // GPU power while busy, fraction of TDP
@@ -277,10 +278,10 @@ struct Calibration {
   // e^-q and e^q, q the conformal quantile of the held-out |log residuals| (`validate --fit` sets
   // them; docs/calibration.md, "Prediction intervals"). The step is in [predicted x lo,
   // predicted x hi]; a user's file may set the two ends apart.
-  double interval_lo = 0.662;
-  double interval_hi = 1.510;
-  double moe_interval_lo = 0.662;
-  double moe_interval_hi = 1.509;
+  double interval_lo = 0.765;
+  double interval_hi = 1.307;
+  double moe_interval_lo = 0.657;
+  double moe_interval_hi = 1.523;
   // A point with few calibration runs like it (spaces/support.h) has the interval [lo^w, hi^w]:
   // the held-out residuals of such runs against the others' (docs/calibration.md).
   double interval_widening = 1.4;

@@ -115,7 +115,7 @@ TEST(Validate, ShippedCalibrationIsReproducible) {
 TEST(Validate, HeldOutIntervalsCoverTheSourcesLeftOut) {
   // Each source predicted by a fit on the others, in the interval of the others' held-out
   // residuals: the nominal 90% must hold within 80-98%. The median half-width is not the 20%
-  // once asked for (docs/calibration.md says why): a guard that the documented 29.0% does not grow.
+  // once asked for (docs/calibration.md says why): a guard that the documented 27.2% does not grow.
   const Result r = run({"validate", kRuns, kMoeRuns, "--held-out"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::smatch m;
