@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "base/format.h"
 #include "spaces/design_spec.h"
+#include "spaces/frameworks.h"
 #include "spaces/search.h"
 
 namespace clustersweep::cli {
@@ -52,8 +53,18 @@ const char* objective_unit(spaces::Objective objective) {
   return "";
 }
 
+// Which stack settings the user gave: frameworks_running() gives each framework its own defaults
+// for the others.
+std::array<bool, spaces::kNumStackSettings> given_stack(const spaces::Settings& settings) {
+  std::array<bool, spaces::kNumStackSettings> given{};
+  const auto all = spaces::stack_settings();
+  for (std::size_t i = 0; i < all.size(); ++i) given[i] = settings.has(all[i].name);
+  return given;
+}
+
 void print_json(const spaces::Point& pt, const est::Estimator& estimator,
-                const spaces::DesignSearch& s, double seconds, spaces::Objective objective) {
+                const spaces::DesignSearch& s, double seconds, spaces::Objective objective,
+                bool robust, const std::array<bool, spaces::kNumStackSettings>& given) {
   nlohmann::ordered_json out;
   out["model"] = pt.model_name;
   out["gpu"] = pt.gpu_name;
@@ -61,6 +72,7 @@ void print_json(const spaces::Point& pt, const est::Estimator& estimator,
   out["nodes"] = pt.nodes;
   out["objective"] = spaces::to_string(objective);
   out["objective_unit"] = objective_unit(objective);
+  out["robust"] = robust;
   nlohmann::ordered_json plans = nlohmann::ordered_json::array();
   for (const auto& r : s.plans) {
     nlohmann::ordered_json plan = plan_json(r.plan);
@@ -68,7 +80,10 @@ void print_json(const spaces::Point& pt, const est::Estimator& estimator,
     plan.erase("capacity_factor");
     plan["objective"] = json_number(r.objective);
     plan["step_time_s"] = step_time_json(r.estimate.time);
-    add_interval_json(plan, r.estimate.time.total_s, spaces::point_interval(pt, r.plan));
+    const spaces::PointInterval interval = spaces::point_interval(pt, r.plan);
+    add_interval_json(plan, r.estimate.time.total_s, interval);
+    plan["low_support"] = interval.support.runs < spaces::kFewCalibrationRuns;
+    plan["frameworks"] = spaces::frameworks_running(r.plan, given);
     plan["memory_bytes"] = memory_json(r.estimate.memory, s.design.cluster);
     plan["tokens_per_s"] = json_number(r.estimate.tokens_per_s);
     plan["mfu"] = json_number(r.estimate.mfu);
@@ -85,11 +100,12 @@ void print_json(const spaces::Point& pt, const est::Estimator& estimator,
 
 void print_text(const spaces::Point& pt, const est::Estimator& estimator,
                 const spaces::DesignSearch& s, double seconds, spaces::Objective objective,
-                bool stats) {
+                bool stats, bool robust, const std::array<bool, spaces::kNumStackSettings>& given) {
   const est::Cluster& c = s.design.cluster;
   const bool moe = est::is_moe(s.design.workload.model);
-  std::cout << fmt::format("best plans of {} on {} x {} ({} nodes), by {}\n", pt.model_name,
-                           c.num_gpus, pt.gpu_name, pt.nodes, spaces::to_string(objective));
+  std::cout << fmt::format("best plans of {} on {} x {} ({} nodes), by {}{}\n", pt.model_name,
+                           c.num_gpus, pt.gpu_name, pt.nodes, spaces::to_string(objective),
+                           robust ? " at the upper end of its 90% interval (--robust)" : "");
   if (stats)
     std::cout << fmt::format(
         "searched {} plans in {:.3g} s: {} evaluated, {} pruned by bounds ({} boxes bounded), {} "
@@ -116,11 +132,33 @@ void print_text(const spaces::Point& pt, const est::Estimator& estimator,
     if (moe) std::cout << fmt::format("{:>5}{:>5}", p.ep, p.etp);
     std::cout << fmt::format(
         " {:>4} {:>4} {:<9} {:<3} {:<7} {:<14} {:>10} {:>12} {:>9} {:>5.1f}%\n", p.micro_batch,
-        p.zero, est::to_string(p.recompute), p.sequence_parallel ? "on" : "off",
-        est::to_string(p.offload), est::to_string(p.pipeline_split),
-        fmt::format("{:.4g} s", e.time.total_s), format_objective(objective, s.plans[i].objective),
+        p.zero, est::recompute_label(p.recompute, p.recompute_modules),
+        p.sequence_parallel ? "on" : "off", est::to_string(p.offload),
+        est::to_string(p.pipeline_split), fmt::format("{:.4g} s", e.time.total_s),
+        format_objective(objective, s.plans[i].objective),
         fmt::format("{:.1f} GB", e.memory.hbm_bytes / 1e9), 100 * e.mfu);
   }
+  // How far each answer can be trusted: the calibration runs like it, its interval, and the
+  // frameworks that run it.
+  std::cout << fmt::format("\n{:>3}  {:<17} {:<9} {}\n", "#", "90% interval", "support",
+                           "frameworks");
+  std::string few;  // the first weakly supported plan's reason
+  for (std::size_t i = 0; i < s.plans.size(); ++i) {
+    const spaces::PointInterval pi = spaces::point_interval(pt, s.plans[i].plan);
+    const double step = s.plans[i].estimate.time.total_s;
+    const bool low = pi.support.runs < spaces::kFewCalibrationRuns;
+    if (low && few.empty()) few = fmt::format("{} of #{}", pi.support.weakest, i + 1);
+    std::cout << fmt::format(
+        "{:>3}  {:<17} {:<9} {}\n", i + 1,
+        fmt::format("{:.4g}-{:.4g} s", step * pi.interval.lo, step * pi.interval.hi),
+        fmt::format("{} runs{}", pi.support.runs, low ? " !" : ""),
+        spaces::frameworks_running(s.plans[i].plan, given));
+  }
+  if (!few.empty())
+    std::cout << fmt::format(
+        "! few calibration runs are like the plan ({}): its estimate is unchecked there and its "
+        "interval widened; --robust ranks by the interval's upper end\n",
+        few);
   // The parts of the first plans side by side: where the best plans spend their step.
   const std::size_t shown = std::min<std::size_t>(s.plans.size(), 5);
   auto header = [&](const char* title) {
@@ -178,6 +216,9 @@ int best(const Args& args) {
                             "how many plans to print, best first")(
       "stats", "print the plans searched, evaluated and pruned, and the time taken")(
       "exhaustive", "evaluate every plan instead of searching (the same answer, slower)")(
+      "robust",
+      "rank by the upper end of each plan's 90% interval (wider where few calibration runs are "
+      "like the plan): a plan wins only by more than the estimator's own error")(
       "print-spec", "print the one-design sweep spec that is searched, and exit")(
       "json", "print JSON instead of tables");
   add_pricing_options(options, "");
@@ -204,6 +245,7 @@ int best(const Args& args) {
   }
   spaces::DesignSpecOptions spec_options;
   spec_options.objective = objective;
+  spec_options.robust = vm->count("robust") > 0;
   spec_options.pricing = analysis::override_pricing({}, read_pricing_overrides(*vm));
 
   const spaces::Settings settings = read_settings(*vm);
@@ -226,10 +268,12 @@ int best(const Args& args) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const est::Estimator estimator(pt.workload, pt.cluster, pt.calibration);
+  const auto given = given_stack(settings);
   if (vm->count("json"))
-    print_json(pt, estimator, s, seconds, objective);
+    print_json(pt, estimator, s, seconds, objective, spec_options.robust, given);
   else
-    print_text(pt, estimator, s, seconds, objective, vm->count("stats") > 0);
+    print_text(pt, estimator, s, seconds, objective, vm->count("stats") > 0, spec_options.robust,
+               given);
   return kExitOk;
 }
 

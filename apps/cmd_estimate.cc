@@ -95,7 +95,8 @@ void print_text(const Point& pt, const est::Estimate& e, const TrainingJob& job)
       "plan      tp {} pp {} dp {} cp {} vp {} ({} pipeline split), sequence parallel {}, ZeRO {}, "
       "recompute {}, micro-batch {} ({} per step), offload {}\n",
       p.tp, p.pp, p.dp, p.cp, p.vp, est::to_string(p.pipeline_split),
-      p.sequence_parallel ? "on" : "off", p.zero, est::to_string(p.recompute), p.micro_batch,
+      p.sequence_parallel ? "on" : "off", p.zero,
+      est::recompute_label(p.recompute, p.recompute_modules), p.micro_batch,
       w.global_batch / (static_cast<long long>(p.dp) * p.micro_batch), est::to_string(p.offload));
   std::cout << fmt::format("stack     {}\n\n", stack_text(p.stack));
   if (est::is_moe(m))

@@ -112,26 +112,30 @@ int validate(const Args& args) {
       "fall in the 90% prediction interval (docs/calibration.md)")(
       "best",
       "also search every plan of each run's model, cluster, batch and precision (as `best` "
-      "does) and compare the best plan's predicted step time with the measured run's");
+      "does) within the run's framework (its software column) and stack, and compare the best "
+      "plan's predicted step time with the measured run's")(
+      "robust", "with --best: rank each run's plans as `best --robust` does");
   po::positional_options_description positional;
   positional.add("runs", -1);
-  const auto vm =
-      parse(args, options, positional,
-            "validate RUNS.csv [MORE.csv...] [-o predictions.csv] [--fit OUT.toml]",
-            "Predicts the step time of every run in the RUNS files (dense transformer runs as\n"
-            "transformer_runs.csv, Mixture-of-Experts runs as moe_runs.csv, in any mix), writes\n"
-            "id,source,measured_step_time_s,predicted_step_time_s,predicted_step_time_s_lo,\n"
-            "predicted_step_time_s_hi,rel_error,reason (lo, hi: the 90% prediction interval)\n"
-            "and prints the MAPE, median and geometric mean of the absolute relative error,\n"
-            "overall and per source. --fit refits the calibration ([calibration] and [moe]) on\n"
-            "all the runs together first.\n"
-            "A file of recommendation-model runs (a num_tables column, as dlrm_runs.csv) is\n"
-            "predicted in samples/s with the planner's placement of each run's sharding:\n"
-            "id,source,measured_samples_per_s,predicted_samples_per_s,predicted_samples_per_s_lo,\n"
-            "predicted_samples_per_s_hi,rel_error,sharding,reason;\n"
-            "its --fit moves the [dlrm] parameters only.\n"
-            "--best adds best_step_time_s,best_plan to each row and prints, per source, how the\n"
-            "best plan's predicted step compares with the measured (tuned) run.");
+  const auto vm = parse(
+      args, options, positional,
+      "validate RUNS.csv [MORE.csv...] [-o predictions.csv] [--fit OUT.toml]",
+      "Predicts the step time of every run in the RUNS files (dense transformer runs as\n"
+      "transformer_runs.csv, Mixture-of-Experts runs as moe_runs.csv, in any mix), writes\n"
+      "id,source,measured_step_time_s,predicted_step_time_s,predicted_step_time_s_lo,\n"
+      "predicted_step_time_s_hi,rel_error,framework,mem_per_gpu_gb,fits_hbm,reason\n"
+      "(lo, hi: the 90% prediction interval; the framework each run's software is; the\n"
+      "predicted memory per GPU and whether it fits the accelerator's HBM)\n"
+      "and prints the MAPE, median and geometric mean of the absolute relative error,\n"
+      "overall and per source. --fit refits the calibration ([calibration] and [moe]) on\n"
+      "all the runs together first.\n"
+      "A file of recommendation-model runs (a num_tables column, as dlrm_runs.csv) is\n"
+      "predicted in samples/s with the planner's placement of each run's sharding:\n"
+      "id,source,measured_samples_per_s,predicted_samples_per_s,predicted_samples_per_s_lo,\n"
+      "predicted_samples_per_s_hi,rel_error,sharding,reason;\n"
+      "its --fit moves the [dlrm] parameters only.\n"
+      "--best adds best_step_time_s,best_plan to each row and prints, per source and per\n"
+      "framework, how the best plan's predicted step compares with the measured (tuned) run.");
   if (!vm) return kExitOk;
   if (!vm->count("runs")) throw InputError("RUNS.csv: missing; give one or more runs files");
   const auto runs_paths = (*vm)["runs"].as<std::vector<std::string>>();
@@ -195,7 +199,10 @@ int validate(const Args& args) {
     rows = spaces::read_weighted_runs(runs_paths, calibration);
   }
   const bool best = vm->count("best") > 0;
-  const spaces::ValidationReport validation = spaces::validate_runs(rows, calibration, best);
+  if (vm->count("robust") && !best)
+    throw InputError("--robust: ranks the plans of --best; add --best");
+  const spaces::ValidationReport validation =
+      spaces::validate_runs(rows, calibration, best, vm->count("robust") > 0);
   print_report(*vm, validation);
   if (best) std::cout << spaces::format_best_ratios(spaces::best_ratios(validation));
   if (held && vm->count("held-out"))

@@ -173,20 +173,21 @@ nlohmann::json json_number(double x) {
 }
 
 nlohmann::ordered_json plan_json(const est::Plan& p) {
-  nlohmann::ordered_json out = {{"tp", p.tp},
-                                {"pp", p.pp},
-                                {"dp", p.dp},
-                                {"cp", p.cp},
-                                {"vp", p.vp},
-                                {"pipeline_split", est::to_string(p.pipeline_split)},
-                                {"sequence_parallel", p.sequence_parallel},
-                                {"zero", p.zero},
-                                {"recompute", est::to_string(p.recompute)},
-                                {"micro_batch", p.micro_batch},
-                                {"offload", est::to_string(p.offload)},
-                                {"ep", p.ep},
-                                {"etp", p.etp},
-                                {"capacity_factor", p.capacity_factor}};
+  nlohmann::ordered_json out = {
+      {"tp", p.tp},
+      {"pp", p.pp},
+      {"dp", p.dp},
+      {"cp", p.cp},
+      {"vp", p.vp},
+      {"pipeline_split", est::to_string(p.pipeline_split)},
+      {"sequence_parallel", p.sequence_parallel},
+      {"zero", p.zero},
+      {"recompute", est::recompute_label(p.recompute, p.recompute_modules)},
+      {"micro_batch", p.micro_batch},
+      {"offload", est::to_string(p.offload)},
+      {"ep", p.ep},
+      {"etp", p.etp},
+      {"capacity_factor", p.capacity_factor}};
   for (const spaces::StackSetting& st : spaces::stack_settings()) {
     const int v = st.get(p.stack);
     if (st.boolean)

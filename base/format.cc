@@ -99,6 +99,13 @@ std::string format_quantity(double value, std::string_view unit) {
 
 std::string format_duration(double seconds) { return format_quantity(seconds, "s"); }
 
+std::string join_or(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += fmt::format("{}{}", i == 0 ? "" : i + 1 == names.size() ? " or " : ", ", names[i]);
+  return out;
+}
+
 std::string wrap_words(std::string_view text, std::size_t width, std::string_view indent) {
   // Leading blanks are the first line's own indent.
   std::size_t start = std::min(text.find_first_not_of(' '), text.size());

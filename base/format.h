@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace clustersweep {
 
@@ -34,6 +35,9 @@ std::string format_duration(double seconds);
 std::string format_bytes(double bytes);
 // H:MM:SS of a whole number of seconds.
 std::string format_clock(double seconds);
+
+// "a", "a or b", "a, b or c": a choice of names in words.
+std::string join_or(const std::vector<std::string>& names);
 
 // `text` broken at blanks into lines of at most `width` characters (a longer word stays whole),
 // the first line keeping the text's leading blanks, every other one starting with `indent`.

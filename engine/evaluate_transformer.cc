@@ -325,7 +325,8 @@ void TransformerChunkEvaluator::append(std::uint64_t point_id, const estimator::
 
   double m[kNumTransformerMetrics];
   if (e) {
-    const int support = support_.of(spaces::regime_of(*plan), plan->cp);
+    const int support =
+        support_.of(spaces::regime_of(*plan, design_data_.workload.model), plan->cp);
     transformer_metric_values(
         *e, steps_, job_,
         spaces::supported_interval(interval_, support, space_.calibration().interval_widening),

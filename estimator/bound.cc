@@ -253,7 +253,8 @@ double Estimator::activations_bound(const BoundShape& s) const noexcept {
             act_layer, act_bytes_ / 2.0 *
                            detail::activation_bytes(workload_.model, s.s_local, s.mb_min, p.tp,
                                                     sp == 1 && p.tp > 1, static_cast<Recompute>(r),
-                                                    s.kernel.fused, calibration_.dropout_masks > 0,
+                                                    box.recompute_modules, s.kernel.fused,
+                                                    calibration_.dropout_masks > 0,
                                                     detail::is_low_precision(workload_.precision)));
   return act_layer;
 }

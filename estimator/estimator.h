@@ -15,6 +15,20 @@ enum class Precision : std::uint8_t { fp32, tf32, fp16, bf16, fp8, fp4 };
 inline constexpr int kNumPrecisions = 6;
 enum class Mlp : std::uint8_t { gelu, swiglu };
 enum class Recompute : std::uint8_t { none, selective, full };
+// What a selective recompute recomputes (Megatron-Core's --recompute-modules), as bits of
+// Plan::recompute_modules; none set means its default, the attention core. Each drops the
+// activations its module keeps for the backward and repeats its forward in the backward
+// (docs/estimator.md, "Recompute modules").
+enum RecomputeModule : std::uint8_t {
+  kRecomputeCoreAttn = 1,        // the attention scores, softmax and context (unfused attention)
+  kRecomputeLayernorm = 2,       // the norms' outputs: the QKV and MLP GEMM inputs
+  kRecomputeMlaUpProj = 4,       // MLA's up-projected queries, keys and values
+  kRecomputeMlp = 8,             // the dense MLP (fc1 output, activation)
+  kRecomputeMoeAct = 16,         // the routed experts' activation output (fc2 input)
+  kRecomputeMoe = 32,            // the whole MoE layer: routed activations, dispatch included
+  kRecomputeSharedExperts = 64,  // the shared experts' MLP
+};
+inline constexpr int kNumRecomputeModules = 7;
 // What lives in the memory-expansion tier (COMET): nothing; the optimizer state (master weights
 // and moments); the optimizer state and stashed activations; or also the weights.
 enum class Offload : std::uint8_t { none, optimizer, optimizer_activations, all };
@@ -116,6 +130,7 @@ struct Plan {
   bool sequence_parallel = false;
   int zero = 0;  // 0..3; FSDP FULL_SHARD = 3
   Recompute recompute = Recompute::none;
+  std::uint8_t recompute_modules = 0;  // RecomputeModule bits, with Recompute::selective
   int micro_batch = 1;
   Offload offload = Offload::none;
   PipelineSplit pipeline_split = PipelineSplit::even;
@@ -155,6 +170,20 @@ const char* to_string(PipelineSplit split) noexcept;
 bool parse_precision(std::string_view name, Precision& out) noexcept;
 bool parse_mlp(std::string_view name, Mlp& out) noexcept;
 bool parse_recompute(std::string_view name, Recompute& out) noexcept;
+// A plan's recompute as flags, specs and the store spell it: "none", "selective", "full", or
+// selective with its modules, "selective:mla_up_proj+mlp" (RecomputeModule names: core_attn,
+// layernorm, mla_up_proj, mlp, moe_act, moe, shared_experts).
+std::string recompute_label(Recompute recompute, std::uint8_t modules);
+// "none, selective, full or selective:MODULE+MODULE... (core_attn, ...)": for error messages.
+std::string recompute_values();
+// false (and the outputs untouched) when `label` is none of those; modules in any order, each once.
+bool parse_recompute_label(std::string_view label, Recompute& recompute,
+                           std::uint8_t& modules) noexcept;
+// The modules a selective recompute recomputes, its default made explicit (0 -> core_attn).
+inline std::uint8_t recomputed_modules(Recompute recompute, std::uint8_t modules) noexcept {
+  if (recompute != Recompute::selective) return 0;
+  return modules == 0 ? std::uint8_t{kRecomputeCoreAttn} : modules;
+}
 bool parse_offload(std::string_view name, Offload& out) noexcept;
 bool parse_pipeline_split(std::string_view name, PipelineSplit& out) noexcept;
 
@@ -278,10 +307,10 @@ struct Calibration {
   // e^-q and e^q, q the conformal quantile of the held-out |log residuals| (`validate --fit` sets
   // them; docs/calibration.md, "Prediction intervals"). The step is in [predicted x lo,
   // predicted x hi]; a user's file may set the two ends apart.
-  double interval_lo = 0.765;
-  double interval_hi = 1.307;
-  double moe_interval_lo = 0.657;
-  double moe_interval_hi = 1.523;
+  double interval_lo = 0.768;
+  double interval_hi = 1.301;
+  double moe_interval_lo = 0.654;
+  double moe_interval_hi = 1.529;
   // A point with few calibration runs like it (spaces/support.h) has the interval [lo^w, hi^w]:
   // the held-out residuals of such runs against the others' (docs/calibration.md).
   double interval_widening = 1.4;
@@ -343,7 +372,8 @@ double megatron_flops_per_token(const Model& model, int seq_len) noexcept;
 // training with Transformer Engine).
 double activation_bytes_per_layer(const Model& model, double seq_len, double micro_batch, int tp,
                                   bool sequence_parallel, Recompute recompute, bool flash_attention,
-                                  bool dropout_masks = true, bool fp8_gemm_inputs = false) noexcept;
+                                  bool dropout_masks = true, bool fp8_gemm_inputs = false,
+                                  std::uint8_t recompute_modules = 0) noexcept;
 
 // A set of plans of one workload on one cluster for the plan search (docs/search.md): the degrees
 // tp, pp, dp, cp, ep, etp and the capacity factor of `plan` are fixed; each other setting ranges
@@ -352,8 +382,11 @@ struct PlanBox {
   Plan plan;
   int vp_min = 1, vp_max = 1;
   int micro_batch_min = 1, micro_batch_max = 1;
-  bool zero[4] = {true, true, true, true};                       // by ZeRO stage
-  bool recompute[3] = {true, true, true};                        // by Recompute
+  bool zero[4] = {true, true, true, true};  // by ZeRO stage
+  bool recompute[3] = {true, true, true};   // by Recompute
+  // The modules of every selective recompute in the box, together (more modules recompute more
+  // and keep less: the least memory of them all); Plan::recompute_modules bits.
+  std::uint8_t recompute_modules = 0;
   bool sequence_parallel[2] = {true, true};                      // off, on
   bool offload[4] = {true, true, true, true};                    // by Offload
   bool pipeline_split[kNumPipelineSplits] = {true, true, true};  // by PipelineSplit

@@ -140,9 +140,10 @@ double training_flops_per_step(const Workload& w, Recompute recompute) noexcept 
 
 double activation_bytes_per_layer(const Model& m, double s, double b, int tp,
                                   bool sequence_parallel, Recompute recompute, bool flash_attention,
-                                  bool dropout_masks, bool fp8_gemm_inputs) noexcept {
-  return detail::activation_bytes(m, s, b, tp, sequence_parallel, recompute, flash_attention,
-                                  dropout_masks, fp8_gemm_inputs);
+                                  bool dropout_masks, bool fp8_gemm_inputs,
+                                  std::uint8_t recompute_modules) noexcept {
+  return detail::activation_bytes(m, s, b, tp, sequence_parallel, recompute, recompute_modules,
+                                  flash_attention, dropout_masks, fp8_gemm_inputs);
 }
 
 }  // namespace clustersweep::estimator

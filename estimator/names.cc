@@ -1,6 +1,7 @@
 // Names of the estimator's enums as files and flags spell them ("bf16", "swiglu", "selective",
 // "optimizer_activations"), and their parsing; the Infeasible codes are stable because results
 // store them (docs/store-format.md).
+#include <string>
 #include <string_view>
 
 #include "estimator/estimator.h"
@@ -51,6 +52,55 @@ const char* to_string(PipelineSplit split) noexcept {
 }
 
 namespace {
+constexpr const char* kRecomputeModuleNames[kNumRecomputeModules] = {
+    "core_attn", "layernorm", "mla_up_proj", "mlp", "moe_act", "moe", "shared_experts"};
+}  // namespace
+
+std::string recompute_label(Recompute recompute, std::uint8_t modules) {
+  std::string out = to_string(recompute);
+  if (recompute != Recompute::selective || modules == 0) return out;
+  char separator = ':';
+  for (int i = 0; i < kNumRecomputeModules; ++i) {
+    if (!(modules & (1u << i))) continue;
+    (out += separator) += kRecomputeModuleNames[i];
+    separator = '+';
+  }
+  return out;
+}
+
+std::string recompute_values() {
+  std::string modules;
+  for (const char* name : kRecomputeModuleNames) (modules += modules.empty() ? "" : ", ") += name;
+  return "none, selective, full or selective:MODULE+MODULE... of " + modules;
+}
+
+bool parse_recompute_label(std::string_view label, Recompute& recompute,
+                           std::uint8_t& modules) noexcept {
+  const std::size_t colon = label.find(':');
+  Recompute r{};
+  if (!parse_recompute(label.substr(0, colon), r)) return false;
+  std::uint8_t m = 0;
+  if (colon != std::string_view::npos) {
+    if (r != Recompute::selective) return false;
+    std::string_view rest = label.substr(colon + 1);
+    while (true) {
+      const std::size_t plus = rest.find('+');
+      const std::string_view name = rest.substr(0, plus);
+      int found = -1;
+      for (int i = 0; i < kNumRecomputeModules && found < 0; ++i)
+        if (name == kRecomputeModuleNames[i]) found = i;
+      if (found < 0 || (m & (1u << found))) return false;
+      m = static_cast<std::uint8_t>(m | (1u << found));
+      if (plus == std::string_view::npos) break;
+      rest = rest.substr(plus + 1);
+    }
+  }
+  recompute = r;
+  modules = m;
+  return true;
+}
+
+namespace {
 template <class Enum, int N>
 bool parse_name(std::string_view name, Enum& out) noexcept {
   for (int i = 0; i < N; ++i) {
@@ -78,6 +128,10 @@ bool parse_pipeline_split(std::string_view name, PipelineSplit& out) noexcept {
 }
 
 // The software stack's settings (stack.h).
+const char* to_string(Framework framework) noexcept {
+  constexpr const char* kNames[] = {"any", "megatron-core", "fsdp2", "deepspeed"};
+  return kNames[static_cast<int>(framework)];
+}
 const char* to_string(CudaGraph graph) noexcept {
   constexpr const char* kNames[] = {"none", "partial", "full"};
   return kNames[static_cast<int>(graph)];
@@ -99,6 +153,9 @@ const char* to_string(AttentionKernel kernel) noexcept {
   return kNames[static_cast<int>(kernel)];
 }
 
+bool parse_framework(std::string_view name, Framework& out) noexcept {
+  return parse_name<Framework, kNumFrameworks>(name, out);
+}
 bool parse_cuda_graph(std::string_view name, CudaGraph& out) noexcept {
   return parse_name<CudaGraph, kNumCudaGraphs>(name, out);
 }

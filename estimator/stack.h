@@ -33,7 +33,14 @@ inline constexpr int kNumFp8Recipes = 4;
 enum class AttentionKernel : std::uint8_t { cudnn, flash2, flash3, triton, unfused };
 inline constexpr int kNumAttentionKernels = 5;
 
+// The training framework a plan runs in (spaces/frameworks.h: what each runs, its defaults):
+// none named (every plan), Megatron-Core (Megatron-LM, NeMo 2, Megatron-Bridge), PyTorch FSDP2
+// (torchtitan, NeMo AutoModel, llm-foundry's FSDP) or DeepSpeed (ZeRO, Megatron-DeepSpeed).
+enum class Framework : std::uint8_t { any, megatron_core, fsdp2, deepspeed };
+inline constexpr int kNumFrameworks = 4;
+
 struct Stack {
+  Framework framework = Framework::any;
   CudaGraph cuda_graph = CudaGraph::none;
   Dispatcher dispatcher = Dispatcher::alltoall;
   TokenRouting token_routing = TokenRouting::dropless;
@@ -47,13 +54,15 @@ struct Stack {
   AttentionKernel attention_kernel = AttentionKernel::cudnn;
 };
 
-// Names as used in flags, specs, files and the store: "partial", "hybridep", "balanced".
+// Names as used in flags, specs, files and the store: "megatron-core", "partial", "hybridep".
+const char* to_string(Framework framework) noexcept;
 const char* to_string(CudaGraph graph) noexcept;
 const char* to_string(Dispatcher dispatcher) noexcept;
 const char* to_string(TokenRouting routing) noexcept;
 const char* to_string(Fp8Recipe recipe) noexcept;
 const char* to_string(AttentionKernel kernel) noexcept;
 // false (and `out` untouched) when `name` is not one of the names above.
+bool parse_framework(std::string_view name, Framework& out) noexcept;
 bool parse_cuda_graph(std::string_view name, CudaGraph& out) noexcept;
 bool parse_dispatcher(std::string_view name, Dispatcher& out) noexcept;
 bool parse_token_routing(std::string_view name, TokenRouting& out) noexcept;

@@ -88,6 +88,12 @@ std::string design_spec(const Settings& s, const Point& pt, const DesignSpecOpti
       plan.insert(name, "all");
   }
   for (const char* name : kPlanLabels) plan.insert(name, s.has(name) ? s.at(name).text : "all");
+  if (!s.has("recompute") && !options.more_recomputes.empty()) {
+    toml::array recomputes{"none", "selective", "full"};
+    for (const std::string& r : options.more_recomputes)
+      if (r != "none" && r != "selective" && r != "full") recomputes.push_back(r);
+    plan.insert_or_assign("recompute", std::move(recomputes));
+  }
   if (s.has("sequence_parallel"))
     plan.insert("sequence_parallel", s.boolean("sequence_parallel"));
   else
@@ -174,6 +180,15 @@ DesignSearch search_design(const Settings& settings, const Point& point,
   search.steps = estimator::steps_to_train(point.workload, out.space.training_tokens());
   search.job = out.space.job(point.cluster, estimator.checkpoint_bytes());
   search.exhaustive = exhaustive;
+  RobustRanking robust;
+  if (options.robust) {
+    robust.support = design_support(point.support, support_family(point.workload.model),
+                                    point.gpu_name, point.workload.precision);
+    robust.model = point.workload.model;
+    robust.interval = estimator::step_interval(point.calibration, point.workload.model);
+    robust.widening = point.calibration.interval_widening;
+    search.robust = &robust;
+  }
   out.plans = best_plans(out.space, out.design, estimator, search, k, &out.stats);
   // No plan passes the rules: name the rule the given plan settings break, where one does.
   if (out.plans.empty() && out.space.valid_plans(0) == 0) {

@@ -16,6 +16,11 @@ struct DesignSpecOptions {
   double training_tokens = 0;  // 0: the spec's default
   Pricing pricing;
   estimator::Reliability reliability;
+  // Rank by the upper end of each plan's interval (RobustRanking); not written into the spec.
+  bool robust = false;
+  // Without a recompute setting: the recompute axis's values besides "all"'s none, selective and
+  // full (a run's selective recompute with its modules, which `validate --best` searches too).
+  std::vector<std::string> more_recomputes;
 };
 
 // The TOML text of the one-design spec of `settings`, which resolve() accepts as `point`. A

@@ -9,6 +9,7 @@
 #include "base/format.h"
 #include "base/numbers.h"
 #include "spaces/architecture.h"
+#include "spaces/frameworks.h"
 #include "spaces/stack_settings.h"
 
 namespace clustersweep::spaces {
@@ -119,7 +120,10 @@ const std::vector<SettingInfo>& setting_infos() {
         {"sequence_parallel", SettingFamily::transformer,
          "Megatron sequence parallelism (flag, or =true/false)"},
         {"zero", SettingFamily::transformer, "ZeRO stage 0-3 (3 = FSDP FULL_SHARD; default 0)"},
-        {"recompute", SettingFamily::transformer, "none (default), selective or full"},
+        {"recompute", SettingFamily::transformer,
+         "none (default), selective (the attention core), full, or selective with Megatron-Core's "
+         "modules: selective:mla_up_proj+mlp (core_attn, layernorm, mla_up_proj, mlp, moe_act, "
+         "moe, shared_experts)"},
         {"micro_batch", SettingFamily::transformer, "sequences per micro-batch (default 1)"},
         {"ep", SettingFamily::transformer,
          "expert-parallel degree (default 1; divides num_experts and tp*cp*dp/etp)"},
@@ -253,7 +257,6 @@ void read_enum(const Settings& s, const std::string& name, bool (*parse)(std::st
 
 const char* mlp_name(est::Mlp m) { return est::to_string(m); }
 const char* precision_name(est::Precision p) { return est::to_string(p); }
-const char* recompute_name(est::Recompute r) { return est::to_string(r); }
 const char* offload_name(est::Offload o) { return est::to_string(o); }
 const char* split_name(est::PipelineSplit p) { return est::to_string(p); }
 
@@ -272,9 +275,12 @@ est::Reliability resolve_reliability(const Settings& s, std::map<std::string, Or
 // The software stack's settings; a capacity factor alone means capacity routing, and capacity
 // routing alone has a capacity of one balanced share (Megatron's moe_expert_capacity_factor 1.0).
 void resolve_stack(const Settings& s, est::Plan& p, std::map<std::string, Origin>& origins) {
+  std::array<bool, kNumStackSettings> given{};
   for (const StackSetting& st : stack_settings()) {
+    given[static_cast<std::size_t>(&st - stack_settings().data())] = s.has(st.name);
     if (!s.has(st.name)) {
-      origins[st.name] = Origin::fallback;
+      // A framework's profile gives the settings a plan leaves unset (spaces/frameworks.h).
+      origins[st.name] = s.has("framework") ? Origin::catalog : Origin::fallback;
       continue;
     }
     const int value = parse_stack_value(st, s.at(st.name).text);
@@ -283,6 +289,7 @@ void resolve_stack(const Settings& s, est::Plan& p, std::map<std::string, Origin
                                    stack_values(st), s.at(st.name).text));
     st.set(p.stack, value);
   }
+  apply_framework_defaults(p.stack.framework, given, p.stack);
   if (p.capacity_factor > 0 && !s.has("token_routing")) {
     p.stack.token_routing = est::TokenRouting::capacity;
     origins["token_routing"] = Origin::rule;
@@ -356,7 +363,7 @@ Point resolve(const Settings& s) {
 PointInterval point_interval(const Point& pt, const est::Plan& plan) {
   PointInterval out;
   out.support = point_support(pt.support, support_family(pt.workload.model), pt.gpu_name,
-                              pt.workload.precision, regime_of(plan), plan.cp);
+                              pt.workload.precision, regime_of(plan, pt.workload.model), plan.cp);
   out.interval = supported_interval(est::step_interval(pt.calibration, pt.workload.model),
                                     out.support.runs, pt.calibration.interval_widening);
   return out;
@@ -453,7 +460,10 @@ Point resolve(const Settings& s, const est::Calibration& calibration) {
   if (p.zero > 3)
     throw InputError(fmt::format("{}: must be 0, 1, 2 or 3, got '{}'", s.where("zero"), p.zero));
   p.sequence_parallel = s.boolean("sequence_parallel");
-  read_enum(s, "recompute", est::parse_recompute, recompute_name, 3, p.recompute);
+  if (s.has("recompute") &&
+      !est::parse_recompute_label(s.at("recompute").text, p.recompute, p.recompute_modules))
+    throw InputError(fmt::format("{}: must be {}, got '{}'", s.where("recompute"),
+                                 est::recompute_values(), s.at("recompute").text));
   read_enum(s, "offload", est::parse_offload, offload_name, 4, p.offload);
   p.pipeline_split = default_pipeline_split(m, p.pp, p.vp);
   origin("pipeline_split", Origin::rule);

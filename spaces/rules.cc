@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/format.h"
+#include "spaces/frameworks.h"
 
 namespace clustersweep::spaces {
 
@@ -104,6 +105,21 @@ constexpr RuleInfo kRules[kNumRules] = {
      "fp8_attention and fp8_recipe other than delayed need fp8 or fp4 training; mxfp8 needs an "
      "accelerator with MX formats (Blackwell)",
      {"fp8_attention", "fp8_recipe", "precision"},
+     est::Infeasible::invalid_plan},
+    {"framework_parallelism",
+     "the plan's framework must have its kinds of parallelism (tp, sp, pp, vp, cp, ep, etp) and "
+     "pipeline split (spaces/data/frameworks.toml)",
+     {"framework"},
+     est::Infeasible::invalid_plan},
+    {"framework_memory",
+     "the plan's framework must run its ZeRO stage (with a pipeline when pp > 1), offload and "
+     "recompute",
+     {"framework"},
+     est::Infeasible::invalid_plan},
+    {"framework_stack",
+     "the plan's framework must run its runtime settings (dispatcher, CUDA graphs, overlaps, fp8 "
+     "recipe, attention kernel)",
+     {"framework"},
      est::Infeasible::invalid_plan},
 };
 
@@ -214,8 +230,123 @@ Violation check_plan(const est::Workload& w, const est::Cluster& c, const est::P
     return broken(Rule::ep_experts, p.ep, m.num_experts, p.etp);
   if (!ep_group_fits(p))
     return broken(Rule::ep_group, p.ep, p.etp, std::int64_t{p.tp} * p.cp * p.dp);
-  return check_stack(w, c, p);
+  if (const Violation v = check_stack(w, c, p)) return v;
+  return check_framework(p);
 }
+
+namespace {
+// What a framework rule's violation names (Violation::values[1]); the stack's settings follow as
+// kFrameworkStack + their stack_settings() index.
+enum FrameworkItem : int {
+  kTp,
+  kSp,
+  kPp,
+  kVp,
+  kCp,
+  kEp,
+  kEtp,
+  kSplit,
+  kZero,
+  kZeroWithPipeline,
+  kOffload,
+  kRecompute,
+  kFrameworkStack
+};
+constexpr const char* kParallelismNames[] = {
+    "tensor parallelism",       "sequence parallelism",
+    "pipeline parallelism",     "interleaved pipelines (vp > 1)",
+    "context parallelism",      "expert parallelism",
+    "expert tensor parallelism"};
+bool has_bit(std::uint32_t mask, int bit) noexcept { return (mask >> bit) & 1u; }
+}  // namespace
+
+Violation check_framework(const est::Plan& p) noexcept {
+  if (p.stack.framework == est::Framework::any) return {};
+  const FrameworkProfile& f = *framework_profile(p.stack.framework);
+  const int fw = static_cast<int>(p.stack.framework);
+  const std::pair<bool, int> kinds[] = {{p.tp > 1 && !f.tensor_parallel, p.tp},
+                                        {p.sequence_parallel && !f.sequence_parallel, 1},
+                                        {p.pp > 1 && !f.pipeline_parallel, p.pp},
+                                        {p.vp > 1 && !f.interleaved_pipeline, p.vp},
+                                        {p.cp > 1 && !f.context_parallel, p.cp},
+                                        {p.ep > 1 && !f.expert_parallel, p.ep},
+                                        {p.etp > 1 && !f.expert_tensor_parallel, p.etp}};
+  for (int i = 0; i < static_cast<int>(std::size(kinds)); ++i)
+    if (kinds[i].first) return broken(Rule::framework_parallelism, fw, i, kinds[i].second);
+  if (!has_bit(f.pipeline_split, static_cast<int>(p.pipeline_split)))
+    return broken(Rule::framework_parallelism, fw, kSplit, static_cast<int>(p.pipeline_split));
+  if (!has_bit(p.pp > 1 ? f.zero_with_pipeline : f.zero, p.zero))
+    return broken(Rule::framework_memory, fw, p.pp > 1 ? kZeroWithPipeline : kZero, p.zero);
+  if (!has_bit(f.offload, static_cast<int>(p.offload)))
+    return broken(Rule::framework_memory, fw, kOffload, static_cast<int>(p.offload));
+  if (!has_bit(f.recompute, static_cast<int>(p.recompute)))
+    return broken(Rule::framework_memory, fw, kRecompute, static_cast<int>(p.recompute));
+  const auto settings = stack_settings();
+  for (int i = 0; i < kNumStackSettings; ++i)
+    if (!has_bit(f.stack[static_cast<std::size_t>(i)], settings[i].get(p.stack)))
+      return broken(Rule::framework_stack, fw, kFrameworkStack + i, settings[i].get(p.stack));
+  return {};
+}
+
+namespace {
+// "0 or 1", "none or full": the values of a mask, named by `name`.
+template <class Name>
+std::string values_of(std::uint32_t mask, int count, Name name) {
+  std::vector<std::string> names;
+  for (int i = 0; i < count; ++i)
+    if (has_bit(mask, i)) names.emplace_back(name(i));
+  return names.empty() ? "none" : join_or(names);
+}
+
+std::string framework_message(const Violation& v) {
+  const auto& x = v.values;
+  const auto framework = static_cast<est::Framework>(x[0]);
+  const FrameworkProfile& f = *framework_profile(framework);
+  const char* name = est::to_string(framework);
+  const int value = static_cast<int>(x[2]);
+  const auto zero_name = [](int i) { return fmt::format("{}", i); };
+  switch (x[1]) {
+    case kSplit:
+      return fmt::format("{} has no {} pipeline split (it runs {})", name,
+                         est::to_string(static_cast<est::PipelineSplit>(value)),
+                         values_of(f.pipeline_split, est::kNumPipelineSplits, [](int i) {
+                           return est::to_string(static_cast<est::PipelineSplit>(i));
+                         }));
+    case kZero:
+      return fmt::format("{} does not run ZeRO stage {} (it runs zero {})", name, value,
+                         values_of(f.zero, 4, zero_name));
+    case kZeroWithPipeline:
+      return fmt::format(
+          "{} does not run ZeRO stage {} with pp > 1 (with a pipeline it runs zero {})", name,
+          value, values_of(f.zero_with_pipeline, 4, zero_name));
+    case kOffload:
+      return fmt::format("{} does not offload {} (it offloads {})", name,
+                         est::to_string(static_cast<est::Offload>(value)),
+                         values_of(f.offload, 4, [](int i) {
+                           return est::to_string(static_cast<est::Offload>(i));
+                         }));
+    case kRecompute:
+      return fmt::format("{} has no {} recompute (it runs {})", name,
+                         est::to_string(static_cast<est::Recompute>(value)),
+                         values_of(f.recompute, 3, [](int i) {
+                           return est::to_string(static_cast<est::Recompute>(i));
+                         }));
+    default:
+      break;
+  }
+  if (x[1] >= kFrameworkStack) {
+    const StackSetting& st = stack_settings()[static_cast<std::size_t>(x[1] - kFrameworkStack)];
+    return fmt::format("{} does not run {} {} (it runs {})", name, st.name, st.value_name(value),
+                       values_of(f.stack[static_cast<std::size_t>(x[1] - kFrameworkStack)],
+                                 st.count, [&](int i) { return st.value_name(i); }));
+  }
+  return fmt::format("{} has no {} ({} {})", name, kParallelismNames[x[1]],
+                     kParallelismNames[x[1]] == kParallelismNames[kSp] ? "sequence_parallel"
+                     : x[1] == kVp                                     ? "vp"
+                                                                       : "degree",
+                     value);
+}
+}  // namespace
 
 Violation check_stack(const est::Workload& w, const est::Cluster& c, const est::Plan& p) noexcept {
   const est::Stack& st = p.stack;
@@ -322,6 +453,10 @@ std::string message(const Violation& v) {
       return fmt::format("{} needs fp8 or fp4 training, not {}",
                          x[0] ? "fp8_attention" : "an fp8_recipe other than delayed",
                          est::to_string(static_cast<est::Precision>(x[2])));
+    case Rule::framework_parallelism:
+    case Rule::framework_memory:
+    case Rule::framework_stack:
+      return framework_message(v);
     case Rule::expansion_duplicate:
     case Rule::user_constraint:
       break;

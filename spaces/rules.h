@@ -37,8 +37,11 @@ enum class Rule : std::uint8_t {
   token_routing,               // capacity routing exactly with a capacity factor; MoE models only
   dispatcher_needs_ep,         // a dispatcher but alltoall, and a2a_overlap, need ep > 1
   fp8_settings,                // fp8_attention and fp8 recipes need fp8 training; mxfp8 Blackwell
+  framework_parallelism,       // the plan's framework has its kinds of parallelism and split
+  framework_memory,            // ... runs its ZeRO stage (with its pipeline), offload, recompute
+  framework_stack,             // ... runs its runtime settings (spaces/data/frameworks.toml)
 };
-inline constexpr int kNumRules = 22;
+inline constexpr int kNumRules = 25;
 
 const char* to_string(Rule rule) noexcept;  // e.g. "tp_heads"
 const char* describe(Rule rule) noexcept;   // the rule, one line
@@ -97,5 +100,8 @@ Violation check_plan(const estimator::Workload& workload, const estimator::Clust
 // The software-stack rules alone (token_routing .. fp8_settings), which check_plan() ends with.
 Violation check_stack(const estimator::Workload& workload, const estimator::Cluster& cluster,
                       const estimator::Plan& plan) noexcept;
+// The framework rules alone (framework_parallelism .. framework_stack): the plan keeps to the
+// profile of its framework (spaces/frameworks.h); every plan does without one.
+Violation check_framework(const estimator::Plan& plan) noexcept;
 
 }  // namespace clustersweep::spaces

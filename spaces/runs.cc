@@ -15,6 +15,7 @@
 #include "base/csv.h"
 #include "base/error.h"
 #include "spaces/catalog.h"
+#include "spaces/frameworks.h"
 #include "spaces/resolve.h"
 #include "spaces/stack_settings.h"
 
@@ -89,6 +90,23 @@ constexpr ValueRename kValueRenames[] = {
     {"attention_kernel", "megatron_fused", "unfused"},
     {"attention_kernel", "triton_flash", "triton"},
 };
+
+// A recompute_detail cell as a recompute label: "selective:mla_up_proj+mlp" from
+// "selective:RMSNorm+MLA up-proj" or "selective:core_attn(mcore default)"; empty when it names
+// no modules or none the estimator knows.
+std::string recompute_modules_label(std::string text) {
+  if (const auto paren = text.find('('); paren != std::string::npos) text.erase(paren);
+  constexpr std::pair<std::string_view, std::string_view> kSpellings[] = {
+      {"RMSNorm", "layernorm"}, {"MLA up-proj", "mla_up_proj"}};
+  for (const auto& [from, to] : kSpellings)
+    if (const auto at = text.find(from); at != std::string::npos) text.replace(at, from.size(), to);
+  estimator::Recompute recompute{};
+  std::uint8_t modules = 0;
+  if (text.find(':') == std::string::npos ||
+      !estimator::parse_recompute_label(text, recompute, modules))
+    return {};
+  return estimator::recompute_label(recompute, modules);
+}
 
 // A setting a row leaves at its default, and why ("empty", "unknown").
 struct Defaulted {
@@ -239,6 +257,17 @@ std::vector<MeasuredRun> read_runs(const std::string& path,
     for (const auto& c : settings_columns)
       if (!text(c.column).empty()) settings.set(c.setting, text(c.column), where(c.column));
     const auto defaulted = read_stack_columns(columns, text, where, settings);
+    // The recompute modules a selective recompute names ("selective:mla_up_proj+mlp").
+    if (columns.count("recompute_detail"))
+      if (const std::string label = recompute_modules_label(text("recompute_detail"));
+          !label.empty() && label.rfind(text("recompute"), 0) == 0)
+        settings.set("recompute", label, where("recompute_detail"));
+    // The framework the run's software is (spaces/data/frameworks.toml): its rules check the
+    // run's plan, its defaults fill the settings the row leaves unknown, and `--best` searches
+    // within it.
+    if (columns.count("software"))
+      if (const auto f = framework_of_software(text("software")); f != estimator::Framework::any)
+        settings.set("framework", estimator::to_string(f), where("software"));
     // GPT-OSS's clamped gated activation, "swiglu_oai(clamped,gated)", has SwiGLU's three
     // matrices.
     if (moe && text("ffn_act").rfind("swiglu", 0) == 0)

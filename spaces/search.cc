@@ -178,6 +178,7 @@ class Search {
         open_.micro_batch_max = std::max(open_.micro_batch_max, p.micro_batch);
         open_.zero[p.zero] = true;
         open_.recompute[static_cast<int>(p.recompute)] = true;
+        open_.recompute_modules |= estimator::recomputed_modules(p.recompute, p.recompute_modules);
         open_.sequence_parallel[p.sequence_parallel ? 1 : 0] = true;
         open_.offload[static_cast<int>(p.offload)] = true;
         open_.pipeline_split[static_cast<int>(p.pipeline_split)] = true;
@@ -373,6 +374,7 @@ class Search {
           break;
         case kRecompute:
           only(box.recompute, 3, static_cast<int>(p.recompute));
+          box.recompute_modules = estimator::recomputed_modules(p.recompute, p.recompute_modules);
           break;
         case kOffload:
           only(box.offload, 4, static_cast<int>(p.offload));
@@ -387,7 +389,8 @@ class Search {
     node.energy_j = estimator_.energy_bound_j(b.time_s, b.busy_s);
     node.objective =
         objective_value(options_.objective, space_.pricing(), usd_per_gpu_s_, node.time_s,
-                        node.energy_j, options_.steps, design_.cluster.num_gpus, options_.job);
+                        node.energy_j, options_.steps, design_.cluster.num_gpus, options_.job) *
+        (options_.robust ? options_.robust->least_factor() : 1.0);
     if (b.hbm_bytes > design_.cluster.hbm_bytes) {  // no plan below fits
       stats_->pruned += subtree_points(fixed);
       return false;
@@ -415,7 +418,8 @@ class Search {
     for (int a = kTp; a < kNumAxes; ++a) index += digits[a] * stride_[a];
     const double objective = objective_value(options_.objective, space_.pricing(), usd_per_gpu_s_,
                                              e.time.total_s, e.energy_per_step_j, options_.steps,
-                                             design_.cluster.num_gpus, options_.job);
+                                             design_.cluster.num_gpus, options_.job) *
+                             (options_.robust ? options_.robust->factor(plan) : 1.0);
     incumbents_.add({index, plan, e, objective});
   }
 

@@ -8,6 +8,7 @@
 
 #include "estimator/estimator.h"
 #include "spaces/space.h"
+#include "spaces/support.h"
 
 namespace clustersweep::spaces {
 
@@ -42,11 +43,27 @@ struct SearchStats {
   std::uint64_t boxes = 0;      // subtrees bounded, each about as costly as one evaluation
 };
 
+// Ranking by the estimator's own error (`best --robust`): a plan's objective times the upper end
+// of its 90% interval, which widens where the calibration has few runs like the plan
+// (spaces/support.h). A plan then wins only when it beats the others beyond that error.
+struct RobustRanking {
+  DesignSupport support;
+  estimator::Model model;            // the design's (its regimes depend on it)
+  estimator::StepInterval interval;  // the calibration's, before any widening
+  double widening = 1;               // estimator::Calibration::interval_widening
+  double factor(const estimator::Plan& plan) const noexcept {
+    return supported_interval(interval, support.of(regime_of(plan, model), plan.cp), widening).hi;
+  }
+  // No plan's factor is smaller: widening only moves the upper end up.
+  double least_factor() const noexcept { return interval.hi; }
+};
+
 struct SearchOptions {
   Objective objective = Objective::step_time;
   double steps = 1;          // optimizer steps to train, for the time/energy/cost objectives
   estimator::JobDesign job;  // failures and checkpoints (Space::job)
   bool exhaustive = false;   // evaluate every plan (the reference the search must equal)
+  const RobustRanking* robust = nullptr;  // rank by the interval's upper end
 };
 
 // The k best feasible plans of `design` (accepted by Space::design) by the objective, best first;

@@ -158,6 +158,7 @@ void Space::Impl::plan_values(const Design& d, const std::uint32_t* digit,
   p.micro_batch = micro_batch[digit[kMicroBatch - kTp]];
   p.zero = zero[digit[kZero - kTp]];
   p.recompute = recompute[digit[kRecompute - kTp]];
+  p.recompute_modules = recompute_modules[digit[kRecompute - kTp]];
   p.sequence_parallel = sequence_parallel[digit[kSequenceParallel - kTp]] != 0;
   p.offload = offload[digit[kOffload - kTp]];
   p.pipeline_split = pipeline_split[digit[kPipelineSplit - kTp]];

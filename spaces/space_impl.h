@@ -48,6 +48,7 @@ struct Space::Impl {
   // Plan axis values as the estimator's types.
   std::vector<int> tp, pp, cp, vp, micro_batch, zero, ep, etp;
   std::vector<estimator::Recompute> recompute;
+  std::vector<std::uint8_t> recompute_modules;  // by the same digit (Plan::recompute_modules)
   std::vector<std::uint8_t> sequence_parallel;
   std::vector<estimator::Offload> offload;
   std::vector<estimator::PipelineSplit> pipeline_split;

@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "base/format.h"
 #include "spaces/architecture.h"
+#include "spaces/frameworks.h"
 #include "spaces/space_impl.h"
 #include "spaces/spec_reader.h"
 #include "spaces/stack_settings.h"
@@ -675,13 +676,43 @@ class Parser {
       }
     }
 
+    // none, selective, full ("all": the three), or selective with its modules.
     Axis& recompute = axis(kRecompute, "recompute", "", true);
-    std::vector<int> recomputes = {0};
-    if (const toml::node* n = t.get("recompute"))
-      recomputes = axis_labels(r_, *n, "plan.recompute", kRecomputeNames, true);
-    for (int v : recomputes) {
-      recompute.labels.push_back(kRecomputeNames[v]);
-      im_.recompute.push_back(static_cast<estimator::Recompute>(v));
+    auto add_recompute = [&](const toml::node& n, const std::string& key) {
+      const auto* text = n.as_string();
+      estimator::Recompute r{};
+      std::uint8_t modules = 0;
+      if (!text || !estimator::parse_recompute_label(text->get(), r, modules))
+        r_.fail(n, key,
+                fmt::format("must be {}, a list of them or \"all\", got {}",
+                            estimator::recompute_values(), describe_node(n)));
+      const std::string label = estimator::recompute_label(r, modules);
+      if (std::find(recompute.labels.begin(), recompute.labels.end(), label) !=
+          recompute.labels.end())
+        r_.fail(n, key, fmt::format("duplicate value \"{}\"", label));
+      recompute.labels.push_back(label);
+      im_.recompute.push_back(r);
+      im_.recompute_modules.push_back(modules);
+    };
+    const toml::node* recompute_node = t.get("recompute");
+    if (!recompute_node) {
+      recompute.labels = {kRecomputeNames[0]};
+      im_.recompute = {estimator::Recompute::none};
+      im_.recompute_modules = {0};
+    } else if (const auto* all = recompute_node->as_string(); all && all->get() == "all") {
+      for (int v = 0; v < 3; ++v) {
+        recompute.labels.push_back(kRecomputeNames[v]);
+        im_.recompute.push_back(static_cast<estimator::Recompute>(v));
+        im_.recompute_modules.push_back(0);
+      }
+    } else if (const auto* list = recompute_node->as_array()) {
+      if (list->empty())
+        r_.fail(*recompute_node, "plan.recompute",
+                fmt::format("empty list; give one or more of {}", estimator::recompute_values()));
+      for (std::size_t i = 0; i < list->size(); ++i)
+        add_recompute(*list->get(i), fmt::format("plan.recompute[{}]", i));
+    } else {
+      add_recompute(*recompute_node, "plan.recompute");
     }
 
     Axis& sp = axis(kSequenceParallel, "sequence_parallel", "", false);
@@ -768,9 +799,16 @@ class Parser {
       };
       const toml::node* n = t.get(st.name);
       if (!n) {
-        values = {st.get(defaults)};
+        // Unset: the tool's default, or the default of each framework the spec names (a plan of
+        // one framework with another's default is then removed by the rule framework_stack).
+        for (int f : i == 0 ? std::vector<int>{0} : im_.stack[0]) {
+          const FrameworkProfile* p = framework_profile(static_cast<estimator::Framework>(f));
+          const int v = st.get(p ? p->defaults : defaults);
+          if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+        }
+        std::sort(values.begin(), values.end());
       } else if (const auto* all = n->as_string(); all && all->get() == "all") {
-        for (int v = 0; v < st.count; ++v) values.push_back(v);
+        for (int v = st.all_from; v < st.count; ++v) values.push_back(v);
       } else if (const auto* array = n->as_array()) {
         if (array->empty())
           r_.fail(*n, key, fmt::format("empty list; give one or more of {}", stack_values(st)));

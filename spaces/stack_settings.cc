@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "base/format.h"
 #include "base/numbers.h"
 
 namespace clustersweep::spaces {
@@ -42,7 +43,17 @@ constexpr StackSetting bool_setting(const char* name, const char* help) {
           bool_name};
 }
 
+constexpr StackSetting framework_setting() {
+  StackSetting s = enum_setting<&est::Stack::framework, est::kNumFrameworks>(
+      "framework",
+      "training framework: any (default; every plan), megatron-core, fsdp2 or deepspeed: only "
+      "the plans it runs, its runtime settings as defaults (spaces/data/frameworks.toml)");
+  s.all_from = 1;
+  return s;
+}
+
 const StackSetting kSettings[] = {
+    framework_setting(),
     enum_setting<&est::Stack::cuda_graph, est::kNumCudaGraphs>(
         "cuda_graph",
         "CUDA graphs: none (default), partial (attention, router and MoE preprocessing "
@@ -99,14 +110,9 @@ int parse_stack_value(const StackSetting& setting, std::string_view text) noexce
 
 std::string stack_values(const StackSetting& setting) {
   if (setting.boolean) return "true or false";
-  std::string out;
-  for (int i = 0; i < setting.count; ++i)
-    out += fmt::format("{}{}",
-                       i == 0                   ? ""
-                       : i + 1 == setting.count ? " or "
-                                                : ", ",
-                       setting.value_name(i));
-  return out;
+  std::vector<std::string> names;
+  for (int i = 0; i < setting.count; ++i) names.emplace_back(setting.value_name(i));
+  return join_or(names);
 }
 
 }  // namespace clustersweep::spaces

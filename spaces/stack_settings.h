@@ -17,10 +17,11 @@ struct StackSetting {
   int (*get)(const estimator::Stack&) noexcept;
   void (*set)(estimator::Stack&, int) noexcept;
   const char* (*value_name)(int) noexcept;  // "partial"; "off"/"on" for booleans
+  int all_from = 0;  // the first value a spec's "all" sweeps (framework: not "any")
 };
 
 // The settings, in the order of their spec axes and store columns (spaces/space.h).
-inline constexpr int kNumStackSettings = 11;
+inline constexpr int kNumStackSettings = 12;
 std::span<const StackSetting> stack_settings() noexcept;
 // nullptr when `name` is not one of them.
 const StackSetting* find_stack_setting(std::string_view name) noexcept;

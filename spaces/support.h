@@ -21,10 +21,12 @@ namespace clustersweep::spaces {
 inline constexpr int kFewCalibrationRuns = 3;
 
 // The parallel regimes a support table counts. A transformer plan's: model_parallel (ZeRO 0-2,
-// any TP/PP: Megatron), fsdp (ZeRO-3 without TP), fsdp_tp (ZeRO-3 with TP). A recommendation
-// model's: its sharding as the spec names it (table, row, ..., best: the planner's placement).
+// any TP/PP: Megatron), fsdp (ZeRO-3 without TP), fsdp_tp (ZeRO-3 with TP), and for a
+// Mixture-of-Experts model fsdp_sharded_experts (ZeRO-3 with an expert-data-parallel group:
+// ep*etp < tp*cp*dp). A recommendation model's: its sharding as the spec names it (table, row, ...,
+// best: the planner's placement).
 inline constexpr int kMaxRegimes = estimator::kNumShardings + 1;
-int regime_of(const estimator::Plan& plan) noexcept;
+int regime_of(const estimator::Plan& plan, const estimator::Model& model) noexcept;
 int regime_of(bool best_sharding, estimator::Sharding sharding) noexcept;
 
 // The three calibration families (the [support.dense], [support.moe] and [support.dlrm] tables).

@@ -18,7 +18,7 @@ namespace est = estimator;
 
 // The best plan of a run's design, searched over every plan with the run's model, cluster, batch
 // and precision: its predicted step and the plan as "tp 8 pp 8 ...".
-void search_best_plan(const MeasuredRun& run, const est::Calibration& calibration,
+void search_best_plan(const MeasuredRun& run, const est::Calibration& calibration, bool robust,
                       Prediction& out) {
   Settings settings = run.settings;
   // A run with a capacity factor routes by capacity (resolve()); the search keeps its routing,
@@ -27,7 +27,11 @@ void search_best_plan(const MeasuredRun& run, const est::Calibration& calibratio
     settings.set("token_routing", "capacity", settings.where("capacity_factor"));
   for (const std::string& name : plan_setting_names()) settings.erase(name);
   const Point point = resolve(settings, calibration);
-  const auto search = search_design(settings, point, {}, 1, false);
+  DesignSpecOptions options;
+  options.robust = robust;
+  options.more_recomputes = {
+      est::recompute_label(run.sample.plan.recompute, run.sample.plan.recompute_modules)};
+  const auto search = search_design(settings, point, options, 1, false);
   if (search.plans.empty()) return;
   const est::Plan& p = search.plans.front().plan;
   out.best_step_s = search.plans.front().estimate.time.total_s;
@@ -35,8 +39,8 @@ void search_best_plan(const MeasuredRun& run, const est::Calibration& calibratio
       "tp {} pp {} dp {} cp {} vp {} ep {} etp {} mb {} zero {} sp {} recompute {} offload {} "
       "split {}",
       p.tp, p.pp, p.dp, p.cp, p.vp, p.ep, p.etp, p.micro_batch, p.zero,
-      p.sequence_parallel ? "on" : "off", est::to_string(p.recompute), est::to_string(p.offload),
-      est::to_string(p.pipeline_split));
+      p.sequence_parallel ? "on" : "off", est::recompute_label(p.recompute, p.recompute_modules),
+      est::to_string(p.offload), est::to_string(p.pipeline_split));
 }
 
 // A row before its prediction: what the runs file gives.
@@ -50,9 +54,12 @@ Prediction row_of(const std::string& id, const std::string& source, double measu
   return out;
 }
 
-Prediction predict(const MeasuredRun& r, const est::Calibration& calibration, bool best) {
+Prediction predict(const MeasuredRun& r, const est::Calibration& calibration, bool best,
+                   bool robust) {
   Prediction out = row_of(r.id, r.source, r.measured_s, r.reason);
   if (!r.reason.empty()) return out;
+  out.moe = est::is_moe(r.sample.workload.model);
+  out.framework = est::to_string(r.sample.plan.stack.framework);
   const est::Estimate e =
       est::estimate(r.sample.workload, r.sample.cluster, r.sample.plan, calibration);
   const est::StepInterval interval = est::step_interval(calibration, r.sample.workload.model);
@@ -61,9 +68,10 @@ Prediction predict(const MeasuredRun& r, const est::Calibration& calibration, bo
   out.hi = e.time.total_s * interval.hi;
   out.error = est::relative_error(e.time.total_s, r.measured_s);
   out.out_of_memory = e.reason == est::Infeasible::out_of_memory;
+  out.memory_bytes = e.memory.hbm_bytes;
   out.repair = r.repair;
   out.defaults = r.defaults;
-  if (best) search_best_plan(r, calibration, out);
+  if (best) search_best_plan(r, calibration, robust, out);
   return out;
 }
 
@@ -95,6 +103,7 @@ void summarize(ValidationReport& report) {
     all.push_back(std::fabs(p.error));
     by_source[p.source].push_back(std::fabs(p.error));
     report.out_of_memory += p.out_of_memory;
+    report.out_of_memory_moe += p.out_of_memory && p.moe;
     report.repaired += !p.repair.empty();
   }
   for (const auto& [source, errors] : by_source)
@@ -108,13 +117,14 @@ std::string measured_text(const Prediction& p) {
 
 std::string step_time_csv_line(const Prediction& p, bool best) {
   if (!p.reason.empty())
-    return fmt::format("{},{},{},,,,,{}{}\n", csv_quote(p.id), csv_quote(p.source),
-                       measured_text(p), csv_quote(p.reason), best ? ",," : "");
-  std::string line =
-      fmt::format("{},{},{:g},{:.6g},{:.6g},{:.6g},{:.6f},{}", csv_quote(p.id), csv_quote(p.source),
-                  p.measured, p.predicted, p.lo, p.hi, p.error,
-                  csv_quote(p.repair.empty() || p.defaults.empty() ? p.repair + p.defaults
-                                                                   : p.repair + "; " + p.defaults));
+    return fmt::format("{},{},{},,,,,{},,,{}{}\n", csv_quote(p.id), csv_quote(p.source),
+                       measured_text(p), p.framework, csv_quote(p.reason), best ? ",," : "");
+  std::string line = fmt::format(
+      "{},{},{:g},{:.6g},{:.6g},{:.6g},{:.6f},{},{:.4g},{},{}", csv_quote(p.id),
+      csv_quote(p.source), p.measured, p.predicted, p.lo, p.hi, p.error, p.framework,
+      p.memory_bytes / 1e9, p.out_of_memory ? "no" : "yes",
+      csv_quote(p.repair.empty() || p.defaults.empty() ? p.repair + p.defaults
+                                                       : p.repair + "; " + p.defaults));
   if (best)
     line +=
         p.best_step_s ? fmt::format(",{:.6g},{}", *p.best_step_s, csv_quote(p.best_plan)) : ",,";
@@ -214,8 +224,8 @@ FitRuns<est::Sample> fit_runs(const std::vector<MeasuredRun>& rows) {
     if (!r.reason.empty()) continue;
     out.samples.push_back(r.sample);
     const est::Workload& w = r.sample.workload;
-    out.support.push_back(
-        {support_family(w.model), r.gpu, w.precision, regime_of(r.sample.plan), r.sample.plan.cp});
+    out.support.push_back({support_family(w.model), r.gpu, w.precision,
+                           regime_of(r.sample.plan, w.model), r.sample.plan.cp});
     out.groups.push_back(r.source);
   }
   return out;
@@ -238,10 +248,10 @@ FitRuns<est::DlrmSample> fit_runs(const std::vector<MeasuredDlrmRun>& rows) {
 }
 
 ValidationReport validate_runs(const std::vector<MeasuredRun>& rows,
-                               const est::Calibration& calibration, bool best) {
+                               const est::Calibration& calibration, bool best, bool robust) {
   ValidationReport report;
   report.best = best;
-  for (const auto& r : rows) report.rows.push_back(predict(r, calibration, best));
+  for (const auto& r : rows) report.rows.push_back(predict(r, calibration, best, robust));
   summarize(report);
   return report;
 }
@@ -260,7 +270,7 @@ std::string format_predictions_csv(const ValidationReport& report) {
   std::string csv =
       step ? fmt::format(
                  "id,source,measured_step_time_s,predicted_step_time_s,predicted_step_time_s_lo,"
-                 "predicted_step_time_s_hi,rel_error,reason{}\n",
+                 "predicted_step_time_s_hi,rel_error,framework,mem_per_gpu_gb,fits_hbm,reason{}\n",
                  report.best ? ",best_step_time_s,best_plan" : "")
            : "id,source,measured_samples_per_s,predicted_samples_per_s,predicted_samples_per_s_lo,"
              "predicted_samples_per_s_hi,rel_error,sharding,reason\n";
@@ -289,8 +299,11 @@ std::string format_summary(const ValidationReport& report) {
     out += fmt::format("; {} with a misreported plan repaired (see the reason column)",
                        report.repaired);
   if (report.out_of_memory)
-    out += fmt::format("; the memory model puts {} measured runs over HBM capacity",
-                       report.out_of_memory);
+    out += fmt::format(
+        "; the memory model puts {} measured runs over HBM capacity ({} dense, {} MoE; "
+        "fits_hbm)",
+        report.out_of_memory, report.out_of_memory - report.out_of_memory_moe,
+        report.out_of_memory_moe);
   return out + '\n';
 }
 
@@ -303,15 +316,21 @@ std::string format_report(const ValidationReport& report) {
 }
 
 BestRatios best_ratios(const ValidationReport& report) {
-  std::map<std::string, std::vector<double>> by_source;
+  std::map<std::string, std::vector<double>> by_source, by_framework;
   std::vector<double> all;
   for (const Prediction& p : report.rows) {
     if (!p.reason.empty() || !p.best_step_s) continue;
     by_source[p.source].push_back(*p.best_step_s / p.measured);
+    by_framework[fmt::format("{} {}", p.framework.empty() ? "any" : p.framework,
+                             p.moe ? "moe" : "dense")]
+        .push_back(
+        *p.best_step_s / p.measured);
     all.push_back(*p.best_step_s / p.measured);
   }
   BestRatios out;
   for (const auto& [source, ratios] : by_source) out.sources.push_back(ratio_stats(source, ratios));
+  for (const auto& [name, ratios] : by_framework)
+    out.frameworks.push_back(ratio_stats(name, ratios));
   out.all = ratio_stats("all", std::move(all));
   return out;
 }
@@ -319,6 +338,7 @@ BestRatios best_ratios(const ValidationReport& report) {
 std::string format_best_ratios(const BestRatios& ratios) {
   std::size_t width = 3;
   for (const RatioStats& s : ratios.sources) width = std::max(width, s.source.size());
+  for (const RatioStats& s : ratios.frameworks) width = std::max(width, s.source.size());
   std::string out = fmt::format(
       "\nbest plan's predicted step / measured step\n{:<{}} {:>5} {:>7} {:>7} {:>7} {:>13}\n",
       "source", width, "rows", "median", "min", "max",
@@ -329,6 +349,9 @@ std::string format_best_ratios(const BestRatios& ratios) {
   };
   for (const RatioStats& s : ratios.sources) line(s);
   if (ratios.all.n) line(ratios.all);
+  if (!ratios.frameworks.empty())
+    out += "by framework (each run's best plan searched within its own)\n";
+  for (const RatioStats& s : ratios.frameworks) line(s);
   return out;
 }
 

@@ -52,9 +52,12 @@ struct Prediction {
   double hi = 0;
   double error = 0;  // relative: predicted / measured - 1
   bool out_of_memory = false;
-  std::string repair;    // step time: the repair of a misreported plan, if any
-  std::string defaults;  // step time: the runtime settings left unknown and their defaults
-  std::string sharding;  // throughput: the planner's placement of the run's sharding
+  bool moe = false;         // step time: the family (over-capacity counts are by family)
+  std::string framework;    // step time: the run's framework (spaces/frameworks.h)
+  double memory_bytes = 0;  // step time: the predicted HBM need per GPU
+  std::string repair;       // step time: the repair of a misreported plan, if any
+  std::string defaults;     // step time: the runtime settings left unknown and their defaults
+  std::string sharding;     // throughput: the planner's placement of the run's sharding
   // With a best-plan search: the best plan's predicted step and the plan as "tp 8 pp 8 ...";
   // nullopt when the search found no plan or did not run.
   std::optional<double> best_step_s;
@@ -69,14 +72,17 @@ struct ValidationReport {
   std::map<std::string, ErrorStats> errors_by_source;
   ErrorStats errors;
   std::size_t unpredicted = 0;
-  std::size_t out_of_memory = 0;  // predicted runs the memory model puts over HBM capacity
-  std::size_t repaired = 0;       // predicted runs whose misreported plan was repaired
+  std::size_t out_of_memory = 0;      // predicted runs the memory model puts over HBM capacity
+  std::size_t out_of_memory_moe = 0;  // of them, Mixture-of-Experts runs
+  std::size_t repaired = 0;           // predicted runs whose misreported plan was repaired
 };
 
 // Predicts every dense and MoE run with `calibration`. With `best`, also searches every plan of
-// each run's model, cluster, batch and precision (as `best` does) for the best one.
+// each run's model, cluster, batch and precision (as `best` does) for the best one, within the
+// run's framework and stack; `robust` ranks them as `best --robust` does.
 ValidationReport validate_runs(const std::vector<MeasuredRun>& rows,
-                               const estimator::Calibration& calibration, bool best = false);
+                               const estimator::Calibration& calibration, bool best = false,
+                               bool robust = false);
 // Predicts every recommendation-model run's throughput with the planner's placement of the run's
 // sharding.
 ValidationReport validate_runs(const std::vector<MeasuredDlrmRun>& rows,
@@ -102,8 +108,9 @@ struct RatioStats {
 inline constexpr double kBestRatioLo = 0.85;
 inline constexpr double kBestRatioHi = 1.10;
 struct BestRatios {
-  std::vector<RatioStats> sources;  // by source name
-  RatioStats all;                   // n == 0 when no run has a best plan
+  std::vector<RatioStats> sources;     // by source name
+  std::vector<RatioStats> frameworks;  // by framework and family: "megatron-core moe"
+  RatioStats all;                      // n == 0 when no run has a best plan
 };
 BestRatios best_ratios(const ValidationReport& report);
 std::string format_best_ratios(const BestRatios& ratios);

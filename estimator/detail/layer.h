@@ -35,7 +35,32 @@ struct Estimator::LayerForward {
   CpExchange cp;               // forward and backward
   double routed_rows = 0;      // of an MoE layer
   double experts = 0;          // of which the MoE layers' expert GEMMs and memory passes
+  double attention_gemm = 0;   // of gemm: the attention's projections
+  double dense_mlp = 0;        // of gemm: the dense MLP (weighted by its layers)
+  double experts_gemm = 0;     // of gemm: the MoE layers' experts (weighted by their layers)
 };
+
+namespace detail {
+// Of an MLA attention's projection FLOPs, the up-projections' (queries, keys and values from
+// their latents): what the mla_up_proj recompute module repeats.
+inline double mla_up_proj_share(const Model& m) {
+  if (!is_mla(m)) return 0;
+  const double h = m.hidden, a = m.heads, qk = qk_dim(m), v = v_dim(m);
+  const double rope = m.qk_rope_head_dim;
+  const double q_in = m.q_lora_rank > 0 ? m.q_lora_rank : h;
+  const double up =
+      (m.q_lora_rank > 0 ? q_in * a * qk : 0.0) + m.kv_lora_rank * a * (qk - rope + v);
+  const double all = (m.q_lora_rank > 0 ? h * q_in : 0.0) + q_in * a * qk +
+                     h * (m.kv_lora_rank + rope) + m.kv_lora_rank * a * (qk - rope + v) + a * v * h;
+  return up / all;
+}
+// Of the experts' GEMM FLOPs, the shared experts'.
+inline double shared_expert_share(const Model& m) {
+  const double shared = static_cast<double>(m.shared_ffn_hidden);
+  const double routed = static_cast<double>(m.top_k) * m.moe_ffn_hidden;
+  return shared + routed > 0 ? shared / (shared + routed) : 0.0;
+}
+}  // namespace detail
 
 inline Estimator::LayerForward Estimator::layer_forward(const StepShape& s) const noexcept {
   const Model& m = workload_.model;
@@ -47,6 +72,9 @@ inline Estimator::LayerForward Estimator::layer_forward(const StepShape& s) cons
   const double dense_mlp_fwd = moe < 1 ? dense_mlp_fwd_s(s) : 0.0;
   const MoeForward experts = moe > 0 ? moe_forward(s) : MoeForward{};
   fwd.gemm = attention_gemm_fwd + (1.0 - moe) * dense_mlp_fwd + moe * experts.gemm;
+  fwd.attention_gemm = attention_gemm_fwd;
+  fwd.dense_mlp = (1.0 - moe) * dense_mlp_fwd;
+  fwd.experts_gemm = moe * experts.gemm;
   const double dense_f = (1.0 - moe) * f;
   const double elementwise_bytes =
       act_bytes_ * s.tokens * (elementwise_h_ * h / s.sp_div + elementwise_f_ * dense_f / t);
@@ -78,17 +106,34 @@ inline Estimator::Parts Estimator::layer_parts(const StepShape& s,
     layer.tp += fwd.tp;
     layer.cp += fwd.cp.forward_s;
     layer.ep += moe * fwd.a2a;
-  } else if (plan.recompute == Recompute::selective && !s.kernel.fused) {
+  } else if (plan.recompute == Recompute::selective) {
+    const std::uint8_t r = recomputed_modules(plan.recompute, plan.recompute_modules);
     // Recompute the attention core (fused attention recomputes it anyway).
-    layer.compute += fwd.attention;
-    layer.memory += fwd.attention_bytes / hbm_bytes_per_s_;
+    if ((r & kRecomputeCoreAttn) && !s.kernel.fused) {
+      layer.compute += fwd.attention;
+      layer.memory += fwd.attention_bytes / hbm_bytes_per_s_;
+    }
+    // The other modules repeat their forward GEMMs (the norms and the activation function
+    // only a memory pass, left out); the whole MoE layer its dispatch and combine too.
+    const Model& m = workload_.model;
+    if (r & kRecomputeMlaUpProj) layer.compute += detail::mla_up_proj_share(m) * fwd.attention_gemm;
+    if (r & kRecomputeMlp) layer.compute += fwd.dense_mlp;
+    if (r & kRecomputeMoe) {
+      layer.compute += fwd.experts_gemm;
+      layer.ep += moe * fwd.a2a;
+    } else if (r & kRecomputeSharedExperts) {
+      layer.compute += detail::shared_expert_share(m) * fwd.experts_gemm;
+    }
   }
   // With a2a_overlap the all-to-all of one micro-batch runs under another's compute, up to what
   // that compute lasts (Megatron-Core's overlap_moe_expert_parallel_comm, DeepSeek's DualPipe).
   if (plan.stack.a2a_overlap) layer.ep = std::max(0.0, layer.ep - layer.compute);
   // The host launches the layer's kernels while the GPU runs earlier ones (detail/host.h); the
   // experts' kernels are their GEMMs and memory passes and the all-to-all.
-  const double experts_s = (plan.recompute == Recompute::full ? 4.0 : 3.0) * fwd.experts + layer.ep;
+  const bool experts_again =
+      plan.recompute == Recompute::full ||
+      (recomputed_modules(plan.recompute, plan.recompute_modules) & kRecomputeMoe);
+  const double experts_s = (experts_again ? 4.0 : 3.0) * fwd.experts + layer.ep;
   layer.host = moe_sync_s(plan) + exposed_launch_s(plan, layer.sum(), experts_s);
   layer.overhead = calibration_.per_layer_overhead_s;
   return layer;

@@ -28,8 +28,8 @@ namespace detail {
 
 // activation_bytes_per_layer (estimator/estimator.h), inline for estimate() and bound().
 inline double activation_bytes(const Model& m, double s, double b, int tp, bool sequence_parallel,
-                               Recompute recompute, bool flash_attention, bool dropout_masks,
-                               bool fp8_gemm_inputs) {
+                               Recompute recompute, std::uint8_t modules, bool flash_attention,
+                               bool dropout_masks, bool fp8_gemm_inputs) {
   const double h = m.hidden;
   const double t = std::max(tp, 1);
   const double sbh = s * b * h;
@@ -44,19 +44,27 @@ inline double activation_bytes(const Model& m, double s, double b, int tp, bool 
   // shared experts (the routed experts' activations are counted per expert-parallel rank by
   // the estimator); the mean over layers.
   const double moe = moe_fraction(m);
-  const double f_ratio =
-      ((1.0 - moe) * m.ffn_hidden + moe * static_cast<double>(m.shared_ffn_hidden)) / h;
-  double replicated = 4.0 + 2.0 * gemm_input + (dropout_masks ? 2.0 : 0.0);
+  // The recompute modules drop what their module keeps (Megatron-Core's --recompute-modules).
+  const std::uint8_t r = recomputed_modules(recompute, modules);
+  const double dense_f = (r & kRecomputeMlp) ? 0.0 : (1.0 - moe) * m.ffn_hidden;
+  const double shared_f =
+      (r & (kRecomputeSharedExperts | kRecomputeMoe)) ? 0.0 : moe * double(m.shared_ffn_hidden);
+  const double f_ratio = (dense_f + shared_f) / h;
+  // The norms' outputs are the QKV and MLP GEMM inputs; their inputs stay (the residual).
+  double replicated =
+      4.0 + ((r & kRecomputeLayernorm) ? 0.0 : 2.0 * gemm_input) + (dropout_masks ? 2.0 : 0.0);
   // Q, K and V per head (MLA up-projects K and V for every head, and keeps its two latents).
   const double kv_heads = is_mla(m) ? m.heads : m.kv_heads;
-  const double qkv = 2.0 * (m.heads * qk_dim(m) + kv_heads * (qk_dim(m) + v_dim(m))) / h;
+  const double qkv = (is_mla(m) && (r & kRecomputeMlaUpProj))
+                         ? 0.0
+                         : 2.0 * (m.heads * qk_dim(m) + kv_heads * (qk_dim(m) + v_dim(m))) / h;
   if (is_mla(m)) replicated += gemm_input * (m.q_lora_rank + m.kv_lora_rank) / h;
   const double mlp = (m.mlp == Mlp::swiglu ? 4.0 : 2.0) * f_ratio + gemm_input * f_ratio;
   const double split = qkv + gemm_input * m.heads * v_dim(m) / h + mlp;
   double per_sbh = replicated / replicated_div + split / t;
   // Scores, softmax output, its dropout mask and output: 5 a s / h, unless the attention core is
-  // recomputed (selective) or never materialised (fused attention).
-  if (recompute == Recompute::none && !flash_attention) per_sbh += 5.0 * m.heads * s / h / t;
+  // recomputed or never materialised (fused attention).
+  if (!(r & kRecomputeCoreAttn) && !flash_attention) per_sbh += 5.0 * m.heads * s / h / t;
   return per_sbh * sbh;
 }
 
@@ -145,18 +153,22 @@ inline Estimator::Activations Estimator::activations(const StepShape& s,
   const bool fp8_inputs = detail::is_low_precision(workload_.precision);
   const double act_scale = act_bytes_ / 2.0;
   Activations a;
-  a.layer = act_scale * detail::activation_bytes(m, s.s_local, plan.micro_batch, plan.tp, s.sp,
-                                                 plan.recompute, s.kernel.fused,
-                                                 calibration_.dropout_masks > 0, fp8_inputs);
+  a.layer =
+      act_scale * detail::activation_bytes(m, s.s_local, plan.micro_batch, plan.tp, s.sp,
+                                           plan.recompute, plan.recompute_modules, s.kernel.fused,
+                                           calibration_.dropout_masks > 0, fp8_inputs);
   // Routed tokens of an MoE layer: the permuted input (gemm input), fc1's output and the
-  // activation's (as the dense MLP's), per routed row; kept unless the layer is recomputed.
+  // activation's (fc2's input, as the dense MLP's), per routed row; kept unless the layer is
+  // recomputed (the activation's alone with the moe_act module).
   const double gemm_input = fp8_inputs ? 1.0 : 2.0;
-  a.expert_layer =
-      plan.recompute == Recompute::full
-          ? 0.0
-          : act_scale * moe_fraction_ * routed_rows *
-                ((m.num_experts > 1 ? gemm_input * m.hidden : 0.0) +
-                 ((m.mlp == Mlp::swiglu ? 4.0 : 2.0) + gemm_input) * m.moe_ffn_hidden / plan.etp);
+  const std::uint8_t r = recomputed_modules(plan.recompute, plan.recompute_modules);
+  a.expert_layer = plan.recompute == Recompute::full || (r & kRecomputeMoe)
+                       ? 0.0
+                       : act_scale * moe_fraction_ * routed_rows *
+                             ((m.num_experts > 1 ? gemm_input * m.hidden : 0.0) +
+                              ((m.mlp == Mlp::swiglu ? 4.0 : 2.0) +
+                               ((r & kRecomputeMoeAct) ? 0.0 : gemm_input)) *
+                                  m.moe_ffn_hidden / plan.etp);
   a.first_stage_layers = plan.pp > 1 ? s.slots - s.embedding_slots : m.layers;
   return a;
 }
@@ -187,7 +199,7 @@ inline Memory Estimator::memory(const StepShape& s, const GpuParams& p,
   if (plan.recompute == Recompute::full)  // the layer being recomputed holds its full activations
     mem.activations_bytes +=
         act_bytes_ / 2.0 *
-        detail::activation_bytes(m, s.s_local, plan.micro_batch, plan.tp, s.sp, Recompute::none,
+        detail::activation_bytes(m, s.s_local, plan.micro_batch, plan.tp, s.sp, Recompute::none, 0,
                                  s.kernel.fused, c.dropout_masks > 0,
                                  detail::is_low_precision(workload_.precision));
   // Logits and their gradient (16-bit; the fused cross entropy works in place) on the last stage,

@@ -97,7 +97,8 @@ TEST(Best, TheStackIsKeptAsGiven) {
   EXPECT_NE(spec.out.find("dp_overlap = false"), std::string::npos) << spec.out;
   EXPECT_EQ(spec.out.find("cuda_graph"), std::string::npos) << spec.out;  // the default
   const Result text = run(with(kBase, flags));
-  EXPECT_NE(text.out.find("stack cuda_graph none, dispatcher alltoall, "), std::string::npos)
+  EXPECT_NE(text.out.find("stack framework any, cuda_graph none, dispatcher alltoall, "),
+            std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("dp_overlap off"), std::string::npos) << text.out;
 }
@@ -163,6 +164,63 @@ TEST(Best, PrintsTheTrainingJobOfTheBestPlans) {
   EXPECT_NE(spec.out.find("restart_s = 120"), std::string::npos) << spec.out;
 }
 
+// Within a framework every plan is one it runs, with its support and interval; without one,
+// each plan says which frameworks run it.
+TEST(Best, WithinAFrameworkEachPlanIsOneItRunsWithItsSupport) {
+  const std::vector<std::string> deepseek = {
+      "best", "--model", "deepseek-v3", "--gpu", "H800-SXM5-80GB", "--gpus", "2048", "--top", "3"};
+  const auto megatron = run_json(with(deepseek, {"--framework", "megatron-core"}));
+  ASSERT_EQ(megatron["plans"].size(), 3u);
+  for (const auto& plan : megatron["plans"]) {
+    EXPECT_EQ(plan["framework"], "megatron-core");
+    // The distributed optimizer with any pipeline, Megatron-FSDP without one.
+    EXPECT_TRUE(plan["zero"] == 0 || plan["zero"] == 1 || (plan["zero"] == 3 && plan["pp"] == 1))
+        << plan;
+    EXPECT_EQ(plan["frameworks"].get<std::string>().find("megatron-core"), 0u);
+    EXPECT_LT(plan["step_time_lo_s"], plan["step_time_s"]["total"]);
+    EXPECT_GT(plan["step_time_hi_s"], plan["step_time_s"]["total"]);
+    EXPECT_EQ(plan["low_support"], plan["calibration_support"] < 3);
+  }
+  const auto fsdp = run_json(with(deepseek, {"--framework", "fsdp2"}));
+  for (const auto& plan : fsdp["plans"]) {
+    EXPECT_NE(plan["zero"], 1) << plan;
+    EXPECT_EQ(plan["etp"], 1);
+    EXPECT_EQ(plan["cuda_graph"], "none");
+    EXPECT_EQ(plan["tp_comm_overlap"], false);  // its default
+  }
+  const Result text = run(with(deepseek, {"--framework", "fsdp2"}));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("  #  90% interval      support   frameworks\n"), std::string::npos)
+      << text.out;
+  // No bf16 MoE run on H800 in the calibration: every plan is marked, and the line says why.
+  EXPECT_NE(text.out.find("0 runs !  fsdp2"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("! few calibration runs are like the plan (no moe runs on "
+                          "H800-SXM5-80GB in bf16 of #1)"),
+            std::string::npos)
+      << text.out;
+  // Without a framework: which of them run each plan.
+  const auto any = run_json(with(kBase, {"--top", "2"}));
+  for (const auto& plan : any["plans"]) EXPECT_FALSE(plan["frameworks"].get<std::string>().empty());
+}
+
+// --robust ranks by the interval's upper end: the search still equals every plan evaluated, and
+// the objective is the upper end.
+TEST(Best, RobustRanksByTheIntervalsUpperEnd) {
+  auto args = with({"best", "--model", "qwen3-30b-a3b", "--gpu", "H100-SXM5-80GB", "--nodes", "4",
+                    "--top", "4", "--robust"},
+                   {});
+  const auto searched = run_json(args);
+  const auto exhaustive = run_json(with(args, {"--exhaustive"}));
+  EXPECT_EQ(searched["plans"], exhaustive["plans"]);
+  EXPECT_TRUE(searched["robust"].get<bool>());
+  for (const auto& plan : searched["plans"])
+    EXPECT_NEAR(plan["objective"].get<double>() / plan["step_time_hi_s"].get<double>(), 1, 1e-6);
+  const Result text = run(args);
+  EXPECT_NE(text.out.find("by step_time at the upper end of its 90% interval (--robust)"),
+            std::string::npos)
+      << text.out;
+}
+
 TEST(BestErrors, NameTheFlag) {
   expect_error(with(kBase, {"--objective", "speed"}),
                "--objective: must be step_time, time_to_train, energy or cost, got 'speed'");
@@ -188,6 +246,16 @@ TEST(BestErrors, NameTheFlag) {
                "is estimate's default (--sharding best)");
   expect_error({"best", "--model", "gpt3-175b", "--nodes", "8"},
                "--gpu: required (an accelerator of the catalog, e.g. H100-SXM5-80GB)");
+  expect_error(with(kBase, {"--framework", "jax"}),
+               "--framework: must be any, megatron-core, fsdp2 or deepspeed, got 'jax'");
+  expect_error(with(kBase, {"--framework", "deepspeed", "--cp", "2"}),
+               "--framework: deepspeed has no context parallelism (degree 2)");
+  expect_error(with(kBase, {"--framework", "fsdp2", "--zero", "1"}),
+               "--framework: fsdp2 does not run ZeRO stage 1 (it runs zero 0, 2 or 3)");
+  expect_error(with(kBase, {"--recompute", "selective:attention"}),
+               "--recompute: must be none, selective, full or selective:MODULE+MODULE... of "
+               "core_attn, layernorm, mla_up_proj, mlp, moe_act, moe, shared_experts, got "
+               "'selective:attention'");
 }
 
 TEST(Best, HelpExitsZero) {

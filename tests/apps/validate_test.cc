@@ -37,7 +37,7 @@ TEST(Validate, PredictsEveryPublishedRunWithinTheRequiredError) {
   ASSERT_EQ(rows.size(), 225u);
   EXPECT_EQ(rows[0],
             "id,source,measured_step_time_s,predicted_step_time_s,predicted_step_time_s_lo,"
-            "predicted_step_time_s_hi,rel_error,reason");
+            "predicted_step_time_s_hi,rel_error,framework,mem_per_gpu_gb,fits_hbm,reason");
   for (std::size_t i = 1; i < rows.size(); ++i) {
     // A reason says only which runtime settings the row leaves unknown.
     if (rows[i].back() != ',') {
@@ -245,9 +245,9 @@ TEST(Validate, RowsThatCannotBePredictedGetAReason) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto rows = lines(read_file(out));
   ASSERT_EQ(rows.size(), 5u);
-  EXPECT_EQ(rows[2], "2,TEST,8.408,,,,,unknown accelerator 'TPU-v5p'");
+  EXPECT_EQ(rows[2], "2,TEST,8.408,,,,,,,,unknown accelerator 'TPU-v5p'");
   EXPECT_EQ(rows[3],
-            "3,TEST,8.408,,,,,cannot be estimated: degrees: tp*pp*cp*dp = 4*8*1*7 = 224 does not "
+            "3,TEST,8.408,,,,,,,,cannot be estimated: degrees: tp*pp*cp*dp = 4*8*1*7 = 224 does not "
             "equal the 256 GPUs");
   // An uneven pipeline split ran, so it is predicted (critical stage: ceil(96/40) layers a chunk).
   EXPECT_TRUE(rows[4].starts_with("4,TEST,8.408,")) << rows[4];
@@ -368,14 +368,16 @@ TEST(Validate, BestPlanIsNeverSlowerThanTheRunsOwnPlan) {
   ASSERT_GT(rows.size(), 10u);
   EXPECT_EQ(rows[0],
             "id,source,measured_step_time_s,predicted_step_time_s,predicted_step_time_s_lo,"
-            "predicted_step_time_s_hi,rel_error,reason,best_step_time_s,best_plan");
+            "predicted_step_time_s_hi,rel_error,framework,mem_per_gpu_gb,fits_hbm,reason,"
+            "best_step_time_s,best_plan");
   for (std::size_t i = 1; i < rows.size(); ++i) {
     std::vector<std::string> cells;
     std::istringstream in(rows[i]);
     for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
-    ASSERT_EQ(cells.size(), 10u) << rows[i];
-    EXPECT_LE(std::stod(cells[8]), std::stod(cells[3])) << rows[i];
-    EXPECT_EQ(cells[9].rfind("tp ", 0), 0u) << rows[i];
+    ASSERT_EQ(cells.size(), 13u) << rows[i];
+    EXPECT_EQ(cells[7], "megatron-core") << rows[i];  // DGX Cloud's NeMo runs
+    EXPECT_LE(std::stod(cells[11]), std::stod(cells[3])) << rows[i];
+    EXPECT_EQ(cells[12].rfind("tp ", 0), 0u) << rows[i];
   }
 }
 

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "spaces/catalog.h"
+#include "spaces/rules.h"
 
 namespace clustersweep::spaces {
 namespace {
@@ -234,6 +235,58 @@ TEST(Search, EqualsExhaustiveEnumerationWithTheStackSwept) {
   }
   EXPECT_GT(designs, 20);
   EXPECT_GT(swept, 6);
+}
+
+// Within a framework (its rules remove the plans it does not run) and ranked by the interval's
+// upper end (--robust, a factor per plan from its calibration support): the search still finds
+// what evaluating every plan finds.
+TEST(Search, EqualsExhaustiveEnumerationWithinAFrameworkAndRobust) {
+  std::mt19937_64 rng(3312);
+  int designs = 0, robust_differs = 0;
+  for (int spec = 0; spec < 16; ++spec) {
+    std::string with_framework = random_spec(rng);
+    const std::string framework = pick(rng, {"\"megatron-core\"", "\"fsdp2\"", "\"deepspeed\""}, 2);
+    with_framework.insert(with_framework.find("[pricing]"), "framework = " + framework + "\n");
+    const Space space = Space::parse(with_framework, "framework.toml");
+    for (std::uint64_t i = 0; i < space.designs(); ++i) {
+      Design d;
+      if (!space.design(i, d)) continue;
+      ++designs;
+      const estimator::Estimator estimator(d.workload, d.cluster, random_calibration(rng, space));
+      RobustRanking robust;
+      robust.interval = {0.8, 1.25};
+      robust.widening = 1 + static_cast<double>(rng() % 100) / 50;
+      // Support that differs by regime and cp, so the factor reorders plans.
+      robust.support.accelerator = 10;
+      robust.support.runs = 10;
+      robust.support.max_cp = 2;
+      for (int& r : robust.support.regime) r = static_cast<int>(rng() % 6);
+      const auto objective = static_cast<Objective>(rng() % 4);
+      const std::size_t k = 1 + rng() % 3;
+      std::uint64_t top = 0;
+      for (const RobustRanking* ranking : {static_cast<const RobustRanking*>(nullptr),
+                                           static_cast<const RobustRanking*>(&robust)}) {
+        SCOPED_TRACE(fmt::format("{}design {} objective {} k {} robust {}", with_framework, i,
+                                 to_string(objective), k, ranking != nullptr));
+        SearchOptions options{objective, steps_of(space, d), false};
+        options.robust = ranking;
+        const auto found = best_plans(space, d, estimator, options, k);
+        options.exhaustive = true;
+        const auto expected = best_plans(space, d, estimator, options, k);
+        ASSERT_EQ(found.size(), expected.size());
+        for (std::size_t j = 0; j < found.size(); ++j) {
+          EXPECT_EQ(found[j].plan_index, expected[j].plan_index);
+          EXPECT_EQ(found[j].objective, expected[j].objective);
+          EXPECT_FALSE(check_framework(found[j].plan));
+          EXPECT_NE(found[j].plan.stack.framework, estimator::Framework::any);
+        }
+        if (!found.empty() && !ranking) top = found.front().plan_index;
+        if (!found.empty() && ranking) robust_differs += found.front().plan_index != top;
+      }
+    }
+  }
+  EXPECT_GT(designs, 20);
+  EXPECT_GT(robust_differs, 0);  // the ranking reorders some designs' plans
 }
 
 TEST(Search, BoundsAreBelowEveryPlanOfTheirBox) {

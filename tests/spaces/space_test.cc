@@ -75,6 +75,7 @@ TEST(Space, AxesInFixedOrderWithPlanAxesLast) {
                          "pipeline_split",
                          "ep",
                          "etp",
+                         "framework",
                          "cuda_graph",
                          "dispatcher",
                          "token_routing",
@@ -96,8 +97,9 @@ TEST(Space, AxesInFixedOrderWithPlanAxesLast) {
     EXPECT_TRUE(s.axes()[i].is_label) << names[i];
     EXPECT_EQ(s.axes()[i].size(), 1u) << names[i];
   }
-  EXPECT_EQ(s.axes()[kFirstStackAxis].labels, (std::vector<std::string>{"none"}));
-  EXPECT_EQ(s.axes()[kFirstStackAxis + 5].labels, (std::vector<std::string>{"on"}));
+  EXPECT_EQ(s.axes()[kFirstStackAxis].labels, (std::vector<std::string>{"any"}));
+  EXPECT_EQ(s.axes()[kFirstStackAxis + 1].labels, (std::vector<std::string>{"none"}));
+  EXPECT_EQ(s.axes()[kFirstStackAxis + 6].labels, (std::vector<std::string>{"on"}));
   EXPECT_TRUE(s.axes()[kGpu].is_label);
   EXPECT_TRUE(s.axes()[kRecompute].is_label);
   EXPECT_FALSE(s.axes()[kTp].is_label);
@@ -729,6 +731,60 @@ etp = "all"
 
 // The software stack's settings as plan axes: one value, a list or "all"; the value reaches the
 // plan's stack, capacity routing brings its capacity factor, and the stack's rules count.
+// framework = "all" sweeps the three frameworks (not `any`); a stack setting the spec leaves out
+// takes each swept framework's default, and the framework rules keep each to its own.
+TEST(Space, FrameworksAreAnAxisWithTheirDefaults) {
+  const Space one = Space::parse(spec(R"(
+[cluster]
+gpu = "H100-SXM5-80GB"
+gpus = 16
+[plan]
+tp = [1, 2]
+zero = "all"
+framework = "deepspeed"
+)"),
+                                 "one.toml");
+  const auto& axes = one.axes();
+  EXPECT_EQ(axes[kFirstStackAxis].labels, (std::vector<std::string>{"deepspeed"}));
+  EXPECT_EQ(axes[kFirstStackAxis + 6].labels, (std::vector<std::string>{"off"}));  // tp overlap
+  EXPECT_EQ(axes[kFirstStackAxis + 11].labels, (std::vector<std::string>{"flash2"}));
+  const Space all = Space::parse(spec(R"(
+[cluster]
+gpu = "H100-SXM5-80GB"
+gpus = 16
+[plan]
+tp = [1, 2]
+zero = "all"
+recompute = ["none", "selective:layernorm+mlp"]
+framework = "all"
+)"),
+                                 "all.toml");
+  EXPECT_EQ(all.axes()[kFirstStackAxis].labels,
+            (std::vector<std::string>{"megatron-core", "fsdp2", "deepspeed"}));
+  EXPECT_EQ(all.axes()[kFirstStackAxis + 6].labels, (std::vector<std::string>{"off", "on"}));
+  EXPECT_EQ(all.axes()[kRecompute].labels,
+            (std::vector<std::string>{"none", "selective:layernorm+mlp"}));
+  const auto counts = all.count_by_rule();
+  EXPECT_GT(counts[static_cast<int>(Rule::framework_memory)], 0u);
+  EXPECT_GT(counts[static_cast<int>(Rule::framework_stack)], 0u);
+  // Every valid plan keeps to its framework, and its recompute modules are its digit's.
+  Design d;
+  ASSERT_TRUE(all.design(0, d));
+  std::uint32_t index[kNumAxes];
+  int valid = 0;
+  for (std::uint64_t i = 0; i < all.plan_points(); ++i) {
+    all.decode(i, index);
+    estimator::Plan p;
+    estimator::Infeasible why;
+    if (!all.plan_from_digits(d, index + kTp, p, why)) continue;
+    ++valid;
+    EXPECT_FALSE(check_framework(p));
+    EXPECT_EQ(estimator::recompute_label(p.recompute, p.recompute_modules),
+              all.axes()[kRecompute].labels[index[kRecompute]]);
+  }
+  EXPECT_GT(valid, 10);
+}
+
 TEST(Space, StackAxesSweepTheSoftwareStack) {
   const Space s = Space::parse(spec(R"(
 [workload]
@@ -752,9 +808,11 @@ attention_kernel = "flash3"
 )"),
                                "stack.toml");
   const auto& axes = s.axes();
-  const int graph = kFirstStackAxis, dispatcher = kFirstStackAxis + 1,
-            routing = kFirstStackAxis + 2, overlap = kFirstStackAxis + 3,
-            tp_overlap = kFirstStackAxis + 5, kernel = kFirstStackAxis + 10;
+  const int framework = kFirstStackAxis, graph = kFirstStackAxis + 1,
+            dispatcher = kFirstStackAxis + 2, routing = kFirstStackAxis + 3,
+            overlap = kFirstStackAxis + 4, tp_overlap = kFirstStackAxis + 6,
+            kernel = kFirstStackAxis + 11;
+  EXPECT_EQ(axes[framework].labels, (std::vector<std::string>{"any"}));
   EXPECT_EQ(axes[graph].labels, (std::vector<std::string>{"none", "full"}));
   EXPECT_EQ(axes[dispatcher].labels,
             (std::vector<std::string>{"alltoall", "allgather", "deepep", "hybridep"}));

@@ -199,8 +199,15 @@ TEST(SpecErrors, Catalog) {
 
 TEST(SpecErrors, Labels) {
   EXPECT_EQ(error_of(std::string(kGood) + "[plan]\nrecompute = \"some\"\n"),
-            "bad.toml:7:13: plan.recompute: must be one of \"none\", \"selective\", \"full\" or "
-            "\"all\", got \"some\"");
+            "bad.toml:7:13: plan.recompute: must be none, selective, full or "
+            "selective:MODULE+MODULE... of core_attn, layernorm, mla_up_proj, mlp, moe_act, moe, "
+            "shared_experts, a list of them or \"all\", got string \"some\"");
+  EXPECT_EQ(
+      error_of(std::string(kGood) + "[plan]\nrecompute = [\"selective:mlp\", \"selective:mlp\"]\n"),
+      "bad.toml:7:31: plan.recompute[1]: duplicate value \"selective:mlp\"");
+  EXPECT_EQ(error_of(std::string(kGood) + "[plan]\nframework = \"jax\"\n"),
+            "bad.toml:7:13: plan.framework: must be any, megatron-core, fsdp2 or deepspeed, a list "
+            "of them or \"all\", got string \"jax\"");
   EXPECT_EQ(error_of(edit("model = \"gpt3-1.3b\"",
                           "model = \"gpt3-1.3b\"\nprecision = [\"bf16\", \"int8\"]")),
             "bad.toml:3:22: workload.precision[1]: must be one of \"fp32\", \"tf32\", \"fp16\", "

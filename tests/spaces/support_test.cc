@@ -49,13 +49,21 @@ TEST(Support, IsTheFewestRunsAlongAnyWayAPointDiffers) {
 
 TEST(Support, RegimesOfPlansAndShardings) {
   est::Plan p;
+  est::Model dense, moe;
+  moe.num_experts = 64;
   p.zero = 1;
   p.tp = 8;
-  EXPECT_EQ(regime_of(p), 0);
+  p.dp = 4;
+  EXPECT_EQ(regime_of(p, dense), 0);
   p.zero = 3;
-  EXPECT_EQ(regime_of(p), 2);
+  EXPECT_EQ(regime_of(p, dense), 2);
   p.tp = 1;
-  EXPECT_EQ(regime_of(p), 1);
+  EXPECT_EQ(regime_of(p, dense), 1);
+  // ZeRO-3 shards experts replicated over an expert-data-parallel group: ep 2 of dp 4.
+  p.ep = 2;
+  EXPECT_EQ(regime_of(p, moe), 3);
+  p.ep = 4;  // every expert on one rank of the stage: no expert data parallelism
+  EXPECT_EQ(regime_of(p, moe), 1);
   EXPECT_EQ(regime_of(false, est::Sharding::row_wise), 1);
   EXPECT_EQ(regime_of(true, est::Sharding::row_wise), est::kNumShardings);
 }
@@ -118,7 +126,7 @@ TEST(Support, MalformedTablesNameTheirKey) {
             "cal.toml:2:10: support.dense.max_cp: must be an integer of at least 1");
   EXPECT_EQ(error("[support.dense]\nregimes = { ddp = 3 }\n"),
             "cal.toml:2:13: support.dense.regimes.ddp: unknown regime; expected one of "
-            "model_parallel, fsdp, fsdp_tp");
+            "model_parallel, fsdp, fsdp_tp, fsdp_sharded_experts");
   EXPECT_EQ(error("[support.dlrm]\naccelerators = { \"H100\" = 3 }\n"),
             "cal.toml:2:18: support.dlrm.accelerators.\"H100\": expected \"ACCELERATOR "
             "PRECISION\", e.g. \"H100-SXM5-80GB bf16\"");

@@ -56,7 +56,8 @@ TEST(Validation, PredictsEachRunAsTheEstimatorDoes) {
     EXPECT_FALSE(p.best_step_s);
   }
   const std::string csv = format_predictions_csv(report);
-  EXPECT_NE(csv.find("\nx,S,,,,,,\"unknown accelerator 'X', say\"\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\nx,S,,,,,,,,,\"unknown accelerator 'X', say\"\n"), std::string::npos)
+      << csv;
 }
 
 TEST(Validation, EachFileWeighsOneInAFit) {
@@ -94,7 +95,7 @@ TEST(Validation, ErrorTableAndSummary) {
   EXPECT_EQ(format_summary(report),
             "predicted 3 of 4 rows; 1 could not be predicted (see the reason column); 1 with a "
             "misreported plan repaired (see the reason column); the memory model puts 1 measured "
-            "runs over HBM capacity\n");
+            "runs over HBM capacity (1 dense, 0 MoE; fits_hbm)\n");
   EXPECT_EQ(format_error_table(report),
             "source                    rows     MAPE   median  geomean      max\n"
             "A                            2   20.00%   20.00%   17.32%   30.00%\n"
@@ -123,11 +124,14 @@ TEST(Validation, PredictionsCsvColumns) {
   report.rows[0].best_plan = "tp 8";
   report.rows[1].reason = "why";
   report.rows[1].measured = 0;
+  report.rows[0].framework = "megatron-core";
+  report.rows[0].memory_bytes = 61.5e9;
   EXPECT_EQ(format_predictions_csv(report),
             "id,source,measured_step_time_s,predicted_step_time_s,predicted_step_time_s_lo,"
-            "predicted_step_time_s_hi,rel_error,reason,best_step_time_s,best_plan\n"
-            "r,A,2,2.5,2,3,0.250000,,1.5,tp 8\n"
-            "r,A,,,,,,why,,\n");
+            "predicted_step_time_s_hi,rel_error,framework,mem_per_gpu_gb,fits_hbm,reason,"
+            "best_step_time_s,best_plan\n"
+            "r,A,2,2.5,2,3,0.250000,megatron-core,61.5,yes,,1.5,tp 8\n"
+            "r,A,,,,,,,,,why,,\n");
   report.measure = Measure::throughput;
   report.rows[0].sharding = "table-wise, 4 GPUs";
   EXPECT_EQ(format_predictions_csv(report),
@@ -159,7 +163,9 @@ TEST(Validation, BestRatiosPerSource) {
             "\nbest plan's predicted step / measured step\n"
             "source      rows  median     min     max  in 0.85-1.10\n"
             "LONGSOURCE     4   0.950   0.500   1.200        2 of 4\n"
-            "all            4   0.950   0.500   1.200        2 of 4\n");
+            "all            4   0.950   0.500   1.200        2 of 4\n"
+            "by framework (each run's best plan searched within its own)\n"
+            "any dense      4   0.950   0.500   1.200        2 of 4\n");
   EXPECT_EQ(format_best_ratios(best_ratios(ValidationReport{})),
             "\nbest plan's predicted step / measured step\n"
             "source  rows  median     min     max  in 0.85-1.10\n");

@@ -1,0 +1,173 @@
+#include "spaces/frameworks.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "base/error.h"
+#include "spaces/rules.h"
+#include "spaces/toml_text.h"
+
+namespace clustersweep::spaces {
+namespace {
+
+namespace est = estimator;
+
+constexpr std::string_view kFile = "frameworks.toml";
+
+// The built-in file is ours, so a mistake in it is a bug of this build (a test reads every key).
+[[noreturn]] void bad(const toml::node& n, std::string_view key, std::string_view what) {
+  throw Error(fmt::format("{}: {}: {}", where(kFile, n.source()), key, what));
+}
+
+bool flag(const toml::table& t, const char* key) {
+  const auto* n = t.get(key);
+  if (!n || !n->is_boolean())
+    bad(n ? *n : static_cast<const toml::node&>(t), key, "must be true or false");
+  return n->as_boolean()->get();
+}
+
+// The values of `key` as a bit mask over `count` names (or numbers), and the first listed.
+template <class Parse>
+std::uint32_t mask(const toml::table& t, const char* key, Parse parse, int* first = nullptr) {
+  const auto* array = t.get_as<toml::array>(key);
+  if (!array || array->empty()) bad(t, key, "must be a non-empty list");
+  std::uint32_t out = 0;
+  for (const toml::node& item : *array) {
+    const int v = parse(item);
+    if (v < 0) bad(item, key, "unknown value");
+    if (out == 0 && first) *first = v;
+    out |= 1u << v;
+  }
+  return out;
+}
+
+template <class Enum, int N>
+int enum_index(const toml::node& n) {
+  const auto text = n.value<std::string>();
+  if (!text) return -1;
+  for (int i = 0; i < N; ++i)
+    if (*text == est::to_string(static_cast<Enum>(i))) return i;
+  return -1;
+}
+
+FrameworkProfile read_profile(const toml::table& t) {
+  FrameworkProfile f;
+  const auto key = t["key"].value<std::string>();
+  if (!key || !est::parse_framework(*key, f.framework) || f.framework == est::Framework::any)
+    bad(t, "key", "must be megatron-core, fsdp2 or deepspeed");
+  f.title = t["title"].value_or(std::string());
+  f.source = t["source"].value_or(std::string());
+  if (const auto* software = t.get_as<toml::array>("software"))
+    for (const toml::node& s : *software) f.software.push_back(s.value_or(std::string()));
+  f.tensor_parallel = flag(t, "tensor_parallel");
+  f.sequence_parallel = flag(t, "sequence_parallel");
+  f.pipeline_parallel = flag(t, "pipeline_parallel");
+  f.interleaved_pipeline = flag(t, "interleaved_pipeline");
+  f.context_parallel = flag(t, "context_parallel");
+  f.expert_parallel = flag(t, "expert_parallel");
+  f.expert_tensor_parallel = flag(t, "expert_tensor_parallel");
+  const auto stage = [](const toml::node& n) {
+    const auto v = n.value_exact<std::int64_t>();
+    return v && *v >= 0 && *v <= 3 ? static_cast<int>(*v) : -1;
+  };
+  f.zero = mask(t, "zero", stage);
+  f.zero_with_pipeline = mask(t, "zero_with_pipeline", stage);
+  f.recompute = mask(t, "recompute", enum_index<est::Recompute, 3>);
+  f.offload = mask(t, "offload", enum_index<est::Offload, 4>);
+  f.pipeline_split =
+      mask(t, "pipeline_split", enum_index<est::PipelineSplit, est::kNumPipelineSplits>);
+  const auto* stack = t.get_as<toml::table>("stack");
+  if (!stack) bad(t, "stack", "missing");
+  const auto settings = stack_settings();
+  for (std::size_t i = 0; i < settings.size(); ++i) {
+    const StackSetting& st = settings[i];
+    if (std::string_view(st.name) == "framework") {
+      f.stack[i] = 1u << static_cast<int>(f.framework);
+      continue;
+    }
+    int first = 0;
+    f.stack[i] = mask(
+        *stack, st.name,
+        [&](const toml::node& n) {
+          if (const auto b = n.value_exact<bool>(); b && st.boolean) return int{*b};
+          const auto text = n.value<std::string>();
+          return text && !st.boolean ? parse_stack_value(st, *text) : -1;
+        },
+        &first);
+    st.set(f.defaults, first);
+  }
+  f.defaults.framework = f.framework;
+  return f;
+}
+
+const std::array<FrameworkProfile, est::kNumFrameworks>& profiles() {
+  static const auto kProfiles = [] {
+    std::array<FrameworkProfile, est::kNumFrameworks> out{};
+    const toml::table root = parse_toml(embedded_text(kFile), kFile);
+    const auto* list = root.get_as<toml::array>("framework");
+    if (!list) throw Error(fmt::format("{}: no [[framework]] tables", kFile));
+    for (const toml::node& n : *list) {
+      const auto* t = n.as_table();
+      if (!t) bad(n, "framework", "must be a table");
+      FrameworkProfile f = read_profile(*t);
+      out[static_cast<std::size_t>(f.framework)] = std::move(f);
+    }
+    for (int i = 1; i < est::kNumFrameworks; ++i)
+      if (out[static_cast<std::size_t>(i)].framework == est::Framework::any)
+        throw Error(fmt::format("{}: no profile of {}", kFile,
+                                est::to_string(static_cast<est::Framework>(i))));
+    return out;
+  }();
+  return kProfiles;
+}
+
+}  // namespace
+
+const FrameworkProfile* framework_profile(est::Framework framework) noexcept {
+  if (framework == est::Framework::any) return nullptr;
+  return &profiles()[static_cast<std::size_t>(framework)];
+}
+
+est::Framework framework_of_software(std::string_view software) noexcept {
+  std::string lower(software);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // The longest prefix wins: "nemo-automodel" is FSDP2, "nemo " Megatron-Core.
+  est::Framework best = est::Framework::any;
+  std::size_t best_length = 0;
+  for (const FrameworkProfile& f : profiles())
+    for (const std::string& prefix : f.software)
+      if (lower.rfind(prefix, 0) == 0 && prefix.size() > best_length) {
+        best = f.framework;
+        best_length = prefix.size();
+      }
+  return best;
+}
+
+void apply_framework_defaults(est::Framework framework,
+                              const std::array<bool, kNumStackSettings>& given,
+                              est::Stack& stack) noexcept {
+  const FrameworkProfile* f = framework_profile(framework);
+  if (!f) return;
+  const auto settings = stack_settings();
+  for (std::size_t i = 0; i < settings.size(); ++i)
+    if (!given[i]) settings[i].set(stack, settings[i].get(f->defaults));
+  stack.framework = framework;
+}
+
+std::string frameworks_running(est::Plan plan, const std::array<bool, kNumStackSettings>& given) {
+  std::vector<std::string> names;
+  const est::Stack stack = plan.stack;
+  for (int i = 1; i < est::kNumFrameworks; ++i) {
+    plan.stack = stack;
+    apply_framework_defaults(static_cast<est::Framework>(i), given, plan.stack);
+    if (!check_framework(plan)) names.emplace_back(est::to_string(plan.stack.framework));
+  }
+  return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
+}
+
+}  // namespace clustersweep::spaces

@@ -1,0 +1,50 @@
+#pragma once
+// Framework profiles (spaces/data/frameworks.toml): the plans each training framework runs and
+// the defaults of its runtime settings. The rules framework_parallelism, framework_sharding and
+// framework_stack (spaces/rules.h) read them; resolve() and the spec take a profile's defaults for
+// the stack settings a plan leaves unset. Framework::any has no profile: every plan is allowed.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "estimator/estimator.h"
+#include "spaces/stack_settings.h"
+
+namespace clustersweep::spaces {
+
+struct FrameworkProfile {
+  estimator::Framework framework = estimator::Framework::any;
+  std::string title;                  // "Megatron-Core (Megatron-LM, NeMo 2, Megatron-Bridge)"
+  std::vector<std::string> software;  // lower-case prefixes of the runs' software column
+  bool tensor_parallel = true, sequence_parallel = true, pipeline_parallel = true,
+       interleaved_pipeline = true, context_parallel = true, expert_parallel = true,
+       expert_tensor_parallel = true;
+  // Bit i set: value i (the enum's index; the ZeRO stage) runs.
+  std::uint32_t zero = 0xF, zero_with_pipeline = 0xF;
+  std::uint32_t recompute = ~0u, offload = ~0u, pipeline_split = ~0u;
+  std::array<std::uint32_t, kNumStackSettings> stack{};  // by stack_settings() index
+  estimator::Stack defaults;                             // each setting's first listed value
+  std::string source;
+};
+
+// The built-in profile of `framework`; nullptr for Framework::any.
+const FrameworkProfile* framework_profile(estimator::Framework framework) noexcept;
+
+// The framework a validation run's `software` text names ("nemo 25.02.01" -> megatron-core);
+// Framework::any when no profile claims it.
+estimator::Framework framework_of_software(std::string_view software) noexcept;
+
+// Sets the stack settings that `given` marks false (by stack_settings() index) to `framework`'s
+// defaults; nothing for Framework::any.
+void apply_framework_defaults(estimator::Framework framework,
+                              const std::array<bool, kNumStackSettings>& given,
+                              estimator::Stack& stack) noexcept;
+
+// The frameworks (not `any`) that run `plan`'s parallel settings and the stack settings `given`
+// marks, each with its own defaults for the others: "megatron-core, fsdp2"; "none" if none.
+std::string frameworks_running(estimator::Plan plan,
+                               const std::array<bool, kNumStackSettings>& given);
+
+}  // namespace clustersweep::spaces

@@ -1,0 +1,147 @@
+// Framework profiles: the built-in file reads, each framework's rules with their messages, its
+// defaults for the stack settings a plan leaves unset, the validation runs' software mapped to a
+// framework, and every published run's own plan one its framework runs.
+#include "spaces/frameworks.h"
+
+#include <gtest/gtest.h>
+
+#include "spaces/catalog.h"
+#include "spaces/resolve.h"
+#include "spaces/rules.h"
+#include "spaces/runs.h"
+
+namespace clustersweep::spaces {
+namespace {
+
+namespace est = estimator;
+
+est::Plan on(est::Framework framework) {
+  est::Plan p;
+  p.stack.framework = framework;
+  return p;
+}
+
+TEST(Frameworks, EveryProfileReads) {
+  EXPECT_EQ(framework_profile(est::Framework::any), nullptr);
+  for (auto f : {est::Framework::megatron_core, est::Framework::fsdp2, est::Framework::deepspeed}) {
+    const FrameworkProfile* p = framework_profile(f);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->framework, f);
+    EXPECT_FALSE(p->title.empty());
+    EXPECT_FALSE(p->source.empty());
+    EXPECT_FALSE(p->software.empty());
+    EXPECT_EQ(p->defaults.framework, f);
+    // Each default is one the framework runs.
+    for (std::size_t i = 0; i < stack_settings().size(); ++i)
+      EXPECT_TRUE((p->stack[i] >> stack_settings()[i].get(p->defaults)) & 1u)
+          << est::to_string(f) << " " << stack_settings()[i].name;
+  }
+}
+
+TEST(Frameworks, RulesNameWhatTheFrameworkDoesNotRun) {
+  auto expect = [](const est::Plan& p, Rule rule, const std::string& text) {
+    const Violation v = check_framework(p);
+    EXPECT_EQ(v.rule, rule) << to_string(v.rule);
+    EXPECT_EQ(message(v), text);
+  };
+  EXPECT_FALSE(check_framework(on(est::Framework::any)));
+  est::Plan megatron = on(est::Framework::megatron_core);
+  megatron.zero = 1;
+  megatron.pp = 8;
+  EXPECT_FALSE(check_framework(megatron));
+  megatron.zero = 3;
+  expect(megatron, Rule::framework_memory,
+         "megatron-core does not run ZeRO stage 3 with pp > 1 (with a pipeline it runs zero 0 or "
+         "1)");
+  megatron.pp = 1;  // Megatron-FSDP
+  EXPECT_FALSE(check_framework(megatron));
+  megatron.zero = 2;
+  expect(megatron, Rule::framework_memory,
+         "megatron-core does not run ZeRO stage 2 (it runs zero 0, 1 or 3)");
+  est::Plan deepspeed = on(est::Framework::deepspeed);
+  deepspeed.stack.tp_comm_overlap = false;
+  deepspeed.stack.pp_comm_overlap = false;
+  deepspeed.stack.attention_kernel = est::AttentionKernel::flash2;
+  EXPECT_FALSE(check_framework(deepspeed));
+  deepspeed.cp = 2;
+  expect(deepspeed, Rule::framework_parallelism, "deepspeed has no context parallelism (degree 2)");
+  deepspeed.cp = 1;
+  deepspeed.stack.cuda_graph = est::CudaGraph::full;
+  expect(deepspeed, Rule::framework_stack, "deepspeed does not run cuda_graph full (it runs none)");
+  est::Plan fsdp = on(est::Framework::fsdp2);
+  fsdp.zero = 1;
+  expect(fsdp, Rule::framework_memory, "fsdp2 does not run ZeRO stage 1 (it runs zero 0, 2 or 3)");
+  fsdp.zero = 3;
+  fsdp.etp = 2;
+  expect(fsdp, Rule::framework_parallelism, "fsdp2 has no expert tensor parallelism (degree 2)");
+  fsdp.etp = 1;
+  fsdp.offload = est::Offload::optimizer;
+  expect(fsdp, Rule::framework_memory,
+         "fsdp2 does not offload optimizer (it offloads none or all)");
+  fsdp.offload = est::Offload::none;
+  fsdp.stack.dispatcher = est::Dispatcher::hybridep;
+  expect(fsdp, Rule::framework_stack,
+         "fsdp2 does not run dispatcher hybridep (it runs alltoall or deepep)");
+}
+
+TEST(Frameworks, APlanOfAFrameworkTakesItsDefaults) {
+  std::array<bool, kNumStackSettings> given{};
+  est::Stack stack;
+  apply_framework_defaults(est::Framework::deepspeed, given, stack);
+  EXPECT_EQ(stack.framework, est::Framework::deepspeed);
+  EXPECT_FALSE(stack.tp_comm_overlap);
+  EXPECT_FALSE(stack.pp_comm_overlap);
+  EXPECT_EQ(stack.attention_kernel, est::AttentionKernel::flash2);
+  // A setting given keeps its value.
+  est::Stack mine;
+  mine.attention_kernel = est::AttentionKernel::unfused;
+  given[static_cast<std::size_t>(find_stack_setting("attention_kernel") -
+                                 stack_settings().data())] = true;
+  apply_framework_defaults(est::Framework::deepspeed, given, mine);
+  EXPECT_EQ(mine.attention_kernel, est::AttentionKernel::unfused);
+  // Through resolve(), as estimate and best take it.
+  Settings s;
+  s.set("model", "gpt3-175b", "--model");
+  s.set("gpu", "H100-SXM5-80GB", "--gpu");
+  s.set("framework", "fsdp2", "--framework");
+  const Point pt = resolve(s);
+  EXPECT_EQ(pt.plan.stack.framework, est::Framework::fsdp2);
+  EXPECT_FALSE(pt.plan.stack.tp_comm_overlap);
+  EXPECT_EQ(pt.plan.stack.attention_kernel, est::AttentionKernel::flash2);
+  EXPECT_EQ(pt.origin.at("attention_kernel"), Origin::catalog);
+}
+
+TEST(Frameworks, EachRunsSoftwareIsAFramework) {
+  EXPECT_EQ(framework_of_software("nemo 25.02.01"), est::Framework::megatron_core);
+  EXPECT_EQ(framework_of_software("megatron-bridge 26.04.01"), est::Framework::megatron_core);
+  EXPECT_EQ(framework_of_software("Megatron-LM 2021 (Table 2 PTD-P)"),
+            est::Framework::megatron_core);
+  EXPECT_EQ(framework_of_software("nemo-automodel main@8d9bfb90e"), est::Framework::fsdp2);
+  EXPECT_EQ(framework_of_software("llm-foundry 0.3.0"), est::Framework::fsdp2);
+  EXPECT_EQ(framework_of_software("mosaicml-examples 0.0.4 (llm)"), est::Framework::fsdp2);
+  EXPECT_EQ(framework_of_software("deepspeed ZeRO-3 (2021, version not stated)"),
+            est::Framework::deepspeed);
+  EXPECT_EQ(framework_of_software("deepseek internal"), est::Framework::any);
+  EXPECT_EQ(framework_of_software(""), est::Framework::any);
+}
+
+// Every published run ran in its framework: its own plan passes the framework's rules (a run the
+// rules removed would say a profile is wrong), and all but the one unknown stack have one.
+TEST(Frameworks, EveryPublishedRunIsAPlanItsFrameworkRuns) {
+  int with_framework = 0, runs = 0;
+  for (const char* file : {"transformer_runs.csv", "moe_runs.csv"}) {
+    const std::string path = std::string(CLUSTERSWEEP_SOURCE_DIR) + "/tests/apps/data/" + file;
+    for (const MeasuredRun& r : read_runs(path, builtin_calibration())) {
+      ++runs;
+      SCOPED_TRACE(r.id);
+      EXPECT_EQ(r.reason, "");
+      EXPECT_FALSE(check_framework(r.sample.plan)) << message(check_framework(r.sample.plan));
+      with_framework += r.sample.plan.stack.framework != est::Framework::any;
+    }
+  }
+  EXPECT_EQ(runs, 315);
+  EXPECT_EQ(with_framework, 314);  // DeepSeek's own HAI-LLM is none of the three
+}
+
+}  // namespace
+}  // namespace clustersweep::spaces
