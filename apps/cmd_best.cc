@@ -147,7 +147,7 @@ void print_text(const spaces::Point& pt, const est::Estimator& estimator,
     const spaces::PointInterval pi = spaces::point_interval(pt, s.plans[i].plan);
     const double step = s.plans[i].estimate.time.total_s;
     const bool low = pi.support.runs < spaces::kFewCalibrationRuns;
-    if (low && few.empty()) few = fmt::format("{} of #{}", pi.support.weakest, i + 1);
+    if (low && few.empty()) few = fmt::format("#{}: {}", i + 1, pi.support.weakest);
     std::cout << fmt::format(
         "{:>3}  {:<17} {:<9} {}\n", i + 1,
         fmt::format("{:.4g}-{:.4g} s", step * pi.interval.lo, step * pi.interval.hi),

@@ -119,12 +119,12 @@ std::string step_time_csv_line(const Prediction& p, bool best) {
   if (!p.reason.empty())
     return fmt::format("{},{},{},,,,,{},,,{}{}\n", csv_quote(p.id), csv_quote(p.source),
                        measured_text(p), p.framework, csv_quote(p.reason), best ? ",," : "");
-  std::string line = fmt::format(
-      "{},{},{:g},{:.6g},{:.6g},{:.6g},{:.6f},{},{:.4g},{},{}", csv_quote(p.id),
-      csv_quote(p.source), p.measured, p.predicted, p.lo, p.hi, p.error, p.framework,
-      p.memory_bytes / 1e9, p.out_of_memory ? "no" : "yes",
-      csv_quote(p.repair.empty() || p.defaults.empty() ? p.repair + p.defaults
-                                                       : p.repair + "; " + p.defaults));
+  std::string line =
+      fmt::format("{},{},{:g},{:.6g},{:.6g},{:.6g},{:.6f},{},{:.4g},{},{}", csv_quote(p.id),
+                  csv_quote(p.source), p.measured, p.predicted, p.lo, p.hi, p.error, p.framework,
+                  p.memory_bytes / 1e9, p.out_of_memory ? "no" : "yes",
+                  csv_quote(p.repair.empty() || p.defaults.empty() ? p.repair + p.defaults
+                                                                   : p.repair + "; " + p.defaults));
   if (best)
     line +=
         p.best_step_s ? fmt::format(",{:.6g},{}", *p.best_step_s, csv_quote(p.best_plan)) : ",,";
@@ -323,8 +323,7 @@ BestRatios best_ratios(const ValidationReport& report) {
     by_source[p.source].push_back(*p.best_step_s / p.measured);
     by_framework[fmt::format("{} {}", p.framework.empty() ? "any" : p.framework,
                              p.moe ? "moe" : "dense")]
-        .push_back(
-        *p.best_step_s / p.measured);
+        .push_back(*p.best_step_s / p.measured);
     all.push_back(*p.best_step_s / p.measured);
   }
   BestRatios out;

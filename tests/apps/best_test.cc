@@ -193,9 +193,9 @@ TEST(Best, WithinAFrameworkEachPlanIsOneItRunsWithItsSupport) {
   EXPECT_NE(text.out.find("  #  90% interval      support   frameworks\n"), std::string::npos)
       << text.out;
   // No bf16 MoE run on H800 in the calibration: every plan is marked, and the line says why.
-  EXPECT_NE(text.out.find("0 runs !  fsdp2"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("! few calibration runs are like the plan (no moe runs on "
-                          "H800-SXM5-80GB in bf16 of #1)"),
+  EXPECT_NE(text.out.find("0 runs !  megatron-core, fsdp2"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("! few calibration runs are like the plan (#1: no moe runs on "
+                          "H800-SXM5-80GB in bf16)"),
             std::string::npos)
       << text.out;
   // Without a framework: which of them run each plan.

@@ -26,7 +26,8 @@ TEST(Estimate, PrintsTheBreakdown) {
         "50257",
         "plan      tp 8 pp 8 dp 1 cp 1 vp 1 (even pipeline split), sequence parallel on, ZeRO 0, "
         "recompute selective",
-        "stack     cuda_graph none, dispatcher alltoall, token_routing dropless, a2a_overlap "
+        "stack     framework any, cuda_graph none, dispatcher alltoall, token_routing dropless, "
+        "a2a_overlap "
         "off, fp8_attention off, tp_comm_overlap on, dp_overlap on, param_gather_overlap "
         "on, pp_comm_overlap on, fp8_recipe delayed, attention_kernel flash3\n",
         "step time", "pipeline bubble", "memory per GPU", "activations (in flight)", "feasible",
@@ -52,7 +53,7 @@ TEST(Estimate, JsonMatchesTheLibrary) {
       "pipeline_split": "even", "sequence_parallel": false, "zero": 0, "recompute": "none",
       "micro_batch": 1, "offload": "none", "ep": 1, "etp": 1, "capacity_factor": 0,
       "cuda_graph": "none", "dispatcher": "alltoall", "token_routing": "dropless",
-      "a2a_overlap": false, "fp8_attention": false, "tp_comm_overlap": true, "dp_overlap": true,
+      "framework": "any", "a2a_overlap": false, "fp8_attention": false, "tp_comm_overlap": true, "dp_overlap": true,
       "param_gather_overlap": true, "pp_comm_overlap": true, "fp8_recipe": "delayed",
       "attention_kernel": "cudnn"})"));
   EXPECT_EQ(json["feasible"], e.feasible);
@@ -291,7 +292,8 @@ TEST(EstimateErrors, OtherPlanErrors) {
                "--global-batch: 1001 is not a multiple of dp*micro_batch = 8*1");
   expect_error(with(kBase, {"--tp", "8", "--zero", "4"}), "--zero: must be 0, 1, 2 or 3, got '4'");
   expect_error(with(kBase, {"--tp", "8", "--recompute", "some"}),
-               "--recompute: must be none, selective or full, got 'some'");
+               "--recompute: must be none, selective, full or selective:MODULE+MODULE... of "
+               "core_attn, layernorm, mla_up_proj, mlp, moe_act, moe, shared_experts, got 'some'");
   // The software stack's settings: a value not among theirs, and the rules they break.
   expect_error(with(kBase, {"--tp", "8", "--dispatcher", "nccl"}),
                "--dispatcher: must be alltoall, allgather, deepep or hybridep, got 'nccl'");

@@ -246,9 +246,10 @@ TEST(Validate, RowsThatCannotBePredictedGetAReason) {
   const auto rows = lines(read_file(out));
   ASSERT_EQ(rows.size(), 5u);
   EXPECT_EQ(rows[2], "2,TEST,8.408,,,,,,,,unknown accelerator 'TPU-v5p'");
-  EXPECT_EQ(rows[3],
-            "3,TEST,8.408,,,,,,,,cannot be estimated: degrees: tp*pp*cp*dp = 4*8*1*7 = 224 does not "
-            "equal the 256 GPUs");
+  EXPECT_EQ(
+      rows[3],
+      "3,TEST,8.408,,,,,,,,cannot be estimated: degrees: tp*pp*cp*dp = 4*8*1*7 = 224 does not "
+      "equal the 256 GPUs");
   // An uneven pipeline split ran, so it is predicted (critical stage: ceil(96/40) layers a chunk).
   EXPECT_TRUE(rows[4].starts_with("4,TEST,8.408,")) << rows[4];
   EXPECT_TRUE(rows[4].ends_with(",")) << rows[4];

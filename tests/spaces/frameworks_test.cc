@@ -103,6 +103,7 @@ TEST(Frameworks, APlanOfAFrameworkTakesItsDefaults) {
   Settings s;
   s.set("model", "gpt3-175b", "--model");
   s.set("gpu", "H100-SXM5-80GB", "--gpu");
+  s.set("gpus", "8", "--gpus");
   s.set("framework", "fsdp2", "--framework");
   const Point pt = resolve(s);
   EXPECT_EQ(pt.plan.stack.framework, est::Framework::fsdp2);

@@ -735,6 +735,8 @@ etp = "all"
 // takes each swept framework's default, and the framework rules keep each to its own.
 TEST(Space, FrameworksAreAnAxisWithTheirDefaults) {
   const Space one = Space::parse(spec(R"(
+[workload]
+model = "tiny"
 [cluster]
 gpu = "H100-SXM5-80GB"
 gpus = 16
@@ -749,6 +751,8 @@ framework = "deepspeed"
   EXPECT_EQ(axes[kFirstStackAxis + 6].labels, (std::vector<std::string>{"off"}));  // tp overlap
   EXPECT_EQ(axes[kFirstStackAxis + 11].labels, (std::vector<std::string>{"flash2"}));
   const Space all = Space::parse(spec(R"(
+[workload]
+model = "tiny"
 [cluster]
 gpu = "H100-SXM5-80GB"
 gpus = 16

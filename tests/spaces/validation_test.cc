@@ -56,8 +56,7 @@ TEST(Validation, PredictsEachRunAsTheEstimatorDoes) {
     EXPECT_FALSE(p.best_step_s);
   }
   const std::string csv = format_predictions_csv(report);
-  EXPECT_NE(csv.find("\nx,S,,,,,,,,,\"unknown accelerator 'X', say\"\n"), std::string::npos)
-      << csv;
+  EXPECT_NE(csv.find("\nx,S,,,,,,,,,\"unknown accelerator 'X', say\"\n"), std::string::npos) << csv;
 }
 
 TEST(Validation, EachFileWeighsOneInAFit) {
