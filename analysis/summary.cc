@@ -1,6 +1,7 @@
 #include "analysis/summary.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -11,6 +12,7 @@
 #include "base/error.h"
 #include "base/format.h"
 #include "spaces/stack_settings.h"
+#include "spaces/support.h"
 
 namespace clustersweep::analysis {
 namespace {
@@ -365,6 +367,31 @@ TextTable swept_axes_table(const Summary& s) {
 
 namespace {
 
+// How far a best row can be trusted, from what the store kept of it: the target's 90% prediction
+// interval ("time_to_train_s": its _lo_s and _hi_s columns) and its calibration support, marked
+// "!" when few runs are like it. Empty when the store kept neither.
+std::string trust(const Dataset& data, const std::string& target, std::uint64_t row) {
+  std::vector<std::string> names, parts;
+  const bool seconds = target.size() > 2 && target.ends_with("_s");
+  const std::string stem = seconds ? target.substr(0, target.size() - 2) : target;
+  const bool interval = seconds && data.find(stem + "_lo_s") && data.find(stem + "_hi_s");
+  if (interval) names = {stem + "_lo_s", stem + "_hi_s"};
+  const bool support = data.find("calibration_support") != nullptr;
+  if (support) names.push_back("calibration_support");
+  if (names.empty()) return {};
+  const auto values = fetch_rows(data, {row}, names);
+  const Column& column = *data.find(target);
+  if (interval)
+    parts.push_back(fmt::format("90% {} - {}", format_target(column, values[0][0]),
+                                format_target(column, values[1][0])));
+  if (support) {
+    const double runs = values.back()[0];
+    parts.push_back(fmt::format("calibration support {} runs{}", runs,
+                                runs < spaces::kFewCalibrationRuns ? " !" : ""));
+  }
+  return fmt::format(" ({})", fmt::join(parts, "; "));
+}
+
 void print_expansion(std::ostream& out, const Dataset& data, const Summary& s) {
   const Column& target = *data.find(s.target);
   out << "\nMemory-expansion tier (clusters equal but for the expansion memory; best without / "
@@ -440,7 +467,8 @@ void print_summary(std::ostream& out, const Dataset& data, const Summary& s) {
                                    fmt::join(s.constant_axes, ", ")));
   out << fmt::format("\nBest design per accelerator (minimum {}):\n", s.target);
   for (const auto& [gpu, best] : s.best_per_accelerator)
-    out << fmt::format("  {}: {}\n", gpu, format_target(target, best.value))
+    out << fmt::format("  {}: {}{}\n", gpu, format_target(target, best.value),
+                       trust(data, s.target, best.row))
         << wrapped("    ", describe_design(data, best.row, s.constant_axes));
 
   out << fmt::format(

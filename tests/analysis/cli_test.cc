@@ -83,6 +83,38 @@ std::vector<std::map<std::string, std::string>> csv_rows(const std::string& path
   return rows;
 }
 
+// The best design of each accelerator comes with how far it can be trusted: its 90% interval and
+// the calibration runs like it, marked when few.
+TEST_F(CliTest, TheBestDesignsSayHowFarTheyCanBeTrusted) {
+  const std::string spec = (dir_ / "trust.toml").string();
+  std::ofstream(spec) << R"([workload]
+model = "llama3-8b"
+training_tokens = 1e12
+[cluster]
+gpu = ["H100-SXM5-80GB", "H800-SXM5-80GB"]
+nodes = [2, 4]
+[plan]
+tp = "all"
+pp = [1, 2]
+[output]
+keep = "best-per-design"
+)";
+  const std::string store = (dir_ / "trust.h5").string();
+  const Result sweep = run(cs("run " + spec + " -o " + store + " --no-summary"));
+  ASSERT_EQ(sweep.code, 0) << sweep.err;
+  const Result summary = run(cs("summary " + store));
+  ASSERT_EQ(summary.code, 0) << summary.err;
+  EXPECT_TRUE(std::regex_search(
+      summary.out,
+      std::regex(R"(  H100-SXM5-80GB: [0-9.]+ days \(90% [0-9.]+ days - [0-9.]+ days; calibration )"
+                 R"(support [0-9]+ runs\)\n)")))
+      << summary.out;
+  // No dense run on H800 in bf16: marked.
+  EXPECT_TRUE(std::regex_search(
+      summary.out, std::regex(R"(  H800-SXM5-80GB: .*calibration support 0 runs !\)\n)")))
+      << summary.out;
+}
+
 // A price per accelerator prices each accelerator's rows with its own price, in the run's
 // objective and in every analysis command; without any GPU price the costs say they are
 // electricity only.
