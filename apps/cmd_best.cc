@@ -3,6 +3,7 @@
 // the settings do not fix are "all", and the exact plan search of that design answers, so `best`
 // keeps the plan a best-per-design sweep of the same spec keeps.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -60,6 +61,11 @@ std::array<bool, spaces::kNumStackSettings> given_stack(const spaces::Settings& 
   const auto all = spaces::stack_settings();
   for (std::size_t i = 0; i < all.size(); ++i) given[i] = settings.has(all[i].name);
   return given;
+}
+
+// "megatron-core, fsdp2"; "none" when no framework runs the plan.
+std::string frameworks_text(const std::vector<std::string>& names) {
+  return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
 }
 
 void print_json(const spaces::Point& pt, const est::Estimator& estimator,
@@ -152,7 +158,7 @@ void print_text(const spaces::Point& pt, const est::Estimator& estimator,
         "{:>3}  {:<17} {:<9} {}\n", i + 1,
         fmt::format("{:.4g}-{:.4g} s", step * pi.interval.lo, step * pi.interval.hi),
         fmt::format("{} runs{}", pi.support.runs, low ? " !" : ""),
-        spaces::frameworks_running(s.plans[i].plan, given));
+        frameworks_text(spaces::frameworks_running(s.plans[i].plan, given)));
   }
   if (!few.empty())
     std::cout << fmt::format(

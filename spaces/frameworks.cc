@@ -1,7 +1,6 @@
 #include "spaces/frameworks.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -30,7 +29,8 @@ bool flag(const toml::table& t, const char* key) {
   return n->as_boolean()->get();
 }
 
-// The values of `key` as a bit mask over `count` names (or numbers), and the first listed.
+// The values of `key` as a bit mask by value index (`parse` gives each value's, -1 if none), and
+// the first listed.
 template <class Parse>
 std::uint32_t mask(const toml::table& t, const char* key, Parse parse, int* first = nullptr) {
   const auto* array = t.get_as<toml::array>(key);
@@ -159,7 +159,8 @@ void apply_framework_defaults(est::Framework framework,
   stack.framework = framework;
 }
 
-std::string frameworks_running(est::Plan plan, const std::array<bool, kNumStackSettings>& given) {
+std::vector<std::string> frameworks_running(est::Plan plan,
+                                            const std::array<bool, kNumStackSettings>& given) {
   std::vector<std::string> names;
   const est::Stack stack = plan.stack;
   for (int i = 1; i < est::kNumFrameworks; ++i) {
@@ -167,7 +168,7 @@ std::string frameworks_running(est::Plan plan, const std::array<bool, kNumStackS
     apply_framework_defaults(static_cast<est::Framework>(i), given, plan.stack);
     if (!check_framework(plan)) names.emplace_back(est::to_string(plan.stack.framework));
   }
-  return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
+  return names;
 }
 
 }  // namespace clustersweep::spaces

@@ -43,8 +43,8 @@ void apply_framework_defaults(estimator::Framework framework,
                               estimator::Stack& stack) noexcept;
 
 // The frameworks (not `any`) that run `plan`'s parallel settings and the stack settings `given`
-// marks, each with its own defaults for the others: "megatron-core, fsdp2"; "none" if none.
-std::string frameworks_running(estimator::Plan plan,
-                               const std::array<bool, kNumStackSettings>& given);
+// marks, each with its own defaults for the others: {"megatron-core", "fsdp2"}.
+std::vector<std::string> frameworks_running(estimator::Plan plan,
+                                            const std::array<bool, kNumStackSettings>& given);
 
 }  // namespace clustersweep::spaces

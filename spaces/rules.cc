@@ -340,11 +340,9 @@ std::string framework_message(const Violation& v) {
                        values_of(f.stack[static_cast<std::size_t>(x[1] - kFrameworkStack)],
                                  st.count, [&](int i) { return st.value_name(i); }));
   }
+  if (x[1] == kSp) return fmt::format("{} has no {}", name, kParallelismNames[kSp]);
   return fmt::format("{} has no {} ({} {})", name, kParallelismNames[x[1]],
-                     kParallelismNames[x[1]] == kParallelismNames[kSp] ? "sequence_parallel"
-                     : x[1] == kVp                                     ? "vp"
-                                                                       : "degree",
-                     value);
+                     x[1] == kVp ? "vp" : "degree", value);
 }
 }  // namespace
 
