@@ -155,8 +155,24 @@ void print_best_designs(const StoreReader& store, const spaces::Space& space, st
   out << fmt::format("best designs by {} (the best plan of each{}):\n",
                      spaces::to_string(space.objective()),
                      pricing.prices_gpus() ? "" : "; cost is electricity only: no GPU price given");
+  // The calibration runs like each best plan (spaces/support.h), from its point id and the spec,
+  // so the table is the same in every keep mode; marked "!" when few.
+  const bool transformer = space.family() == estimator::Family::transformer;
+  auto support = [&](std::uint64_t row) {
+    const auto point = static_cast<std::uint64_t>(value_at(store, "point_id", row));
+    spaces::Design design;
+    if (!space.design(point / space.plan_points(), design)) return std::string("-");
+    std::uint32_t digits[spaces::kNumAxes];
+    space.decode(point, digits);
+    estimator::Plan plan;
+    space.plan_values(design, digits + spaces::kTp, plan);
+    const int runs =
+        space.support_of(design).of(spaces::regime_of(plan, design.workload.model), plan.cp);
+    return fmt::format("{}{}", runs, runs < spaces::kFewCalibrationRuns ? " !" : "");
+  };
   constexpr auto kRow = "  {:>2}  {:>10}  {:>8}  {:>6}  {:>9}  {:>8}  ";
-  const std::string header = fmt::format(kRow, "#", "train", "step", "MFU", "energy", "cost");
+  const std::string header = fmt::format(kRow, "#", "train", "step", "MFU", "energy", "cost") +
+                             (transformer ? fmt::format("{:>7}  ", "support") : "");
   out << header << "design | plan\n";
   // The axes the sweep varies (the others are the spec's and the same in every row) that the
   // store keeps.
@@ -190,6 +206,7 @@ void print_best_designs(const StoreReader& store, const spaces::Space& space, st
                        format_quantity(mfu, "fraction"),
                        format_quantity(energy * pricing.pue / 3.6e6, "kWh"),
                        format_quantity(cost, "USD"))
+        << (transformer ? fmt::format("{:>7}  ", support(row)) : "")
         << std::string_view(wrapped).substr(indent.size()) << '\n';
     if (best[k].tied_rows.empty()) continue;
     // The tied designs in one line: how many, and which settings tell them apart.
@@ -209,6 +226,11 @@ void print_best_designs(const StoreReader& store, const spaces::Space& space, st
                       120, indent)
         << '\n';
   }
+  if (transformer)
+    out << fmt::format(
+        "support: the calibration runs like the plan (docs/calibration.md); ! under {}: its "
+        "estimate is unchecked there\n",
+        spaces::kFewCalibrationRuns);
 }
 
 }  // namespace clustersweep::engine
