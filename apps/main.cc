@@ -70,7 +70,11 @@ void print_help() {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
+    // The commands on stdout, as --help prints them, and what to do in one line, as every error.
     print_help();
+    std::cout.flush();
+    std::cerr << "clustersweep: error: no command given; run 'clustersweep <command>' with one of "
+                 "the commands above, e.g. 'clustersweep run --help'\n";
     return clustersweep::kExitBadInput;
   }
   const std::string name = argv[1];

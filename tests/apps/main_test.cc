@@ -14,6 +14,15 @@ TEST(Main, UnknownCommandSuggestsTheClosestOne) {
             "'clustersweep --help'\n");
 }
 
+TEST(Main, NoCommandSaysWhatToDo) {
+  const auto r = run({});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "clustersweep: error: no command given; run 'clustersweep <command>' with one of the "
+            "commands above, e.g. 'clustersweep run --help'\n");
+  EXPECT_EQ(r.out, run({"--help"}).out);  // the command list, as --help prints it
+}
+
 TEST(Main, VersionNamesTheGitRevision) {
   const auto r = run({"--version"});
   EXPECT_EQ(r.exit_code, 0);
