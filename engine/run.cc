@@ -133,15 +133,20 @@ void check_room_for(const std::string& store, const StoreHeader& header) {
     what = fmt::format("the store needs {} ({} rows of {} B)", format_bytes(file),
                        with_commas(header.rows), row);
   } else if (header.keep == "best-per-design") {
-    // Each chunk's slot writes also fill the partly used pages at its ends, of every column.
+    // Each chunk's slot writes also fill the partly used pages at its ends, of every column: the
+    // slots are what lets every rank write its chunks at offsets known in advance, without
+    // agreeing with the other ranks on where the kept rows go (docs/engine.md).
     const double pages = static_cast<double>(header.chunks) *
                          static_cast<double>(header.schema.columns.size()) * 2 * 4096;
     const double need = 2 * file + pages;
     used = clamp(need);
     what = fmt::format(
-        "the run needs up to {} (a row of {} B for each of {} designs, in its staging file and "
-        "again in the store)",
-        format_bytes(need), row, with_commas(header.rows));
+        "the run needs up to {}: the staging file {} (a row of {} B for each of {} designs, and "
+        "{} of file-system pages, 2 of 4 kB for each of the {} columns of each of the {} chunks, "
+        "which write their rows in slots of their own), then the store {}",
+        format_bytes(need), format_bytes(file + pages), row, with_commas(header.rows),
+        format_bytes(pages), header.schema.columns.size(), with_commas(header.chunks),
+        format_bytes(file));
   }
   check_room("--output", store, used, clamp(file), what);
 }
