@@ -54,15 +54,6 @@ const char* objective_unit(spaces::Objective objective) {
   return "";
 }
 
-// Which stack settings the user gave: frameworks_running() gives each framework its own defaults
-// for the others.
-std::array<bool, spaces::kNumStackSettings> given_stack(const spaces::Settings& settings) {
-  std::array<bool, spaces::kNumStackSettings> given{};
-  const auto all = spaces::stack_settings();
-  for (std::size_t i = 0; i < all.size(); ++i) given[i] = settings.has(all[i].name);
-  return given;
-}
-
 // "megatron-core, fsdp2"; "none" when no framework runs the plan.
 std::string frameworks_text(const std::vector<std::string>& names) {
   return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
@@ -274,7 +265,7 @@ int best(const Args& args) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const est::Estimator estimator(pt.workload, pt.cluster, pt.calibration);
-  const auto given = given_stack(settings);
+  const auto given = spaces::given_stack(settings);
   if (vm->count("json"))
     print_json(pt, estimator, s, seconds, objective, spec_options.robust, given);
   else

@@ -8,13 +8,13 @@
 
 namespace clustersweep {
 
-namespace {
-
-std::string lower(std::string_view s) {
+std::string lower_case(std::string_view s) {
   std::string out(s);
   for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   return out;
 }
+
+namespace {
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -36,11 +36,11 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 std::vector<std::string> closest_names(std::string_view name,
                                        const std::vector<std::string>& candidates,
                                        std::size_t max) {
-  const std::string target = lower(name);
+  const std::string target = lower_case(name);
   // (score, edit distance, candidate): near misses of equal score rank by their edit distance.
   std::vector<std::tuple<std::size_t, std::size_t, std::string>> scored;
   for (const auto& candidate : candidates) {
-    const std::string c = lower(candidate);
+    const std::string c = lower_case(candidate);
     const std::size_t edits = edit_distance(target, c);
     std::size_t d = edits;
     // A candidate containing the name (or the reverse), or every '-'-separated part of it, is a

@@ -8,6 +8,9 @@
 
 namespace clustersweep {
 
+// `s` in ASCII lower case: how names compare without regard to case.
+std::string lower_case(std::string_view s);
+
 // Up to `max` candidates closest to `name`, best first: by edit distance (case-insensitive), a
 // candidate containing the name (or contained in it) or all of its '-'-separated parts counting as
 // a near miss; none farther than max(3, half the name's length).

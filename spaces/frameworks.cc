@@ -3,10 +3,8 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
-#include <algorithm>
-#include <cctype>
-
 #include "base/error.h"
+#include "base/names.h"
 #include "spaces/rules.h"
 #include "spaces/toml_text.h"
 
@@ -45,13 +43,14 @@ std::uint32_t mask(const toml::table& t, const char* key, Parse parse, int* firs
   return out;
 }
 
-template <class Enum, int N>
-int enum_index(const toml::node& n) {
-  const auto text = n.value<std::string>();
-  if (!text) return -1;
-  for (int i = 0; i < N; ++i)
-    if (*text == est::to_string(static_cast<Enum>(i))) return i;
-  return -1;
+// A value named as the estimator's parse function for its enum reads it; -1 if none.
+template <class Enum>
+auto named(bool (*parse)(std::string_view, Enum&)) {
+  return [parse](const toml::node& n) {
+    const auto text = n.value<std::string>();
+    Enum value{};
+    return text && parse(*text, value) ? static_cast<int>(value) : -1;
+  };
 }
 
 FrameworkProfile read_profile(const toml::table& t) {
@@ -76,10 +75,9 @@ FrameworkProfile read_profile(const toml::table& t) {
   };
   f.zero = mask(t, "zero", stage);
   f.zero_with_pipeline = mask(t, "zero_with_pipeline", stage);
-  f.recompute = mask(t, "recompute", enum_index<est::Recompute, 3>);
-  f.offload = mask(t, "offload", enum_index<est::Offload, 4>);
-  f.pipeline_split =
-      mask(t, "pipeline_split", enum_index<est::PipelineSplit, est::kNumPipelineSplits>);
+  f.recompute = mask(t, "recompute", named(est::parse_recompute));
+  f.offload = mask(t, "offload", named(est::parse_offload));
+  f.pipeline_split = mask(t, "pipeline_split", named(est::parse_pipeline_split));
   const auto* stack = t.get_as<toml::table>("stack");
   if (!stack) bad(t, "stack", "missing");
   const auto settings = stack_settings();
@@ -133,9 +131,7 @@ const FrameworkProfile* framework_profile(est::Framework framework) noexcept {
 }
 
 est::Framework framework_of_software(std::string_view software) noexcept {
-  std::string lower(software);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = lower_case(software);
   // The longest prefix wins: "nemo-automodel" is FSDP2, "nemo " Megatron-Core.
   est::Framework best = est::Framework::any;
   std::size_t best_length = 0;

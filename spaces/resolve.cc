@@ -244,15 +244,10 @@ void read_enum(const Settings& s, const std::string& name, bool (*parse)(std::st
                const char* (*to_string)(Enum), int count, Enum& out) {
   if (!s.has(name)) return;
   if (parse(s.at(name).text, out)) return;
-  std::string valid;
-  for (int i = 0; i < count; ++i)
-    valid += fmt::format("{}{}",
-                         i == 0           ? ""
-                         : i + 1 == count ? " or "
-                                          : ", ",
-                         to_string(static_cast<Enum>(i)));
+  std::vector<std::string> valid;
+  for (int i = 0; i < count; ++i) valid.emplace_back(to_string(static_cast<Enum>(i)));
   throw InputError(
-      fmt::format("{}: must be {}, got '{}'", s.at(name).where, valid, s.at(name).text));
+      fmt::format("{}: must be {}, got '{}'", s.at(name).where, join_or(valid), s.at(name).text));
 }
 
 const char* mlp_name(est::Mlp m) { return est::to_string(m); }
@@ -272,12 +267,21 @@ est::Reliability resolve_reliability(const Settings& s, std::map<std::string, Or
   return r;
 }
 
+}  // namespace
+
+std::array<bool, kNumStackSettings> given_stack(const Settings& settings) {
+  std::array<bool, kNumStackSettings> given{};
+  const auto all = stack_settings();
+  for (std::size_t i = 0; i < all.size(); ++i) given[i] = settings.has(all[i].name);
+  return given;
+}
+
+namespace {
+
 // The software stack's settings; a capacity factor alone means capacity routing, and capacity
 // routing alone has a capacity of one balanced share (Megatron's moe_expert_capacity_factor 1.0).
 void resolve_stack(const Settings& s, est::Plan& p, std::map<std::string, Origin>& origins) {
-  std::array<bool, kNumStackSettings> given{};
   for (const StackSetting& st : stack_settings()) {
-    given[static_cast<std::size_t>(&st - stack_settings().data())] = s.has(st.name);
     if (!s.has(st.name)) {
       // A framework's profile gives the settings a plan leaves unset (spaces/frameworks.h).
       origins[st.name] = s.has("framework") ? Origin::catalog : Origin::fallback;
@@ -289,7 +293,7 @@ void resolve_stack(const Settings& s, est::Plan& p, std::map<std::string, Origin
                                    stack_values(st), s.at(st.name).text));
     st.set(p.stack, value);
   }
-  apply_framework_defaults(p.stack.framework, given, p.stack);
+  apply_framework_defaults(p.stack.framework, given_stack(s), p.stack);
   if (p.capacity_factor > 0 && !s.has("token_routing")) {
     p.stack.token_routing = est::TokenRouting::capacity;
     origins["token_routing"] = Origin::rule;

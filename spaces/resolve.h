@@ -4,6 +4,7 @@
 // to the estimator's Workload, Cluster and Plan. `estimate` and `validate` resolve Settings; the
 // sweep resolves each design's axis values through the same resolve_workload() and
 // resolve_cluster(), and every path checks the result with the rules of spaces/rules.h.
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -15,6 +16,7 @@
 #include "estimator/job.h"
 #include "spaces/catalog.h"
 #include "spaces/rules.h"
+#include "spaces/stack_settings.h"
 #include "spaces/support.h"
 
 namespace clustersweep::spaces {
@@ -154,6 +156,9 @@ struct Point {
 // came from ("--tp: must be a positive integer, got 'x'"); the structural rules are not applied
 // here (see check()).
 Point resolve(const Settings& settings);
+// Which of the stack's settings `settings` gives, by stack_settings() index: the others take
+// the defaults of the plan's framework (spaces/frameworks.h).
+std::array<bool, kNumStackSettings> given_stack(const Settings& settings);
 // As resolve(), with this calibration (and the built-in support) instead of the built-in one or
 // the `calibration` setting's.
 Point resolve(const Settings& settings, const estimator::Calibration& calibration);

@@ -678,7 +678,12 @@ class Parser {
 
     // none, selective, full ("all": the three), or selective with its modules.
     Axis& recompute = axis(kRecompute, "recompute", "", true);
-    auto add_recompute = [&](const toml::node& n, const std::string& key) {
+    auto add = [&](estimator::Recompute r, std::uint8_t modules) {
+      recompute.labels.push_back(estimator::recompute_label(r, modules));
+      im_.recompute.push_back(r);
+      im_.recompute_modules.push_back(modules);
+    };
+    auto add_named = [&](const toml::node& n, const std::string& key) {
       const auto* text = n.as_string();
       estimator::Recompute r{};
       std::uint8_t modules = 0;
@@ -690,29 +695,21 @@ class Parser {
       if (std::find(recompute.labels.begin(), recompute.labels.end(), label) !=
           recompute.labels.end())
         r_.fail(n, key, fmt::format("duplicate value \"{}\"", label));
-      recompute.labels.push_back(label);
-      im_.recompute.push_back(r);
-      im_.recompute_modules.push_back(modules);
+      add(r, modules);
     };
     const toml::node* recompute_node = t.get("recompute");
     if (!recompute_node) {
-      recompute.labels = {kRecomputeNames[0]};
-      im_.recompute = {estimator::Recompute::none};
-      im_.recompute_modules = {0};
+      add(estimator::Recompute::none, 0);
     } else if (const auto* all = recompute_node->as_string(); all && all->get() == "all") {
-      for (int v = 0; v < 3; ++v) {
-        recompute.labels.push_back(kRecomputeNames[v]);
-        im_.recompute.push_back(static_cast<estimator::Recompute>(v));
-        im_.recompute_modules.push_back(0);
-      }
+      for (int v = 0; v < 3; ++v) add(static_cast<estimator::Recompute>(v), 0);
     } else if (const auto* list = recompute_node->as_array()) {
       if (list->empty())
         r_.fail(*recompute_node, "plan.recompute",
                 fmt::format("empty list; give one or more of {}", estimator::recompute_values()));
       for (std::size_t i = 0; i < list->size(); ++i)
-        add_recompute(*list->get(i), fmt::format("plan.recompute[{}]", i));
+        add_named(*list->get(i), fmt::format("plan.recompute[{}]", i));
     } else {
-      add_recompute(*recompute_node, "plan.recompute");
+      add_named(*recompute_node, "plan.recompute");
     }
 
     Axis& sp = axis(kSequenceParallel, "sequence_parallel", "", false);

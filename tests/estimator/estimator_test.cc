@@ -147,58 +147,6 @@ TEST(ActivationsVariants, NoDropoutAndFp8InputsStoreLess) {
 
 // The structural rules are spaces::check_plan()'s (tests/spaces/rules_test.cc); the estimator only
 // refuses plans that would make it divide by zero, and reports memory and precision.
-// Megatron-Core's recompute modules: each drops what its module keeps and repeats its forward,
-// so adding one never needs more memory and never takes less time; none is the default, the
-// attention core.
-TEST(RecomputeModules, EachSavesMemoryAndCostsTime) {
-  Model m = gpt(61, 7168, 128, 129280);  // DeepSeek-V3's shape: MLA and MoE
-  m.q_lora_rank = 1536;
-  m.kv_lora_rank = 512;
-  m.qk_head_dim = 192;
-  m.qk_rope_head_dim = 64;
-  m.v_head_dim = 128;
-  m.ffn_hidden = 18432;
-  m.mlp = Mlp::swiglu;
-  m.num_experts = 64;
-  m.top_k = 8;
-  m.moe_ffn_hidden = 2048;
-  m.shared_ffn_hidden = 2048;
-  m.dense_layers = 3;
-  Workload w{m, 4096, 1024, Precision::bf16};
-  const Cluster c = cluster(256);
-  Plan p;
-  p.pp = 4;
-  p.dp = 64;
-  p.ep = 16;
-  p.zero = 1;
-  p.recompute = Recompute::selective;
-  Calibration cal;
-  const Estimate base = estimate(w, c, p, cal);
-  const Estimate same = [&] {
-    Plan q = p;
-    q.recompute_modules = kRecomputeCoreAttn;  // the default, named
-    return estimate(w, c, q, cal);
-  }();
-  EXPECT_EQ(base.memory.hbm_bytes, same.memory.hbm_bytes);
-  EXPECT_EQ(base.time.total_s, same.time.total_s);
-  for (int bit = 1; bit < kNumRecomputeModules; ++bit) {
-    Plan q = p;
-    q.recompute_modules = static_cast<std::uint8_t>(kRecomputeCoreAttn | (1u << bit));
-    const Estimate e = estimate(w, c, q, cal);
-    SCOPED_TRACE(recompute_label(q.recompute, q.recompute_modules));
-    EXPECT_LT(e.memory.activations_bytes + e.memory.expert_activations_bytes,
-              base.memory.activations_bytes + base.memory.expert_activations_bytes);
-    EXPECT_GE(e.time.total_s, base.time.total_s);
-  }
-  Recompute r{};
-  std::uint8_t modules = 0;
-  ASSERT_TRUE(parse_recompute_label("selective:moe+mla_up_proj", r, modules));
-  EXPECT_EQ(recompute_label(r, modules), "selective:mla_up_proj+moe");
-  EXPECT_FALSE(parse_recompute_label("selective:mlp+mlp", r, modules));
-  EXPECT_FALSE(parse_recompute_label("full:mlp", r, modules));
-  EXPECT_FALSE(parse_recompute_label("selective:", r, modules));
-}
-
 TEST(Feasibility, EstimatorReasons) {
   const Workload w = gpt3_175b();
   const Calibration cal;

@@ -304,5 +304,44 @@ TEST(MoeModel, AllToAllInsideTheNvlinkDomainIsCheaperThanAcrossIt) {
   EXPECT_LT(inside.time.ep_a2a_s, across.time.ep_a2a_s);
 }
 
+// Megatron-Core's recompute modules: each drops what its module keeps and repeats its forward,
+// so adding one never needs more memory and never takes less time; none is the default, the
+// attention core.
+TEST(RecomputeModules, EachSavesMemoryAndCostsTime) {
+  const Workload w{deepseek_v3(0), 4096, 1024, Precision::bf16};
+  const Cluster c = cluster(256);
+  Plan p;
+  p.pp = 4;
+  p.dp = 64;
+  p.ep = 16;
+  p.zero = 1;
+  p.recompute = Recompute::selective;
+  Calibration cal;
+  const Estimate base = estimate(w, c, p, cal);
+  const Estimate same = [&] {
+    Plan q = p;
+    q.recompute_modules = kRecomputeCoreAttn;  // the default, named
+    return estimate(w, c, q, cal);
+  }();
+  EXPECT_EQ(base.memory.hbm_bytes, same.memory.hbm_bytes);
+  EXPECT_EQ(base.time.total_s, same.time.total_s);
+  for (int bit = 1; bit < kNumRecomputeModules; ++bit) {
+    Plan q = p;
+    q.recompute_modules = static_cast<std::uint8_t>(kRecomputeCoreAttn | (1u << bit));
+    const Estimate e = estimate(w, c, q, cal);
+    SCOPED_TRACE(recompute_label(q.recompute, q.recompute_modules));
+    EXPECT_LT(e.memory.activations_bytes + e.memory.expert_activations_bytes,
+              base.memory.activations_bytes + base.memory.expert_activations_bytes);
+    EXPECT_GE(e.time.total_s, base.time.total_s);
+  }
+  Recompute r{};
+  std::uint8_t modules = 0;
+  ASSERT_TRUE(parse_recompute_label("selective:moe+mla_up_proj", r, modules));
+  EXPECT_EQ(recompute_label(r, modules), "selective:mla_up_proj+moe");
+  EXPECT_FALSE(parse_recompute_label("selective:mlp+mlp", r, modules));
+  EXPECT_FALSE(parse_recompute_label("full:mlp", r, modules));
+  EXPECT_FALSE(parse_recompute_label("selective:", r, modules));
+}
+
 }  // namespace
 }  // namespace clustersweep::estimator

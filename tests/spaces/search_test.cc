@@ -83,6 +83,18 @@ estimator::Calibration random_calibration(std::mt19937_64& rng, const Space& spa
   return calibration;
 }
 
+// The plan indices of the (step time, energy per step) Pareto front of `plans`.
+std::vector<std::uint64_t> front_of(const std::vector<PlanResult>& plans) {
+  std::vector<double> time, energy;
+  for (const auto& p : plans) {
+    time.push_back(p.estimate.time.total_s);
+    energy.push_back(p.estimate.energy_per_step_j);
+  }
+  std::vector<std::uint64_t> ids;
+  for (std::size_t j : pareto_front(time, energy)) ids.push_back(plans[j].plan_index);
+  return ids;
+}
+
 double steps_of(const Space& space, const Design& d) {
   return space.training_tokens() /
          (static_cast<double>(d.workload.global_batch) * d.workload.seq_len);
@@ -126,16 +138,6 @@ TEST(Search, EqualsExhaustiveEnumerationOnRandomDesigns) {
       }
       // Pareto: the front of the candidates equals the front of every plan.
       SearchOptions options{Objective::step_time, 1, false};
-      auto front_of = [](const std::vector<PlanResult>& plans) {
-        std::vector<double> time, energy;
-        for (const auto& p : plans) {
-          time.push_back(p.estimate.time.total_s);
-          energy.push_back(p.estimate.energy_per_step_j);
-        }
-        std::vector<std::uint64_t> ids;
-        for (std::size_t j : pareto_front(time, energy)) ids.push_back(plans[j].plan_index);
-        return ids;
-      };
       const auto candidates = pareto_candidates(space, d, estimator, options);
       options.exhaustive = true;
       EXPECT_EQ(front_of(candidates), front_of(pareto_candidates(space, d, estimator, options)))
@@ -217,16 +219,6 @@ TEST(Search, EqualsExhaustiveEnumerationWithTheStackSwept) {
           EXPECT_EQ(st.get(found[j].plan.stack), st.get(p.stack)) << st.name;
         EXPECT_TRUE(space.plan_from_digits(d, digits + kTp, p, why));
       }
-      auto front_of = [](const std::vector<PlanResult>& plans) {
-        std::vector<double> time, energy;
-        for (const auto& p : plans) {
-          time.push_back(p.estimate.time.total_s);
-          energy.push_back(p.estimate.energy_per_step_j);
-        }
-        std::vector<std::uint64_t> ids;
-        for (std::size_t j : pareto_front(time, energy)) ids.push_back(plans[j].plan_index);
-        return ids;
-      };
       options.exhaustive = false;
       const auto candidates = pareto_candidates(space, d, estimator, options);
       options.exhaustive = true;
