@@ -137,6 +137,9 @@ int validate(const Args& args) {
       "--best adds best_step_time_s,best_plan to each row and prints, per source and per\n"
       "framework, how the best plan's predicted step compares with the measured (tuned) run.");
   if (!vm) return kExitOk;
+  // Before anything is read or written.
+  if (vm->count("robust") && !vm->count("best"))
+    throw InputError("--robust: ranks the plans of --best; add --best");
   if (!vm->count("runs")) throw InputError("RUNS.csv: missing; give one or more runs files");
   const auto runs_paths = (*vm)["runs"].as<std::vector<std::string>>();
   {
@@ -199,8 +202,6 @@ int validate(const Args& args) {
     rows = spaces::read_weighted_runs(runs_paths, calibration);
   }
   const bool best = vm->count("best") > 0;
-  if (vm->count("robust") && !best)
-    throw InputError("--robust: ranks the plans of --best; add --best");
   const spaces::ValidationReport validation =
       spaces::validate_runs(rows, calibration, best, vm->count("robust") > 0);
   print_report(*vm, validation);

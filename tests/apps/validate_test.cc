@@ -272,6 +272,13 @@ TEST(Validate, BadCsvNamesFileLineAndColumnAndKeepsTheOutput) {
           csv));
   EXPECT_EQ(read_file(out), "previous content\n");
 
+  // --robust without --best: refused before the output is touched.
+  r = run({"validate", dir.file("good.csv", kHeader + kRow), "-o", out, "--robust"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "clustersweep validate: error: --robust: ranks the plans of --best; add --best\n");
+  EXPECT_EQ(read_file(out), "previous content\n");
+
   std::string bad_precision = kRow;
   bad_precision.replace(bad_precision.find("bf16"), 4, "int8");
   r = run({"validate", dir.file("p.csv", kHeader + bad_precision)});
