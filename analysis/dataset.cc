@@ -67,6 +67,7 @@ std::string Column::heading() const {
       {"hbm_gb", "HBM GB"},
       {"expansion_gb", "exp GB"},
       {"expansion_gbytes_per_s", "exp GB/s"},
+      {"power_cap_w", "cap W"},
       {"global_batch", "batch"},
       {"micro_batch", "mb"},
       {"sequence_parallel", "sp"},

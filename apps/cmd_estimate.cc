@@ -57,6 +57,7 @@ void print_json(const Point& pt, const est::Estimate& e, const TrainingJob& job)
   out["tokens_per_s"] = json_number(e.tokens_per_s);
   out["mfu"] = json_number(e.mfu);
   out["energy_per_step_j"] = json_number(e.energy_per_step_j);
+  out["power"] = power_json(e.power);
   out["job"] = job_json_if(e.feasible, job);
   print_json_with_defaults(out, pt.origin);
 }
@@ -118,8 +119,7 @@ void print_text(const Point& pt, const est::Estimate& e, const TrainingJob& job)
   std::cout << fmt::format("{:<28}{:.1f}%\n", "MFU", 100 * e.mfu);
   std::cout << fmt::format("{:<28}{:.4g} PFLOP\n", "model FLOPs per step",
                            e.model_flops_per_step / 1e15);
-  std::cout << fmt::format("{:<28}{:.4g} MJ ({:.3g} kWh)\n", "energy per step",
-                           e.energy_per_step_j / 1e6, e.energy_per_step_j / 3.6e6);
+  print_power(e.power, c);
   if (e.feasible) print_job(job);
 }
 
@@ -171,6 +171,7 @@ void print_dlrm_json(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
   out["samples_per_s"] = json_number(e.samples_per_s);
   out["mfu"] = json_number(e.mfu);
   out["energy_per_step_j"] = json_number(e.energy_per_step_j);
+  out["power"] = power_json(e.power);
   out["job"] = job_json_if(e.feasible, job);
   print_json_with_defaults(out, pt.origin);
 }
@@ -238,8 +239,7 @@ void print_dlrm_text(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
                c, e.feasible, e.reason);
   std::cout << fmt::format("{:<28}{:.4g}\n", "samples/s", e.samples_per_s);
   std::cout << fmt::format("{:<28}{:.1f}%\n", "MFU (dense part)", 100 * e.mfu);
-  std::cout << fmt::format("{:<28}{:.4g} MJ ({:.3g} kWh)\n", "energy per step",
-                           e.energy_per_step_j / 1e6, e.energy_per_step_j / 3.6e6);
+  print_power(e.power, c);
   if (e.feasible) print_job(job);
 }
 

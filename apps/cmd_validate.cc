@@ -13,6 +13,7 @@
 #include "estimator/estimator.h"
 #include "estimator/fit.h"
 #include "spaces/catalog.h"
+#include "spaces/energy_validation.h"
 #include "spaces/runs.h"
 #include "spaces/support.h"
 #include "spaces/validation.h"
@@ -24,6 +25,13 @@ namespace est = estimator;
 
 // Each pass narrows the fit's brackets: far fewer than this already converge.
 constexpr int kMaxFitSweeps = 1000;
+
+// Sets the [power] parameters of `to` to those of `from`.
+void copy_power(const est::Calibration& from, est::Calibration& to) {
+  for (auto* f = est::power_calibration_fields_begin(); f != est::power_calibration_fields_end();
+       ++f)
+    to.*(f->member) = from.*(f->member);
+}
 
 // Writes the fitted calibration and its support tables with a header saying how it was made.
 void write_fit(const std::string& runs_path, const std::string& out_path, std::size_t samples,
@@ -93,15 +101,44 @@ int validate_dlrm(const po::variables_map& vm, const std::string& runs_path,
   return kExitOk;
 }
 
+// Training-energy runs: each metered row's average power per GPU and energy at its own scope;
+// --fit moves the [power] parameters only, from their prior.
+int validate_energy(const po::variables_map& vm, const std::string& runs_path,
+                    est::Calibration calibration, const spaces::CalibrationSupport& support) {
+  for (const char* flag : {"best", "held-out"})
+    if (vm.count(flag))
+      throw InputError(
+          fmt::format("--{}: applies to step-time runs, not to the training-energy runs of {}",
+                      flag, runs_path));
+  auto rows = spaces::read_energy_runs(runs_path, calibration);
+  if (vm.count("fit")) {
+    // From the prior, as every family's fit, unless --calibration gives the start.
+    if (!vm.count("calibration")) copy_power(est::Calibration{}, calibration);
+    const int sweeps = vm["fit-sweeps"].as<int>();
+    const auto fit = spaces::fit_power(rows, calibration, sweeps);
+    std::size_t predicted = 0;
+    for (const auto& row : rows) predicted += row.reason.empty();
+    if (predicted == 0)
+      throw InputError(fmt::format("{}: no predictable rows to fit on", runs_path));
+    write_fit(runs_path, vm["fit"].as<std::string>(), predicted, sweeps, fit, support);
+    calibration = fit.calibration;
+  }
+  const auto report = spaces::validate_energy(rows, calibration);
+  if (vm.count("output"))
+    write_file_atomically(vm["output"].as<std::string>(), spaces::format_energy_csv(report), "-o");
+  std::cout << spaces::format_energy_report(report);
+  return kExitOk;
+}
+
 }  // namespace
 
 int validate(const Args& args) {
   po::options_description options("Options");
   options.add_options()(
       "runs", po::value<std::vector<std::string>>(),
-      "CSVs of measured runs (format of validation/transformer_runs.csv, moe_runs.csv or "
-      "dlrm_runs.csv)")("output,o", po::value<std::string>(),
-                        "write per-row predictions to this CSV")(
+      "CSVs of measured runs (format of validation/transformer_runs.csv, moe_runs.csv, "
+      "dlrm_runs.csv or energy_runs.csv)")("output,o", po::value<std::string>(),
+                                           "write per-row predictions to this CSV")(
       "calibration", po::value<std::string>(), "calibration TOML overriding the built-in one")(
       "fit", po::value<std::string>(),
       "fit the calibration on the runs and write it to this TOML file")(
@@ -134,6 +171,12 @@ int validate(const Args& args) {
       "id,source,measured_samples_per_s,predicted_samples_per_s,predicted_samples_per_s_lo,\n"
       "predicted_samples_per_s_hi,rel_error,sharding,reason;\n"
       "its --fit moves the [dlrm] parameters only.\n"
+      "A file of training-energy runs (an energy_scope column, as energy_runs.csv) is\n"
+      "predicted in average power per GPU and energy at each row's own scope (gpu_only,\n"
+      "node, node_plus_network, facility; a TDP estimate is never a measurement):\n"
+      "id,source,family,energy_scope,measured_energy_kwh,predicted_energy_kwh,\n"
+      "measured_avg_power_w,predicted_avg_power_w,energy_rel_error,power_rel_error,reason;\n"
+      "its --fit moves the [power] parameters only.\n"
       "--best adds best_step_time_s,best_plan to each row and prints, per source and per\n"
       "framework, how the best plan's predicted step compares with the measured (tuned) run.");
   if (!vm) return kExitOk;
@@ -159,6 +202,15 @@ int validate(const Args& args) {
   // is reproducible; --calibration FILE starts it (or the plain validation) from FILE instead.
   // A fit starts its family's section from the prior and keeps the other families' sections, so
   // fitting each family's runs in turn reproduces the shipped file.
+  const bool energy = spaces::is_energy_runs(runs_paths.front());
+  for (const auto& path : runs_paths)
+    if (spaces::is_energy_runs(path) != energy)
+      throw InputError(fmt::format(
+          "{}: a {} runs file cannot be validated with {}; give training-energy runs alone", path,
+          energy ? "step-time" : "training-energy", runs_paths.front()));
+  if (energy && runs_paths.size() > 1)
+    throw InputError(
+        fmt::format("{}: give one training-energy runs file at a time", runs_paths[1]));
   const bool dlrm = spaces::is_dlrm_runs(runs_paths.front());
   for (const auto& path : runs_paths)
     if (spaces::is_dlrm_runs(path) != dlrm)
@@ -182,8 +234,10 @@ int validate(const Args& args) {
     } else {
       fit_start = est::Calibration{};
       fit_start.dlrm = calibration.dlrm;
+      copy_power(calibration, fit_start);
     }
   }
+  if (energy) return validate_energy(*vm, runs_paths.front(), calibration, base_support);
   if (vm->count("fit")) calibration = fit_start;
   if (dlrm) return validate_dlrm(*vm, runs_paths.front(), calibration, fit_start, base_support);
   // Dense and Mixture-of-Experts runs files, read in turn: one table, one fit.

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "base/format.h"
+#include "spaces/space.h"
 #include "spaces/stack_settings.h"
 
 namespace clustersweep::cli {
@@ -93,7 +94,7 @@ TrainingJob training_job(double amount, const char* unit, double steps,
                          const est::Reliability& reliability, const est::Cluster& cluster,
                          double state_bytes, double step_s, double energy_per_step_j,
                          const est::StepInterval& interval) {
-  TrainingJob job{amount, unit, steps, state_bytes, {}, {}};
+  TrainingJob job{amount, unit, steps, state_bytes, {}, {}, {}};
   job.design = est::job_design(reliability, cluster, state_bytes);
   job.figures = est::job_figures(job.design, step_s, energy_per_step_j, steps, interval);
   return job;
@@ -103,18 +104,22 @@ TrainingJob training_job(double amount, const char* unit, double steps,
 
 TrainingJob training_job(const spaces::Point& pt, const est::Plan& plan,
                          const est::Estimator& estimator, const est::Estimate& e) {
-  return training_job(pt.training_tokens, "tokens",
-                      est::steps_to_train(pt.workload, pt.training_tokens), pt.reliability,
-                      pt.cluster, estimator.checkpoint_bytes(), e.time.total_s, e.energy_per_step_j,
-                      spaces::point_interval(pt, plan).interval);
+  TrainingJob job = training_job(
+      pt.training_tokens, "tokens", est::steps_to_train(pt.workload, pt.training_tokens),
+      pt.reliability, pt.cluster, estimator.checkpoint_bytes(), e.time.total_s, e.energy_per_step_j,
+      spaces::point_interval(pt, plan).interval);
+  job.power = e.power;
+  return job;
 }
 
 TrainingJob training_job(const spaces::DlrmPoint& pt, const est::DlrmEstimator& estimator,
                          const est::DlrmEstimate& e) {
-  return training_job(pt.training_samples, "samples",
-                      est::steps_to_train(pt.workload, pt.training_samples), pt.reliability,
-                      pt.cluster, estimator.checkpoint_bytes(), e.time.total_s, e.energy_per_step_j,
-                      spaces::point_interval(pt).interval);
+  TrainingJob job = training_job(
+      pt.training_samples, "samples", est::steps_to_train(pt.workload, pt.training_samples),
+      pt.reliability, pt.cluster, estimator.checkpoint_bytes(), e.time.total_s, e.energy_per_step_j,
+      spaces::point_interval(pt).interval);
+  job.power = e.power;
+  return job;
 }
 
 void print_job(const TrainingJob& job, std::string_view title) {
@@ -146,8 +151,47 @@ void print_job(const TrainingJob& job, std::string_view title) {
                            format_duration(o.wall_s), format_duration(f.failure_free_s));
   std::cout << fmt::format("  {:<26}{} - {}\n", "90% prediction interval",
                            format_duration(f.wall_lo_s), format_duration(f.wall_hi_s));
-  std::cout << fmt::format("  {:<26}{}\n", "energy to train",
-                           format_quantity(f.energy_j / 3.6e6, "kWh"));
+  const est::StepPower& p = job.power;
+  // The job's energy at each scope: the step's, times the steps with the lost work.
+  const double steps = p.it_j > 0 ? f.energy_j / p.it_j : 0;
+  std::cout << fmt::format("  {:<26}{} (servers and network); GPUs {}, servers {}, facility {}\n",
+                           "energy to train", format_quantity(f.energy_j / 3.6e6, "kWh"),
+                           format_quantity(steps * p.gpu_j / 3.6e6, "kWh"),
+                           format_quantity(steps * p.node_j / 3.6e6, "kWh"),
+                           format_quantity(f.energy_j * default_pue() / 3.6e6, "kWh"));
+}
+
+double default_pue() { return spaces::Pricing{}.pue; }
+
+void print_power(const est::StepPower& p, const est::Cluster& cluster) {
+  std::cout << fmt::format("{:<28}{:.0f} W of {:.0f} W TDP", "power per GPU", p.gpu_w,
+                           cluster.gpu.tdp_w);
+  if (cluster.power_cap_w > 0)
+    std::cout << fmt::format(" (capped at {:.0f} W: GEMMs at {:.0f}% clock)", cluster.power_cap_w,
+                             100 * p.gpu_clock);
+  std::cout << '\n';
+  std::cout << fmt::format("{:<28}{:.2f} kW (GPUs and the rest of the server)\n", "power per node",
+                           p.node_w / 1e3);
+  std::cout << fmt::format("{:<28}{:.1f} kW (scale-out switches)\n", "network power",
+                           p.network_w / 1e3);
+  std::cout << fmt::format(
+      "{:<28}GPUs {:.4g} MJ, servers {:.4g} MJ, with the network {:.4g} MJ, facility {:.4g} MJ "
+      "(PUE {:g})\n",
+      "energy per step", p.gpu_j / 1e6, p.node_j / 1e6, p.it_j / 1e6, p.it_j * default_pue() / 1e6,
+      default_pue());
+}
+
+nlohmann::ordered_json power_json(const est::StepPower& p) {
+  return {{"gpu_w", json_number(p.gpu_w)},
+          {"node_w", json_number(p.node_w)},
+          {"network_w", json_number(p.network_w)},
+          {"gemm_clock", json_number(p.gpu_clock)},
+          {"energy_per_step_j",
+           {{"gpu", json_number(p.gpu_j)},
+            {"node", json_number(p.node_j)},
+            {"node_plus_network", json_number(p.it_j)},
+            {"facility", json_number(p.it_j * default_pue())}}},
+          {"pue", default_pue()}};
 }
 
 nlohmann::ordered_json job_json(const TrainingJob& job) {
@@ -165,7 +209,10 @@ nlohmann::ordered_json job_json(const TrainingJob& job) {
           {"time_to_train_s", json_number(f.outcome.wall_s)},
           {"time_to_train_lo_s", json_number(f.wall_lo_s)},
           {"time_to_train_hi_s", json_number(f.wall_hi_s)},
-          {"energy_to_train_j", json_number(f.energy_j)}};
+          {"energy_to_train_j", json_number(f.energy_j)},
+          {"energy_gpu_to_train_j",
+           json_number(job.power.it_j > 0 ? f.energy_j * job.power.gpu_j / job.power.it_j : 0)},
+          {"energy_facility_to_train_j", json_number(f.energy_j * default_pue())}};
 }
 
 nlohmann::json json_number(double x) {

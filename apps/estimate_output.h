@@ -43,6 +43,7 @@ struct TrainingJob {
   double state_bytes = 0;
   estimator::JobDesign design;
   estimator::JobFigures figures;
+  estimator::StepPower power;  // of a step, for the job's energy at every scope
 };
 TrainingJob training_job(const spaces::Point& point, const estimator::Plan& plan,
                          const estimator::Estimator& estimator,
@@ -53,6 +54,13 @@ TrainingJob training_job(const spaces::DlrmPoint& point, const estimator::DlrmEs
 // `title`.
 void print_job(const TrainingJob& job, std::string_view title = "training job");
 nlohmann::ordered_json job_json(const TrainingJob& job);
+
+// The facility's PUE an estimate's facility energy assumes: the [pricing] default of a sweep.
+double default_pue();
+// The average power of a step per GPU, per node and of the network, and the step's energy at
+// every scope (GPUs, servers, servers and network, facility), as text rows and as JSON.
+void print_power(const estimator::StepPower& power, const estimator::Cluster& cluster);
+nlohmann::ordered_json power_json(const estimator::StepPower& power);
 
 // Non-finite numbers (a zero-bandwidth link) are null, as JSON has no infinity.
 nlohmann::json json_number(double x);

@@ -167,7 +167,7 @@ void DlrmChunkEvaluator::append(std::uint64_t point_id, estimator::Infeasible re
     dlrm_metric_values(
         *e, steps_, job_,
         spaces::supported_interval(interval_, support, space_.calibration().interval_widening),
-        support, m);
+        support, space_.pricing().pue, m);
   } else
     std::fill(m, m + kNumDlrmMetrics, kNaN);
   for (int i = 0; i < kNumDlrmMetrics; ++i) put(metric_col_[i], r, m[i]);

@@ -330,7 +330,7 @@ void TransformerChunkEvaluator::append(std::uint64_t point_id, const estimator::
     transformer_metric_values(
         *e, steps_, job_,
         spaces::supported_interval(interval_, support, space_.calibration().interval_widening),
-        support, m);
+        support, space_.pricing().pue, m);
   } else
     std::fill(m, m + kNumTransformerMetrics, kNaN);
   for (const auto& [column, metric] : f64_metrics_) column[r] = m[metric];

@@ -108,7 +108,7 @@ inline constexpr int kNumJobMetrics = static_cast<int>(kJobMetrics.size());
 
 // The metrics every family reports after its throughput, the same way; filled by
 // model_metric_values().
-inline constexpr std::array<MetricColumn, 7> kModelMetrics = {{
+inline constexpr std::array<MetricColumn, 10> kModelMetrics = {{
     {"mfu", "fraction", ColumnType::f32, true, true},
     {"model_flops_per_step", "FLOP", ColumnType::f32, false, false},
     {"mem_per_gpu_bytes", "B", ColumnType::f32, false, true},
@@ -116,6 +116,9 @@ inline constexpr std::array<MetricColumn, 7> kModelMetrics = {{
     {"mem_expansion_bytes", "B", ColumnType::f32, false, false},
     {"energy_per_step_j", "J", ColumnType::f32, true, false},
     {"energy_to_train_j", "J", ColumnType::f64, true, true},
+    {"gpu_power_w", "W", ColumnType::f32, true, false},
+    {"energy_gpu_to_train_j", "J", ColumnType::f32, true, false},
+    {"energy_facility_to_train_j", "J", ColumnType::f64, true, false},
 }};
 
 // The parts of a family's metric table, one after another.
@@ -148,16 +151,20 @@ inline void job_metric_values(double step_s, const estimator::JobFigures& j, int
 }
 
 // kModelMetrics' values of `e` (an estimator::Estimate or DlrmEstimate), whose job takes `energy_j`
-// to train, into `out`.
+// of IT energy to train in a facility of `pue`, into `out`. The job's GPU energy is its IT energy
+// in the proportion of the step's.
 template <class Estimate>
-void model_metric_values(const Estimate& e, double energy_j, double* out) noexcept {
+void model_metric_values(const Estimate& e, double energy_j, double pue, double* out) noexcept {
   const double values[] = {e.mfu,
                            e.model_flops_per_step,
                            e.memory.hbm_bytes + e.memory.expansion_bytes,
                            e.memory.hbm_bytes,
                            e.memory.expansion_bytes,
                            e.energy_per_step_j,
-                           energy_j};
+                           energy_j,
+                           e.power.gpu_w,
+                           e.power.it_j > 0 ? energy_j * e.power.gpu_j / e.power.it_j : 0.0,
+                           energy_j * pue};
   static_assert(std::size(values) == kModelMetrics.size());
   std::copy(std::begin(values), std::end(values), out);
 }
@@ -203,14 +210,14 @@ inline constexpr int kNumTransformerMetrics = static_cast<int>(kTransformerMetri
 inline void transformer_metric_values(const estimator::Estimate& e, double steps,
                                       const estimator::JobDesign& job,
                                       const estimator::StepInterval& interval, int support,
-                                      double* out) noexcept {
+                                      double pue, double* out) noexcept {
   const auto& t = e.time;
   const estimator::JobFigures j =
       estimator::job_figures(job, t.total_s, e.energy_per_step_j, steps, interval);
   double run[kNumTransformerMetrics];
   job_metric_values(t.total_s, j, support, run);
   run[kNumJobMetrics] = e.tokens_per_s;
-  model_metric_values(e, j.energy_j, run + kNumJobMetrics + 1);
+  model_metric_values(e, j.energy_j, pue, run + kNumJobMetrics + 1);
   const double breakdown[] = {t.compute_s,     t.memory_bound_s, t.tp_comm_s,    t.cp_comm_s,
                               t.pp_p2p_s,      t.pp_bubble_s,    t.dp_exposed_s, t.ep_a2a_s,
                               t.edp_exposed_s, t.optimizer_s,    t.offload_s,    t.host_s,
@@ -241,7 +248,7 @@ inline constexpr int kNumDlrmMetrics = static_cast<int>(kDlrmMetrics.size());
 // The metric values of an evaluated recommendation-model point in kDlrmMetrics order.
 inline void dlrm_metric_values(const estimator::DlrmEstimate& e, double steps,
                                const estimator::JobDesign& job,
-                               const estimator::StepInterval& interval, int support,
+                               const estimator::StepInterval& interval, int support, double pue,
                                double* out) noexcept {
   const auto& t = e.time;
   const estimator::JobFigures j =
@@ -249,7 +256,7 @@ inline void dlrm_metric_values(const estimator::DlrmEstimate& e, double steps,
   double run[kNumDlrmMetrics];
   job_metric_values(t.total_s, j, support, run);
   run[kNumJobMetrics] = e.samples_per_s;
-  model_metric_values(e, j.energy_j, run + kNumJobMetrics + 1);
+  model_metric_values(e, j.energy_j, pue, run + kNumJobMetrics + 1);
   const double breakdown[] = {t.embedding_fwd_s, t.embedding_bwd_s, t.all_to_all_s,
                               t.mlp_compute_s,   t.memory_bound_s,  t.dense_allreduce_s,
                               t.optimizer_s,     t.overhead_s};

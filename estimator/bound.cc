@@ -16,7 +16,6 @@
 #include "estimator/detail/attention.h"
 #include "estimator/detail/collectives.h"
 #include "estimator/detail/data_parallel.h"
-#include "estimator/detail/energy.h"
 #include "estimator/detail/experts.h"
 #include "estimator/detail/host.h"
 #include "estimator/detail/memory.h"
@@ -121,7 +120,7 @@ Estimator::LayerBound Estimator::layer_bound(const BoundShape& s) const noexcept
   const double moe = moe_fraction_;
   const double attention_per_token =
       2.0 * attention_keys_ * m.heads * (qk_dim_ + v_dim_) / t / s.kernel.flops_per_s;
-  const double compute_a = 3.0 * gemm_flops_bound(s) / (peak_flops_ * gemm_eff_scale_) +
+  const double compute_a = gemm_passes_ * gemm_flops_bound(s) / (peak_flops_ * gemm_eff_scale_) +
                            (1.0 + s.kernel.bwd_factor) * attention_per_token;
   const double memory_a =
       3.0 * act_bytes_ *
@@ -171,7 +170,7 @@ double Estimator::steady_bound(const BoundShape& s, const LayerBound& layer) con
   const double layer_step =
       layer.a * s.step_tokens + (layer.b + layer.overhead) * s.micro_batches_min +
       s.micro_batches_min * (cp.forward_s + cp.backward_s + (full_only ? cp.forward_s : 0.0));
-  const double logit_a = 6.0 * h * m.vocab / t / (peak_flops_ * gemm_eff_scale_) +
+  const double logit_a = 2.0 * gemm_passes_ * h * m.vocab / t / (peak_flops_ * gemm_eff_scale_) +
                          24.0 * m.vocab / t / hbm_bytes_per_s_;
   const double logits_step =
       (1.0 + m.mtp_layers) * logit_a * s.step_tokens + m.mtp_layers * layer_step;
@@ -215,8 +214,7 @@ Estimator::StateBound Estimator::state_bound(const BoundShape& s) const noexcept
   const double edp = st.edp_group;
   st.local_params =
       st.params / (zero_max >= 1 ? dp : 1) + st.expert_params / (zero_max >= 1 ? edp : 1);
-  st.optimizer_s =
-      st.local_params * (2.0 * optimizer_bytes_ + grad_bytes_ + weight_bytes_) / hbm_bytes_per_s_;
+  st.optimizer_s = st.local_params * update_bytes_ / hbm_bytes_per_s_;
   st.weights = st.params * weight_bytes_ / (zero_max >= 3 ? dp : 1) +
                st.expert_params * weight_bytes_ / (zero_max >= 3 ? edp : 1);
   st.grads = st.params * grad_bytes_ / (zero_max >= 2 ? dp : 1) +
@@ -322,9 +320,8 @@ StepBound Estimator::bound(const PlanBox& box) const noexcept {
   // activations offloaded, a micro-batch takes at least its activations' two crossings.
   double tier_step = 0, effective = steady;
   if (tier_only) {
-    tier_step =
-        std::max(0.0, state.local_params * (2.0 * optimizer_bytes_ + grad_bytes_ + weight_bytes_) *
-                          (1.0 / expansion_bytes_per_s_ - 1.0 / hbm_bytes_per_s_));
+    tier_step = std::max(0.0, state.local_params * update_bytes_ *
+                                  (1.0 / expansion_bytes_per_s_ - 1.0 / hbm_bytes_per_s_));
     if (!box.offload[static_cast<int>(Offload::optimizer)] && act_layer != kInf)
       effective = std::max(effective, s.micro_batches_min * 2.0 * act_layer * first_stage_layers /
                                           expansion_bytes_per_s_);
@@ -345,11 +342,7 @@ StepBound Estimator::bound(const PlanBox& box) const noexcept {
 }
 
 double Estimator::energy_bound_j(double time_s, double busy_s) const noexcept {
-  // Increasing in the step time; in the busy time too unless busy power is below idle power, when
-  // the least energy has every second busy.
-  const bool busy_costs_more =
-      cluster_.gpu.tdp_w * calibration_.busy_power_fraction >= cluster_.gpu.idle_w;
-  return step_energy_j(time_s, busy_costs_more ? busy_s : time_s);
+  return power_.energy_bound_j(time_s, busy_s);
 }
 
 }  // namespace clustersweep::estimator

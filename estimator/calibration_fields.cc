@@ -50,9 +50,6 @@ constexpr CalibrationField kFields[] = {
     {"default_inter_node_gbps_per_gpu", &Calibration::default_inter_node_gbps_per_gpu, 0, 0,
      "scale-out Gbit/s per GPU assumed when a run does not state it: one 400 Gbit/s NDR NIC per "
      "GPU, the DGX H100/B200 and GB200 NVL72 reference designs"},
-    {"busy_power_fraction", &Calibration::busy_power_fraction, 0, 0,
-     "GPU power while computing, fraction of TDP; not fitted (no power data), about what training "
-     "draws per published DGX power traces"},
     {"low_precision_gemm_eff", &Calibration::low_precision_gemm_eff, 0.3, 1.0,
      "fp8/fp4 GEMM efficiency relative to 16-bit GEMM efficiency"},
     {"memory_bound_scale", &Calibration::memory_bound_scale, 0.25, 4.0,
@@ -108,16 +105,47 @@ constexpr CalibrationField kFields[] = {
      "90% prediction interval of a MoE step: lowest measured / predicted"},
     {"interval_hi", &Calibration::moe_interval_hi, 0, 0,
      "90% prediction interval of a MoE step: highest measured / predicted"},
+    // [power]: from here on (kFirstPowerField). Fitted by `validate energy_runs.csv --fit` on the
+    // metered runs (docs/calibration.md, "Energy").
+    {"gemm_power", &Calibration::gemm_power, 0.6, 1.0,
+     "GPU board power while running tensor-core GEMMs, fraction of TDP (large GEMMs run at the "
+     "power limit)"},
+    {"memory_power", &Calibration::memory_power, 0.4, 0.9,
+     "GPU board power while running memory-bound kernels, the optimizer and the framework time "
+     "between modelled kernels, fraction of TDP"},
+    {"comm_power", &Calibration::comm_power, 0.5, 0.5,
+     "GPU board power while waiting on exposed communication, fraction of TDP (A100 traces drop "
+     "to 0.2-0.75 of TDP at iteration boundaries, Patel et al. 2024)"},
+    {"wait_power", &Calibration::wait_power, 0.3, 0.3,
+     "GPU board power in the pipeline bubble and host waits, fraction of TDP (clocks up, no "
+     "kernels: about twice the idle power)"},
+    {"node_power", &Calibration::node_power, 0.2, 1.0,
+     "share of a node's maximum power beyond its GPUs (catalog node_overhead_w: CPUs, memory, "
+     "NICs, NVSwitches, fans, power-supply loss) drawn while training"},
+    {"switch_w", &Calibration::switch_w, 0, 0,
+     "W per scale-out switch with its optics (64-port NDR: about 750 W typical and 32 x 17 W "
+     "OSFP optics; the maximum MLPerf's power rules charge)"},
+    {"switch_radix", &Calibration::switch_radix, 0, 0,
+     "ports per scale-out switch (NVIDIA Quantum-2 QM9700: 64 x 400 Gbit/s)"},
+    {"dvfs_exponent", &Calibration::dvfs_exponent, 0, 0,
+     "dynamic power ~ clock^dvfs_exponent under a power cap; fitted on Zeus's V100 power-limit "
+     "traces (You et al. 2023; docs/estimator.md)"},
 };
-constexpr std::size_t kFirstMoeField = 31;
+constexpr std::size_t kFirstMoeField = 30;
 static_assert(std::string_view(kFields[kFirstMoeField].name) == "load_cv");
+constexpr std::size_t kFirstPowerField = 41;
+static_assert(std::string_view(kFields[kFirstPowerField].name) == "gemm_power");
 
 }  // namespace
 
 const CalibrationField* calibration_fields_begin() noexcept { return std::begin(kFields); }
 const CalibrationField* calibration_fields_end() noexcept { return kFields + kFirstMoeField; }
 const CalibrationField* moe_calibration_fields_begin() noexcept { return kFields + kFirstMoeField; }
-const CalibrationField* moe_calibration_fields_end() noexcept { return std::end(kFields); }
+const CalibrationField* moe_calibration_fields_end() noexcept { return kFields + kFirstPowerField; }
+const CalibrationField* power_calibration_fields_begin() noexcept {
+  return kFields + kFirstPowerField;
+}
+const CalibrationField* power_calibration_fields_end() noexcept { return std::end(kFields); }
 
 StepInterval step_interval(const Calibration& c, const Model& model) noexcept {
   return is_moe(model) ? StepInterval{c.moe_interval_lo, c.moe_interval_hi}

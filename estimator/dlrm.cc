@@ -36,8 +36,6 @@ constexpr DlrmCalibrationField kFields[] = {
      "framework overhead per step"},
     {"expansion_eff", &DlrmCalibration::expansion_eff, 0.8, 0.8,
      "achieved fraction of expansion-tier bandwidth"},
-    {"busy_power_fraction", &DlrmCalibration::busy_power_fraction, 0.8, 0.8,
-     "GPU power while busy, fraction of TDP"},
     {"workspace_bytes", &DlrmCalibration::workspace_bytes, 1e9, 1e9,
      "CUDA context, library workspaces and fragmentation, per GPU"},
     {"interval_lo", &DlrmCalibration::interval_lo, 0, 0,
@@ -172,9 +170,10 @@ DlrmEstimator::DlrmEstimator(const DlrmWorkload& workload, const Cluster& cluste
   gpus_per_node_ = std::max(1, std::min(cluster_.gpus_per_node, cluster_.num_gpus));
   num_nodes_ = estimator::num_nodes(cluster_);
   const auto p = workload_.precision;
+  power_ = StepPowerModel(cluster_, calibration);
   peak_flops_ = (p == Precision::fp8 || p == Precision::fp4)
                     ? 0
-                    : cluster_.gpu.peak_flops[static_cast<int>(p)];
+                    : cluster_.gpu.peak_flops[static_cast<int>(p)] * power_.gemm_clock();
   act_bytes_ = is_half(p) ? 2 : 4;
   table_bytes_ = act_bytes_;
   switch (m.optimizer) {
@@ -504,13 +503,13 @@ DlrmEstimate DlrmEstimator::estimate(const DlrmPlan& plan) const noexcept {
 
   e.model_flops_per_step = flops_per_step_;
   e.samples_per_s = static_cast<double>(workload_.global_batch) / st.total_s;
-  e.mfu = flops_per_step_ / (st.total_s * gpus * peak_flops_);
-  const double busy_s =
-      std::min(st.total_s, st.mlp_compute_s + st.memory_bound_s + st.embedding_fwd_s +
-                               st.embedding_bwd_s + st.optimizer_s);
-  const double gpu_j = busy_s * cluster_.gpu.tdp_w * c.busy_power_fraction +
-                       (st.total_s - busy_s) * cluster_.gpu.idle_w;
-  e.energy_per_step_j = gpus * gpu_j + num_nodes_ * cluster_.node_overhead_w * st.total_s;
+  e.mfu = flops_per_step_ * power_.gemm_clock() / (st.total_s * gpus * peak_flops_);
+  // The embedding lookups are random HBM gathers: memory-bound, like the framework overhead.
+  e.power = power_.step({.gemm = st.mlp_compute_s,
+                         .memory = st.embedding_fwd_s + st.embedding_bwd_s + st.memory_bound_s +
+                                   st.optimizer_s + st.overhead_s,
+                         .comm = st.all_to_all_s + st.dense_allreduce_s});
+  e.energy_per_step_j = e.power.it_j;
   e.feasible = fits;
   e.reason = fits ? Infeasible::none : Infeasible::out_of_memory;
   return e;

@@ -98,7 +98,8 @@ struct DlrmEstimate {
   double model_flops_per_step = 0;  // dense part, forward + backward
   double samples_per_s = 0;
   double mfu = 0;
-  double energy_per_step_j = 0;
+  double energy_per_step_j = 0;  // IT energy: servers and network, before PUE (power.it_j)
+  StepPower power;               // average power and the energy of a step by scope
 };
 
 // Names as used in files and flags: "table", "row", "column", "table_row", "data"; "dot",
@@ -157,7 +158,8 @@ class DlrmEstimator {
   DlrmCalibration calibration_;
   int num_nodes_ = 1;
   int gpus_per_node_ = 1;
-  double peak_flops_ = 0;
+  double peak_flops_ = 0;  // at the capped clock
+  StepPowerModel power_;
   double act_bytes_ = 4;       // per dense activation element
   double table_bytes_ = 4;     // per embedding element
   double state_elements_ = 1;  // sparse optimizer state per row

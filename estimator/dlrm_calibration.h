@@ -19,7 +19,6 @@ struct DlrmCalibration {
   double per_table_overhead_s = 2e-6;  // per table and step: kernel work that does not fuse
   double per_step_overhead_s = 1e-3;   // framework overhead per step
   double expansion_eff = 0.8;          // achieved fraction of expansion-tier bandwidth
-  double busy_power_fraction = 0.8;    // GPU power while busy, fraction of TDP
   double workspace_bytes = 1e9;        // CUDA context, library workspaces, per GPU
   // The 90% prediction interval of a step, as Calibration's (docs/calibration.md).
   double interval_lo = 0.660;

@@ -14,7 +14,6 @@
 #include "estimator/detail/attention.h"
 #include "estimator/detail/collectives.h"
 #include "estimator/detail/data_parallel.h"
-#include "estimator/detail/energy.h"
 #include "estimator/detail/layer.h"
 #include "estimator/detail/memory.h"
 #include "estimator/detail/model_counts.h"
@@ -45,11 +44,16 @@ Estimator::Estimator(const Workload& workload, const Cluster& cluster,
   mtp_params_ = mtp_params(m);
   moe_fraction_ = moe_fraction(m);
   embedding_params_ = static_cast<double>(m.vocab) * m.hidden;
-  peak_flops_ = cluster_.gpu.peak_flops[static_cast<int>(p)];
+  power_ = StepPowerModel(cluster_, calibration_);
+  nominal_peak_flops_ = cluster_.gpu.peak_flops[static_cast<int>(p)];
+  // Under a power cap the tensor cores run at the capped clock.
+  peak_flops_ = nominal_peak_flops_ * power_.gemm_clock();
   // Fused attention runs in 16-bit even when the GEMMs run in fp8/fp4 (Transformer Engine's
   // default); fp32 training runs it at the training precision.
-  attention_peak_ = is_low_precision(p) ? cluster_.gpu.peak_flops[static_cast<int>(Precision::bf16)]
-                                        : peak_flops_;
+  attention_peak_ =
+      is_low_precision(p)
+          ? cluster_.gpu.peak_flops[static_cast<int>(Precision::bf16)] * power_.gemm_clock()
+          : peak_flops_;
   if (attention_peak_ <= 0) attention_peak_ = peak_flops_;
   gemm_eff_scale_ =
       calibration_.gemm_eff_max * (is_low_precision(p) ? calibration_.low_precision_gemm_eff : 1.0);
@@ -58,6 +62,17 @@ Estimator::Estimator(const Workload& workload, const Cluster& cluster,
   grad_bytes_ = is_fp32(p) ? 4 : 2;
   // fp32 master weights + Adam m and v; fp32 training needs no separate master copy.
   optimizer_bytes_ = is_fp32(p) ? 8 : 12;
+  // LoRA trains only its adapters: the frozen weights need no weight-gradient GEMM, gradient,
+  // optimizer state or update. The adapters' own GEMMs (rank r) are negligible beside the base's.
+  if (workload_.lora_rank > 0) {
+    const double per_layer = workload_.lora_rank * (m.hidden + qkv_width(m)) +
+                             workload_.lora_rank * (m.heads * v_dim(m) + m.hidden);
+    trainable_ = std::min(1.0, per_layer * m.layers / total_params(m));
+    gemm_passes_ = 2;
+  }
+  update_bytes_ = trainable_ * (2.0 * optimizer_bytes_ + grad_bytes_ + weight_bytes_);
+  grad_bytes_ *= trainable_;
+  optimizer_bytes_ *= trainable_;
   hbm_bytes_per_s_ = cluster_.gpu.hbm_bytes_per_s * calibration_.hbm_eff;
   nvlink_bytes_per_s_ = cluster_.nvlink_bytes_per_s * calibration_.nvlink_eff;
   inter_node_bytes_per_s_ = cluster_.inter_node_bytes_per_s * calibration_.inter_node_eff;
@@ -94,7 +109,7 @@ Estimator::Estimator(const Workload& workload, const Cluster& cluster,
   elementwise_h_ *= calibration_.memory_bound_scale;
   elementwise_f_ *= calibration_.memory_bound_scale;
   num_nodes_ = num_nodes(cluster_);
-  model_flops_per_step_ = training_flops_per_step(workload_, Recompute::none);
+  model_flops_per_step_ = training_flops_per_step(workload_, Recompute::none) * gemm_passes_ / 3.0;
 }
 
 // The structural rules (heads, layers, batch, sequence divisibility...) are spaces::check_plan's,
@@ -196,9 +211,15 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
   e.model_flops_per_step = model_flops_per_step_;
   const double tokens_per_step = static_cast<double>(workload_.global_batch) * shape.seq;
   e.tokens_per_s = tokens_per_step / st.total_s;
-  e.mfu = e.model_flops_per_step / (st.total_s * cluster_.num_gpus * peak_flops_);
-  e.energy_per_step_j =
-      step_energy_j(st.total_s, st.compute_s + st.memory_bound_s + st.optimizer_s);
+  e.mfu = e.model_flops_per_step / (st.total_s * cluster_.num_gpus * nominal_peak_flops_);
+  // The calibrated framework overhead is time the modelled kernels do not explain: kernels
+  // running below the model's efficiency, at about memory-bound power.
+  e.power = power_.step({.gemm = st.compute_s,
+                         .memory = st.memory_bound_s + st.optimizer_s + st.overhead_s,
+                         .comm = st.tp_comm_s + st.cp_comm_s + st.pp_p2p_s + st.ep_a2a_s +
+                                 st.dp_exposed_s + st.edp_exposed_s + st.offload_s,
+                         .wait = st.pp_bubble_s + st.host_s});
+  e.energy_per_step_j = e.power.it_j;
   // A group that must leave its NVLink domain over a zero-bandwidth network (or any other zero
   // bandwidth the step needs) cannot run.
   if (!std::isfinite(st.total_s)) return infeasible(Infeasible::invalid_plan);
@@ -210,7 +231,7 @@ Estimate Estimator::estimate(const Plan& plan) const noexcept {
 }
 
 double Estimator::checkpoint_bytes() const noexcept {
-  return total_params(workload_.model) * (weight_bytes_ + optimizer_bytes_);
+  return total_params(workload_.model) * (trainable_ * weight_bytes_ + optimizer_bytes_);
 }
 
 Estimate estimate(const Workload& workload, const Cluster& cluster, const Plan& plan,

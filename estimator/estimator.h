@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "estimator/dlrm_calibration.h"
+#include "estimator/power.h"
 #include "estimator/stack.h"
 
 namespace clustersweep::estimator {
@@ -80,6 +81,10 @@ struct Workload {
   int seq_len = 0;
   std::int64_t global_batch = 0;  // sequences per optimizer step
   Precision precision = Precision::bf16;
+  // > 0: LoRA fine-tuning (Hu et al. 2021): the base weights are frozen (no weight-gradient
+  // GEMMs, gradients or optimizer state for them) and adapters of this rank train on the
+  // attention projections (query/key/value and output, as MLPerf's Llama 2 70B LoRA).
+  int lora_rank = 0;
 };
 
 // The optimizer steps that train `tokens` tokens (NaN for a workload without tokens per step).
@@ -112,7 +117,8 @@ struct Cluster {
   double hbm_bytes = 0;              // capacity per GPU (may differ from gpu.hbm_bytes)
   double expansion_bytes = 0;        // memory-expansion tier per GPU (host DRAM, CXL)
   double expansion_bytes_per_s = 0;  // per GPU, one direction
-  double node_overhead_w = 0;        // per node: CPUs, NICs, fans, beyond the GPUs
+  double node_overhead_w = 0;        // per node: CPUs, NICs, fans, beyond the GPUs (maximum)
+  double power_cap_w = 0;            // GPU board power limit (0: none, the TDP)
 };
 
 // The nodes of a cluster: its GPUs over the GPUs of a node, the last node perhaps part-filled.
@@ -231,7 +237,8 @@ struct Estimate {
   double model_flops_per_step = 0;  // 6*N*T-style model FLOPs (active parameters), no recompute
   double tokens_per_s = 0;          // whole job
   double mfu = 0;                   // model FLOPs / (step time * num_gpus * peak)
-  double energy_per_step_j = 0;     // GPUs (busy + idle) and node overhead
+  double energy_per_step_j = 0;     // IT energy: servers and network, before PUE (power.it_j)
+  StepPower power;                  // average power and the energy of a step by scope
 };
 
 // Efficiency parameters fitted on ../shared/validation (data/calibration.toml; a user may override
@@ -264,7 +271,6 @@ struct Calibration {
   double triton_attention_eff = 1;
   double per_step_overhead_s = 0;                // framework overhead per optimizer step
   double default_inter_node_gbps_per_gpu = 400;  // when a run does not state it
-  double busy_power_fraction = 0.8;              // GPU power while busy, fraction of TDP
   // Fraction of the bf16 GEMM efficiency that fp8/fp4 GEMMs reach (scaling/casting, smaller
   // tiles saturate less): an fp8 GEMM runs at fp8 peak * gemm efficiency * this.
   double low_precision_gemm_eff = 0.8;
@@ -314,6 +320,17 @@ struct Calibration {
   // A point with few calibration runs like it (spaces/support.h) has the interval [lo^w, hi^w]:
   // the held-out residuals of such runs against the others' (docs/calibration.md).
   double interval_widening = 1.4;
+  // The power model ([power] in calibration.toml; estimator/power.h): board power by kind of
+  // work as fractions of TDP, the share of a node's maximum beyond its GPUs drawn while training,
+  // the scale-out switches, and how power follows the clock under a cap.
+  double gemm_power = 0.95;
+  double memory_power = 0.75;
+  double comm_power = 0.5;
+  double wait_power = 0.3;
+  double node_power = 0.5;
+  double switch_w = 1700;
+  double switch_radix = 64;
+  double dvfs_exponent = 2.4;
   // The recommendation-model family's parameters ([dlrm] in calibration.toml).
   DlrmCalibration dlrm;
 };
@@ -340,12 +357,15 @@ struct CalibrationField {
   double hi;
   const char* doc;
 };
-// The [calibration] fields, then the [moe] fields; stable order. calibration_fields_end() is
-// moe_calibration_fields_begin(), so [begin, moe end) are all transformer-family fields.
+// The [calibration] fields, then the [moe] fields, then the [power] fields; stable order.
+// calibration_fields_end() is moe_calibration_fields_begin(), so [begin, moe end) are all
+// transformer-family step-time fields; the [power] fields serve every family.
 const CalibrationField* calibration_fields_begin() noexcept;
 const CalibrationField* calibration_fields_end() noexcept;
 const CalibrationField* moe_calibration_fields_begin() noexcept;
 const CalibrationField* moe_calibration_fields_end() noexcept;
+const CalibrationField* power_calibration_fields_begin() noexcept;
+const CalibrationField* power_calibration_fields_end() noexcept;
 
 // Closed forms used by estimate() and pinned by the tests.
 // Model FLOPs of one optimizer step (forward + backward, every matmul incl. attention scores over
@@ -510,9 +530,6 @@ class Estimator {
                    double micro_batches, bool gather_overlap = true) const noexcept;
   DataParallel data_parallel(const StepShape& shape, const GpuParams& params,
                              double effective_mb_s) const noexcept;
-  // detail/energy.h: GPUs, idle and busy, and node overhead over a step of total_s with busy_s of
-  // busy kernels.
-  double step_energy_j(double total_s, double busy_s) const noexcept;
   // estimator.cc: the guard against malformed plans and the assembly of a step.
   bool well_formed(const Plan& plan) const noexcept;
   StepShape step_shape(const Plan& plan) const noexcept;
@@ -542,14 +559,15 @@ class Estimator {
   // Precomputed terms (implementation detail; see the constructor in estimator.cc).
   double params_per_layer_ = 0;
   double embedding_params_ = 0;
-  double peak_flops_ = 0;        // GEMM peak for the workload precision
-  double attention_peak_ = 0;    // attention runs in 16-bit even in fp8/fp4 training
-  double gemm_eff_scale_ = 1;    // gemm_eff_max, times low_precision_gemm_eff for fp8/fp4
-  double act_bytes_ = 2;         // bytes per activation/communicated element
-  double weight_bytes_ = 2;      // bytes per stored weight
-  double grad_bytes_ = 2;        // bytes per gradient (and per DP-reduced element)
-  double optimizer_bytes_ = 12;  // fp32 master + Adam moments per parameter
-  double hbm_bytes_per_s_ = 0;   // achieved
+  double peak_flops_ = 0;          // GEMM peak for the workload precision, at the capped clock
+  double nominal_peak_flops_ = 0;  // uncapped: MFU's denominator
+  double attention_peak_ = 0;      // attention runs in 16-bit even in fp8/fp4 training
+  double gemm_eff_scale_ = 1;      // gemm_eff_max, times low_precision_gemm_eff for fp8/fp4
+  double act_bytes_ = 2;           // bytes per activation/communicated element
+  double weight_bytes_ = 2;        // bytes per stored weight
+  double grad_bytes_ = 2;          // bytes per gradient (and per DP-reduced element)
+  double optimizer_bytes_ = 12;    // fp32 master + Adam moments per parameter
+  double hbm_bytes_per_s_ = 0;     // achieved
   double nvlink_bytes_per_s_ = 0;
   double inter_node_bytes_per_s_ = 0;
   double expansion_bytes_per_s_ = 0;
@@ -569,6 +587,12 @@ class Estimator {
   double elementwise_f_ = 0;  // per-token elementwise traffic, ffn-sized elements
   double num_nodes_ = 1;
   double model_flops_per_step_ = 0;
+  // LoRA: the share of the parameters that train (their gradients, optimizer state and update),
+  // and the GEMM passes of a step per forward (3: forward, data and weight gradients; 2 frozen).
+  double trainable_ = 1;
+  double gemm_passes_ = 3;
+  double update_bytes_ = 0;  // HBM bytes the optimizer moves per parameter of the model
+  StepPowerModel power_;
 };
 
 // One-shot convenience: Estimator(workload, cluster, calibration).estimate(plan).

@@ -262,6 +262,14 @@ double predict_step_s(const DlrmSample& sample, const Calibration& calibration) 
   return estimator.estimate(plan).time.total_s;
 }
 
+FitResult fit_power_calibration(const Calibration& start,
+                                const std::function<double(const Calibration&)>& objective,
+                                const FitOptions& options) {
+  return coordinate_descent(
+      power_calibration_fields_begin(), power_calibration_fields_end(),
+      [](Calibration& c) -> Calibration& { return c; }, start, options, objective);
+}
+
 FitResult fit_calibration(const std::vector<DlrmSample>& samples, const Calibration& start,
                           const FitOptions& options) {
   return coordinate_descent(

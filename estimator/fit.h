@@ -1,6 +1,7 @@
 #pragma once
 // Fitting Calibration parameters to measured step times (`clustersweep validate --fit`).
 // Pure and deterministic: the same samples and start give the same result on every machine.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,12 @@ double predict_step_s(const DlrmSample& sample, const Calibration& calibration);
 double fit_objective(const std::vector<DlrmSample>& samples, const Calibration& calibration);
 FitResult fit_calibration(const std::vector<DlrmSample>& samples, const Calibration& start,
                           const FitOptions& options = {});
+
+// The [power] parameters fitted on `objective` (the error of the energy validation's metered
+// runs, spaces/energy_runs.h), by the same coordinate descent with its prior.
+FitResult fit_power_calibration(const Calibration& start,
+                                const std::function<double(const Calibration&)>& objective,
+                                const FitOptions& options = {});
 
 // ---- Prediction intervals (docs/calibration.md, "Prediction intervals")
 

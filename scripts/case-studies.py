@@ -39,6 +39,8 @@ class Clustersweep:
 
     def sweep(self, example):
         store = os.path.join(self.scratch, example.replace(".toml", ".h5"))
+        if os.path.exists(store):  # swept already for another study
+            return store
         self("run", os.path.join(ROOT, "examples", example), "-o", store, "--progress", "none",
              "--no-summary")
         return store
@@ -434,6 +436,62 @@ def failures(cs, values, blocks):
     values["fs-largest-mtbf"] = f"{mtbf_hours / largest['num_gpus'] * 60:.3g} minutes"
 
 
+def power_caps(cs, values, blocks):
+    # Llama 3.1 405B on 16,384 H100 under each power cap (best plan per cap), and DeepSeek-V3's
+    # energy per trillion tokens on H800 against GB200 NVL72 from the expert-parallel sweep.
+    store = cs.sweep("power-caps-405b.toml")
+    rows = cs.json("top", store, "--by", "power_cap_w", "-n", "100", "--columns",
+                   "power_cap_w,time_to_train_s,energy_kwh,energy_gpu_to_train_j,gpu_power_w")["rows"]
+    rows.sort(key=lambda r: -(r["power_cap_w"] or 1e9))
+    base = next(r for r in rows if r["power_cap_w"] == 0)
+    front = cs.json("pareto", store, "--objectives",
+                    "time_to_train_s,energy_kwh")["fronts"][0]["rows"]
+    on_front = {r["power_cap_w"] for r in front}
+    table = ["| power cap | GPU power | time to train | facility energy | time | facility energy | "
+             "GPU energy | on the front |", "|---:|---:|---:|---:|---:|---:|---:|:---:|"]
+    for r in rows:
+        cap = "none (700 W)" if r["power_cap_w"] == 0 else f"{r['power_cap_w']:.0f} W"
+        table.append(
+            f"| {cap} | {r['gpu_power_w']:.0f} W | {days(r['time_to_train_s'])} | "
+            f"{r['energy_kwh'] / 1e3:,.0f} MWh | "
+            f"{r['time_to_train_s'] / base['time_to_train_s'] - 1:+.1%} | "
+            f"{r['energy_kwh'] / base['energy_kwh'] - 1:+.1%} | "
+            f"{r['energy_gpu_to_train_j'] / base['energy_gpu_to_train_j'] - 1:+.1%} | "
+            f"{'yes' if r['power_cap_w'] in on_front else ''} |")
+    blocks["power-caps"] = "\n".join(table)
+    least = min(rows, key=lambda r: r["energy_kwh"])
+    values["pc-least-cap"] = f"{least['power_cap_w']:.0f} W"
+    values["pc-least-time"] = f"{least['time_to_train_s'] / base['time_to_train_s'] - 1:+.0%}"
+    values["pc-least-energy"] = f"{least['energy_kwh'] / base['energy_kwh'] - 1:+.0%}"
+    values["pc-front"] = str(len(front))
+    gpu_least = min(rows, key=lambda r: r["energy_gpu_to_train_j"])
+    values["pc-gpu-cap"] = f"{gpu_least['power_cap_w']:.0f} W"
+    values["pc-gpu-energy"] = (
+        f"{gpu_least['energy_gpu_to_train_j'] / base['energy_gpu_to_train_j'] - 1:+.0%}")
+
+    ds = cs.sweep("deepseek-v3-ep.toml")
+    with open(os.path.join(ROOT, "examples", "deepseek-v3-ep.toml")) as f:
+        tokens = tomllib.loads(f.read())["workload"]["training_tokens"]
+    names = {"H800-SXM5-80GB": "2,048 H800", "H100-SXM5-80GB": "2,048 H100",
+             "GB200-186GB": "2,048 GB200 NVL72"}
+    table = ["| cluster | best plan (time to train) | time to train | GPU power | "
+             "MWh per 10^12 tokens (facility) |", "|---|---|---:|---:|---:|"]
+    per_t, days_of, power_of = {}, {}, {}
+    for gpu, name in names.items():
+        r = cs.json("top", ds, "--where", f"gpu == '{gpu}' and num_gpus == 2048", "-n", "1",
+                    "--by", "time_to_train_s", "--columns",
+                    "tp,pp,ep,time_to_train_s,energy_kwh,gpu_power_w")["rows"][0]
+        per_t[name] = r["energy_kwh"] / 1e3 / (tokens / 1e12)
+        days_of[name], power_of[name] = r["time_to_train_s"], r["gpu_power_w"]
+        table.append(f"| {name} | tp {r['tp']}, pp {r['pp']}, ep {r['ep']} | "
+                     f"{days(r['time_to_train_s'])} | {r['gpu_power_w']:.0f} W | "
+                     f"{per_t[name]:.0f} |")
+    blocks["power-deepseek"] = "\n".join(table)
+    values["pc-ds-ratio"] = x(per_t["2,048 H800"] / per_t["2,048 GB200 NVL72"])
+    values["pc-ds-faster"] = x(days_of["2,048 H800"] / days_of["2,048 GB200 NVL72"])
+    values["pc-ds-power"] = x(power_of["2,048 GB200 NVL72"] / power_of["2,048 H800"])
+
+
 def fill(text, values, blocks):
     def block(m):
         name = m.group(1)
@@ -475,6 +533,7 @@ def main():
         deepseek(cs, values, blocks)
         stack(cs, values, blocks)
         failures(cs, values, blocks)
+        power_caps(cs, values, blocks)
     with open(args.doc) as f:
         old = f.read()
     new = fill(old, values, blocks)

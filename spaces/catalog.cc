@@ -467,10 +467,11 @@ estimator::Calibration parse_calibration(std::string_view text, std::string_view
     if (key.str() == "format_version") continue;
     // The [support.*] tables are parse_support()'s.
     if (key.str() == "support") continue;
-    if (key.str() != "calibration" && key.str() != "moe" && key.str() != "dlrm")
+    if (key.str() != "calibration" && key.str() != "moe" && key.str() != "dlrm" &&
+        key.str() != "power")
       throw InputError(fmt::format(
-          "{}: {}: unknown key; expected format_version, [calibration], [moe], [dlrm] and "
-          "[support]",
+          "{}: {}: unknown key; expected format_version, [calibration], [moe], [dlrm], [power] "
+          "and [support]",
           where(filename, key.source()), key.str()));
     if (!node.is_table())
       throw InputError(fmt::format("{}: {}: must be a table of parameters",
@@ -487,6 +488,10 @@ estimator::Calibration parse_calibration(std::string_view text, std::string_view
   if (const toml::node* dlrm = root.get("dlrm"))
     read_calibration_section(*dlrm->as_table(), "dlrm", estimator::dlrm_calibration_fields_begin(),
                              estimator::dlrm_calibration_fields_end(), calibration.dlrm, filename);
+  if (const toml::node* power = root.get("power"))
+    read_calibration_section(*power->as_table(), "power",
+                             estimator::power_calibration_fields_begin(),
+                             estimator::power_calibration_fields_end(), calibration, filename);
   return calibration;
 }
 
@@ -527,6 +532,9 @@ std::string format_calibration(const estimator::Calibration& calibration, std::s
   out += "\n";
   out += format_calibration_section("dlrm", estimator::dlrm_calibration_fields_begin(),
                                     estimator::dlrm_calibration_fields_end(), calibration.dlrm);
+  out += "\n";
+  out += format_calibration_section("power", estimator::power_calibration_fields_begin(),
+                                    estimator::power_calibration_fields_end(), calibration);
   out += format_support(support);
   return out;
 }

@@ -21,7 +21,7 @@ constexpr const char* kClusterIntegers[] = {"nodes", "gpus", "gpus_per_node", "n
 constexpr const char* kClusterNumbers[] = {
     "nvlink_gbytes_per_s",   "inter_node_gbps_per_gpu", "hbm_gb",
     "expansion_gb",          "expansion_gbytes_per_s",  "nvlink_latency_us",
-    "inter_node_latency_us", "node_overhead_w"};
+    "inter_node_latency_us", "node_overhead_w",         "power_cap_w"};
 constexpr const char* kPlanIntegers[] = {"tp",          "pp",   "cp", "vp",
                                          "micro_batch", "zero", "ep", "etp"};
 constexpr const char* kPlanLabels[] = {"recompute", "offload", "pipeline_split"};

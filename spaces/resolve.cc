@@ -108,7 +108,13 @@ const std::vector<SettingInfo>& setting_infos() {
         {"inter_node_latency_us", SettingFamily::every,
          "scale-out latency per hop in us (default: the calibration's)"},
         {"node_overhead_w", SettingFamily::every,
-         "power per node beyond the GPUs in W (default: the accelerator's)"},
+         "maximum power per node beyond the GPUs in W (default: the accelerator's)"},
+        {"power_cap_w", SettingFamily::every,
+         "GPU board power limit in W, above the accelerator's idle power (default 0: none, the "
+         "TDP)"},
+        {"lora_rank", SettingFamily::transformer,
+         "LoRA fine-tuning: base weights frozen, adapters of this rank on the attention "
+         "projections (default 0: full training)"},
         {"tp", SettingFamily::transformer, "tensor-parallel degree (default 1)"},
         {"pp", SettingFamily::transformer, "pipeline-parallel degree (default 1)"},
         {"dp", SettingFamily::transformer, "data-parallel degree (default: GPUs / (tp*pp*cp))"},
@@ -215,6 +221,7 @@ est::Cluster resolve_cluster(const AcceleratorEntry& gpu, const ClusterSettings&
   c.inter_node_latency_s = (s.inter_node_latency_us >= 0 ? s.inter_node_latency_us * 1e-6
                                                          : calibration.inter_node_latency_s);
   c.node_overhead_w = s.node_overhead_w >= 0 ? s.node_overhead_w : gpu.default_node_overhead_w;
+  c.power_cap_w = s.power_cap_w;
   return c;
 }
 
@@ -333,6 +340,13 @@ ResolvedCluster resolve_cluster(const Settings& s, const est::Calibration& calib
   cs.nvlink_latency_us = s.number("nvlink_latency_us", -1, true);
   cs.inter_node_latency_us = s.number("inter_node_latency_us", -1, true);
   cs.node_overhead_w = s.number("node_overhead_w", -1, true);
+  cs.power_cap_w = s.number("power_cap_w", 0, true);
+  if (cs.power_cap_w > 0 && cs.power_cap_w <= gpu.accelerator.idle_w)
+    throw InputError(
+        fmt::format("{}: {:g} W is not above {}'s idle power ({:g} W); give a cap "
+                    "between it and the TDP ({:g} W)",
+                    s.where("power_cap_w"), cs.power_cap_w, gpu.key, gpu.accelerator.idle_w,
+                    gpu.accelerator.tdp_w));
   for (const char* name : {"gpus_per_node", "nvlink_gbytes_per_s", "hbm_gb", "node_overhead_w"})
     origin(name, Origin::catalog);
   origin("nvlink_domain",
@@ -449,6 +463,7 @@ Point resolve(const Settings& s, const est::Calibration& calibration) {
   origin("precision", Origin::fallback);
   pt.workload = resolve_workload(model, static_cast<int>(s.integer("seq_len", 0)),
                                  s.integer("global_batch", 0), precision);
+  pt.workload.lora_rank = static_cast<int>(s.integer("lora_rank", 0, 0));
 
   // ---- plan
   est::Plan& p = pt.plan;

@@ -95,6 +95,7 @@ struct ClusterSettings {
   double nvlink_latency_us = -1;
   double inter_node_latency_us = -1;
   double node_overhead_w = -1;
+  double power_cap_w = 0;  // 0: none
 };
 
 // The catalog and calibration defaults of a cluster, in one place: gpus_per_node, the NVLink

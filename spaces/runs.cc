@@ -312,10 +312,15 @@ std::vector<std::string> header_of(const std::string& path) {
 }
 }  // namespace
 
-bool is_dlrm_runs(const std::string& path) {
+namespace {
+// Whether a runs file's header has `column`: what tells the formats apart.
+bool has_column(const std::string& path, std::string_view column) {
   const auto header = header_of(path);
-  return std::find(header.begin(), header.end(), "num_tables") != header.end();
+  return std::find(header.begin(), header.end(), column) != header.end();
 }
+}  // namespace
+
+bool is_dlrm_runs(const std::string& path) { return has_column(path, "num_tables"); }
 
 std::vector<MeasuredDlrmRun> read_dlrm_runs(const std::string& path,
                                             const estimator::Calibration& calibration) {
@@ -354,6 +359,136 @@ std::vector<MeasuredDlrmRun> read_dlrm_runs(const std::string& path,
     }
     run.point = resolve_dlrm(settings, calibration);
     run.gpu = run.point.gpu_name;
+    runs.push_back(std::move(run));
+  });
+  return runs;
+}
+
+namespace {
+
+// The columns of the energy runs format that are settings of a transformer point, and of a
+// recommendation-model point.
+constexpr ColumnSetting kEnergyColumns[] = {
+    {"layers", "layers"},
+    {"hidden", "hidden"},
+    {"heads", "heads"},
+    {"kv_heads", "kv_heads"},
+    {"ffn_hidden", "ffn_hidden"},
+    {"ffn_act", "mlp"},
+    {"vocab", "vocab"},
+    {"num_experts", "num_experts"},
+    {"top_k", "top_k"},
+    {"moe_ffn_hidden", "moe_ffn_hidden"},
+    {"seq_len", "seq_len"},
+    {"global_batch", "global_batch"},
+    {"precision", "precision"},
+    {"gpu", "gpu"},
+    {"num_gpus", "gpus"},
+    {"gpus_per_node", "gpus_per_node"},
+    {"tp", "tp"},
+    {"pp", "pp"},
+    {"dp", "dp"},
+    {"cp", "cp"},
+    {"zero", "zero"},
+    {"micro_batch", "micro_batch"},
+};
+constexpr ColumnSetting kEnergyDlrmColumns[] = {
+    {"gpu", "gpu"},
+    {"num_gpus", "gpus"},
+    {"gpus_per_node", "gpus_per_node"},
+    {"global_batch", "global_batch"},
+    {"precision", "precision"},
+};
+constexpr const char* kScopeNames[] = {"gpu_only", "node", "node_plus_network", "facility",
+                                       "tdp_estimate"};
+// MLPerf's Llama 2 70B LoRA rank; the format has no rank column.
+constexpr int kDefaultLoraRank = 16;
+
+}  // namespace
+
+const char* to_string(EnergyScope scope) noexcept { return kScopeNames[static_cast<int>(scope)]; }
+
+bool is_energy_runs(const std::string& path) { return has_column(path, "energy_scope"); }
+
+std::vector<MeasuredEnergyRun> read_energy_runs(const std::string& path,
+                                                const estimator::Calibration& calibration) {
+  std::ifstream in = open_runs(path);
+  std::vector<const char*> required = {
+      "id",       "source",     "family",       "model", "tokens_trained",
+      "train_s",  "energy_kwh", "energy_scope", "pue",   "avg_power_w_per_gpu",
+      "measured", "step_time_s"};
+  for (const auto& c : kEnergyColumns) required.push_back(c.column);
+  const auto columns = read_header(in, path, required);
+
+  const auto& catalog = Catalog::builtin();
+  std::vector<MeasuredEnergyRun> runs;
+  for_each_row(in, path, columns, [&](auto text, auto where) {
+    MeasuredEnergyRun run;
+    run.id = text("id");
+    run.source = text("source");
+    run.family = text("family");
+    Settings row;  // the row's numbers, checked as settings are
+    const auto scope_name = text("energy_scope");
+    const auto* scope = std::find(std::begin(kScopeNames), std::end(kScopeNames), scope_name);
+    if (scope == std::end(kScopeNames))
+      throw InputError(fmt::format("{}: must be one of {}, got '{}'", where("energy_scope"),
+                                   fmt::join(kScopeNames, ", "), scope_name));
+    run.scope = static_cast<EnergyScope>(scope - std::begin(kScopeNames));
+    for (const char* column :
+         {"energy_kwh", "train_s", "pue", "avg_power_w_per_gpu", "step_time_s", "tokens_trained"})
+      if (!text(column).empty()) row.set(column, text(column), where(column));
+    run.measured_kwh = row.number("energy_kwh", 0);
+    run.pue = row.number("pue", 0);
+    const double train_s = row.number("train_s", 0);
+    const auto skip = [&](std::string reason) {
+      run.reason = std::move(reason);
+      runs.push_back(std::move(run));
+    };
+    if (run.scope == EnergyScope::tdp_estimate)
+      return skip("a TDP estimate (GPU-hours x nameplate power), not a measurement");
+    if (text("measured") != "1") return skip("an estimate, not a measurement (measured = 0)");
+    if (run.family == "encoder")
+      return skip("an encoder or encoder-decoder model: not a family the estimator models");
+    if (text("num_gpus").empty()) return skip("no GPU count");
+    if (!catalog.find_accelerator(text("gpu")))
+      return skip(fmt::format("accelerator '{}' not in the catalog", text("gpu")));
+    run.dlrm = run.family == "dlrm";
+    const bool catalog_model = run.dlrm ? catalog.find_dlrm_model(text("model")) != nullptr
+                                        : catalog.find_model(text("model")) != nullptr;
+    if (!catalog_model && (run.dlrm || text("layers").empty() || text("hidden").empty()))
+      return skip(fmt::format("model shape not given ('{}' is no catalog model)", text("model")));
+    Settings settings;
+    if (catalog_model) settings.set("model", text("model"), where("model"));
+    if (run.dlrm) {
+      for (const auto& c : kEnergyDlrmColumns)
+        if (!text(c.column).empty()) settings.set(c.setting, text(c.column), where(c.column));
+      run.dlrm_point = resolve_dlrm(settings, calibration);
+    } else {
+      for (const auto& c : kEnergyColumns)
+        if (!text(c.column).empty()) settings.set(c.setting, text(c.column), where(c.column));
+      if (run.family == "lora")
+        settings.set("lora_rank", std::to_string(kDefaultLoraRank), where("family"));
+      run.point = resolve(settings, calibration);
+      if (const Violation v = check(run.point))
+        return skip(fmt::format("cannot be estimated: {}: {}", to_string(v.rule), message(v)));
+    }
+    // The steps the energy covers: from the tokens where the row counts them, else from its time.
+    const auto& w = run.point.workload;
+    const double tokens = row.number("tokens_trained", 0);
+    if (!run.dlrm && tokens > 0 && w.global_batch > 0 && w.seq_len > 0) {
+      run.steps = tokens / (static_cast<double>(w.global_batch) * w.seq_len);
+      run.steps_from = "tokens_trained";
+    } else if (train_s > 0 && row.number("step_time_s", 0) > 0) {
+      run.steps = train_s / row.number("step_time_s", 0);
+      run.steps_from = "train_s / step_time_s";
+    } else {
+      return skip("neither tokens_trained nor train_s and step_time_s to count its steps");
+    }
+    const double num_gpus = run.dlrm ? run.dlrm_point.cluster.num_gpus : run.point.cluster.num_gpus;
+    run.measured_w = row.number("avg_power_w_per_gpu", 0);
+    if (run.measured_w == 0 && train_s > 0)
+      run.measured_w = run.measured_kwh * 3.6e6 / (num_gpus * train_s) /
+                       (run.scope == EnergyScope::facility && run.pue > 0 ? run.pue : 1.0);
     runs.push_back(std::move(run));
   });
   return runs;

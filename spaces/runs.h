@@ -50,6 +50,37 @@ struct MeasuredDlrmRun {
 std::vector<MeasuredDlrmRun> read_dlrm_runs(const std::string& path,
                                             const estimator::Calibration& calibration);
 
+// The training-energy runs format (../shared/validation/energy_runs.csv): a header with
+// energy_scope.
+bool is_energy_runs(const std::string& path);
+
+// What a published energy figure covers (../shared/validation/README.md, "energy_runs.csv").
+enum class EnergyScope : std::uint8_t { gpu_only, node, node_plus_network, facility, tdp_estimate };
+const char* to_string(EnergyScope scope) noexcept;
+
+struct MeasuredEnergyRun {
+  std::string id;
+  std::string source;
+  std::string family;  // transformer, moe, lora, dlrm, encoder
+  EnergyScope scope = EnergyScope::gpu_only;
+  double measured_kwh = 0;
+  double measured_w = 0;   // average power per GPU at the scope, before PUE; 0 when not known
+  double pue = 0;          // the site's, for a facility row (0: not given)
+  double steps = 0;        // optimizer steps the energy covers
+  std::string steps_from;  // "tokens_trained" or "train_s / step_time_s"
+  std::string reason;      // why the row is not predicted; empty when it is
+  bool dlrm = false;
+  Point point;           // a transformer row's
+  DlrmPoint dlrm_point;  // a recommendation-model row's
+};
+// Reads an energy runs file: a row is predicted when it is a measurement (not a TDP estimate) of a
+// transformer, MoE, LoRA or DLRM run with a GPU count, a catalog accelerator and a model shape,
+// and the steps it covers follow from its tokens or its time; every other row says why not.
+// LoRA rows (rank not a column) are predicted with rank 16, MLPerf's, which sets the adapters'
+// negligible share of the work only.
+std::vector<MeasuredEnergyRun> read_energy_runs(const std::string& path,
+                                                const estimator::Calibration& calibration);
+
 struct ErrorStats {
   std::size_t n = 0;
   double mape = 0, median = 0, geomean = 0, max = 0;

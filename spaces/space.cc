@@ -35,6 +35,7 @@ bool Space::Impl::fill_design(std::uint64_t design, Design& out, Violation& why)
   out.workload = resolve_workload(models[out.axis_index[kModel]], static_cast<int>(number(kSeqLen)),
                                   static_cast<std::int64_t>(number(kGlobalBatch)),
                                   precisions[out.axis_index[kPrecision]]);
+  out.workload.lora_rank = lora_rank;
   const ClusterSettings cs = cluster_settings(out.axis_index.data(), kGpu);
   out.cluster = resolve_cluster(*gpus[out.axis_index[kGpu]], cs, calibration);
 
@@ -68,6 +69,7 @@ ClusterSettings Space::Impl::cluster_settings(const std::uint32_t* axis_index,
   cs.hbm_gb = number(kHbmGb);
   cs.expansion_gb = number(kExpansionGb);
   cs.expansion_gbytes_per_s = number(kExpansionGbytesPerS);
+  cs.power_cap_w = number(kPowerCapW);
   cs.nvlink_latency_us = nvlink_latency_us;
   cs.inter_node_latency_us = inter_node_latency_us;
   cs.node_overhead_w = node_overhead_w;
@@ -121,6 +123,9 @@ void Space::Impl::design_variables(const double* axis_values, int num_axes,
   // order: the axes, then num_gpus or num_nodes).
   std::copy(axis_values, axis_values + num_axes, vars);
   vars[axes.size()] = size_is_nodes ? c.num_gpus : estimator::num_nodes(c);
+  // What a site's power budget must provision: every GPU at its cap, every node at its maximum,
+  // the switches, times the PUE.
+  vars[facility_var] = estimator::peak_it_power_w(c, calibration) * pricing.pue / 1e6;
 }
 
 bool Space::Impl::design_constraints_hold(const double* axis_values, int num_axes,

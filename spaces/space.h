@@ -63,7 +63,8 @@ enum AxisId : std::uint8_t {
   kHbmGb,
   kExpansionGb,
   kExpansionGbytesPerS,
-  kTp,  // first plan axis
+  kPowerCapW,  // GPU board power limit (0: none)
+  kTp,         // first plan axis
   kPp,
   kCp,
   kVp,
@@ -82,7 +83,7 @@ enum AxisId : std::uint8_t {
   kFirstStackAxis,
 };
 inline constexpr int kNumAxes = kFirstStackAxis + kNumStackSettings;
-inline constexpr int kNumDesignAxes = 13;
+inline constexpr int kNumDesignAxes = 14;
 inline constexpr int kNumPlanAxes = kNumAxes - kNumDesignAxes;
 
 // The axes of a recommendation-model space (workload.family = "dlrm"): its workload, the cluster
@@ -91,7 +92,7 @@ enum DlrmAxisId : std::uint8_t {
   kDlrmModel,
   kDlrmGlobalBatch,
   kDlrmPrecision,
-  kDlrmGpu,  // first of the cluster axes: kGpu .. kExpansionGbytesPerS
+  kDlrmGpu,  // first of the cluster axes: kGpu .. kPowerCapW
   kDlrmClusterSize,
   kDlrmGpusPerNode,
   kDlrmNvlinkDomain,
@@ -100,10 +101,11 @@ enum DlrmAxisId : std::uint8_t {
   kDlrmHbmGb,
   kDlrmExpansionGb,
   kDlrmExpansionGbytesPerS,
+  kDlrmPowerCapW,
   kDlrmSharding,  // the only plan axis
 };
-inline constexpr int kNumDlrmAxes = 13;
-inline constexpr int kNumDlrmDesignAxes = 12;
+inline constexpr int kNumDlrmAxes = 14;
+inline constexpr int kNumDlrmDesignAxes = 13;
 // A cluster axis's position in a recommendation-model space is its transformer one minus this.
 inline constexpr int kDlrmClusterShift = int{kGpu} - int{kDlrmGpu};
 

@@ -23,9 +23,10 @@ inline constexpr const char* kCompressionNames[] = {"none", "fast", "small"};
 inline constexpr const char* kObjectiveNames[] = {"step_time", "time_to_train", "energy", "cost"};
 
 // Constraint variables beyond the axes: the cluster size the axes do not hold (at index
-// axes.size()), and a transformer's dp after it.
+// axes.size()), a transformer's dp after it, then the design's peak facility power in MW
+// (Impl::facility_var).
 inline constexpr int kVarDp = kNumAxes + 1;
-inline constexpr int kNumVars = kNumAxes + 2;
+inline constexpr int kNumVars = kNumAxes + 3;
 
 struct Space::Impl {
   std::string text;
@@ -77,7 +78,9 @@ struct Space::Impl {
   double training_samples = kDefaultTrainingSamples;
 
   double training_tokens = kDefaultTrainingTokens;
+  int lora_rank = 0;
   Pricing pricing;
+  int facility_var = kNumVars - 1;  // the constraint variable facility_mw
   estimator::Reliability reliability;
   Keep keep = Keep::all;
   Objective objective = Objective::step_time;

@@ -215,7 +215,8 @@ class Parser {
     const toml::table& t =
         required_table("workload", "give at least: model = \"<catalog key or [models.NAME]>\"");
     check_keys(r_, t, "workload",
-               {"family", "model", "seq_len", "global_batch", "precision", "training_tokens"});
+               {"family", "model", "seq_len", "global_batch", "precision", "training_tokens",
+                "lora_rank"});
     const toml::node* model_node = t.get("model");
     if (!model_node) {
       r_.fail(t.source(), "workload",
@@ -278,6 +279,9 @@ class Parser {
     }
     im_.training_tokens = number_key(r_, t, "workload", "training_tokens", Kind::positive_real,
                                      kDefaultTrainingTokens);
+    // LoRA fine-tuning of every model (0: full training; estimator::Workload::lora_rank).
+    im_.lora_rank =
+        static_cast<int>(number_key(r_, t, "workload", "lora_rank", Kind::nonnegative_int, 0));
   }
 
   // A cluster axis's position: the transformer's order, shifted in a recommendation-model space.
@@ -368,7 +372,7 @@ class Parser {
     check_keys(r_, t, "cluster",
                {"gpu", "nodes", "gpus", "gpus_per_node", "nvlink_domain", "nvlink_gbytes_per_s",
                 "inter_node_gbps_per_gpu", "hbm_gb", "expansion_gb", "expansion_gbytes_per_s",
-                "nvlink_latency_us", "inter_node_latency_us", "node_overhead_w"});
+                "nvlink_latency_us", "inter_node_latency_us", "node_overhead_w", "power_cap_w"});
     const toml::node* gpu_node = t.get("gpu");
     if (!gpu_node) {
       r_.fail(t.source(), "cluster",
@@ -471,6 +475,19 @@ class Parser {
               "an expansion tier needs its bandwidth: set cluster.expansion_gbytes_per_s");
     } else {
       expansion_bw.numbers = {0};
+    }
+    // A GPU power limit (0: none), above the idle power of every accelerator of the space.
+    Axis& cap = axis(cl(kPowerCapW), "power_cap_w", "W", false);
+    cap.numbers = {0};
+    if (const toml::node* n = t.get("power_cap_w")) {
+      cap.numbers = axis_numbers(r_, *n, "cluster.power_cap_w", Kind::nonnegative_real, false);
+      for (double w : cap.numbers)
+        for (const AcceleratorEntry* g : im_.gpus)
+          if (w > 0 && w <= g->accelerator.idle_w)
+            r_.fail(*n, "cluster.power_cap_w",
+                    fmt::format("{:g} W is not above {}'s idle power ({:g} W); give caps between "
+                                "it and the TDP ({:g} W), or 0 for none",
+                                w, g->key, g->accelerator.idle_w, g->accelerator.tdp_w));
     }
     // Scalars: latencies default to the calibration's, node overhead to the accelerator's (-1).
     im_.nvlink_latency_us =
@@ -1029,8 +1046,14 @@ class Parser {
     names.names.push_back({im_.size_is_nodes ? "num_gpus" : "num_nodes", {}});
     // dp is the transformer's derived plan degree.
     if (im_.family == estimator::Family::transformer) names.names.push_back({"dp", {}});
+    // The design's peak facility power, MW (estimator::peak_it_power_w times the PUE).
+    im_.facility_var = static_cast<int>(names.names.size());
+    names.names.push_back({"facility_mw", {}});
     const int first_plan = im_.first_plan_axis;
     const int other_size = static_cast<int>(im_.axes.size());
+    const auto design_var = [&](int v) {
+      return v < first_plan || v == other_size || v == im_.facility_var;
+    };
     for (std::size_t i = 0; i < array->size(); ++i) {
       const toml::node& e = *array->get(i);
       const std::string key = fmt::format("constraints[{}]", i);
@@ -1043,14 +1066,13 @@ class Parser {
         Expression x = Expression::compile(s->get(), names);
         im_.constraint_texts.push_back(s->get());
         const auto& read = x.names_read();
-        const bool reads_plan = std::any_of(
-            read.begin(), read.end(), [&](int v) { return v >= first_plan && v != other_size; });
+        const bool reads_plan =
+            std::any_of(read.begin(), read.end(), [&](int v) { return !design_var(v); });
         if (reads_plan) {
           for (int v : read) {
-            if ((v < first_plan || v == other_size) &&
-                std::find(im_.plan_constraint_design_vars.begin(),
-                          im_.plan_constraint_design_vars.end(),
-                          v) == im_.plan_constraint_design_vars.end()) {
+            if (design_var(v) && std::find(im_.plan_constraint_design_vars.begin(),
+                                           im_.plan_constraint_design_vars.end(),
+                                           v) == im_.plan_constraint_design_vars.end()) {
               im_.plan_constraint_design_vars.push_back(v);
             }
           }

@@ -95,7 +95,7 @@ inline Estimator::Parts Estimator::layer_parts(const StepShape& s,
   const Plan& plan = s.plan;
   const double moe = moe_fraction_;
   Parts layer;
-  layer.compute = 3.0 * fwd.gemm + (1.0 + s.kernel.bwd_factor) * fwd.attention;
+  layer.compute = gemm_passes_ * fwd.gemm + (1.0 + s.kernel.bwd_factor) * fwd.attention;
   layer.memory = 3.0 * fwd.memory + fwd.quantize;
   layer.tp = 2.0 * fwd.tp;
   layer.cp = fwd.cp.forward_s + fwd.cp.backward_s;
@@ -145,14 +145,14 @@ inline Estimator::Parts Estimator::logit_parts(const StepShape& s,
   const Model& m = workload_.model;
   const double h = m.hidden, v = m.vocab, t = s.t;
   Parts logit;
-  logit.compute = 3.0 * gemm_s(s.tokens, h, v / t);
+  logit.compute = gemm_passes_ * gemm_s(s.tokens, h, v / t);
   // Cross entropy in fp32 over the vocabulary shard: ~12 bytes per logit forward and backward.
   logit.memory = 24.0 * s.tokens * v / t / hbm_bytes_per_s_;
   logit.tp = s.sp ? s.tp_one : 0.0;  // gather the sequence-parallel input, reduce-scatter its grad
   // An MTP module: one more layer, its projection, and the shared output head again.
   if (m.mtp_layers > 0) {
     Parts mtp = layer;
-    mtp.compute += 3.0 * gemm_s(s.tokens, 2.0 * h, h / t);
+    mtp.compute += gemm_passes_ * gemm_s(s.tokens, 2.0 * h, h / t);
     logit = logit + static_cast<double>(m.mtp_layers) * (mtp + logit);
   }
   return logit;

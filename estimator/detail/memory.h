@@ -219,11 +219,9 @@ inline Estimator::TierTraffic Estimator::tier_traffic(const Plan& plan, const Gp
   const double local_params =
       p.dense / (plan.zero >= 1 ? p.dp_group : 1) + p.expert / (plan.zero >= 1 ? p.edp_group : 1);
   TierTraffic tier;
-  tier.optimizer_s =
-      local_params * (2.0 * optimizer_bytes_ + grad_bytes_ + weight_bytes_) / hbm_bytes_per_s_;
+  tier.optimizer_s = local_params * update_bytes_ / hbm_bytes_per_s_;
   if (plan.offload == Offload::none) return tier;
-  const double opt_traffic = local_params * (2.0 * optimizer_bytes_ + grad_bytes_ + weight_bytes_) /
-                             expansion_bytes_per_s_;
+  const double opt_traffic = local_params * update_bytes_ / expansion_bytes_per_s_;
   tier.offload_step_s = std::max(0.0, opt_traffic - tier.optimizer_s);
   if (plan.offload == Offload::optimizer_activations || plan.offload == Offload::all)
     tier.offload_mb_s +=

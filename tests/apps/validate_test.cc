@@ -2,8 +2,10 @@
 // required error, bad CSV input gets one clear line, and the shipped calibration is reproducible.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <regex>
 #include <sstream>
+#include <utility>
 
 #include "spaces/catalog.h"
 #include "tests/apps/run.h"
@@ -14,6 +16,7 @@ namespace {
 const std::string kRuns = source_path("tests/apps/data/transformer_runs.csv");
 const std::string kMoeRuns = source_path("tests/apps/data/moe_runs.csv");
 const std::string kDlrmRuns = source_path("tests/apps/data/dlrm_runs.csv");
+const std::string kEnergyRuns = source_path("tests/apps/data/energy_runs.csv");
 
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;
@@ -150,6 +153,94 @@ TEST(Validate, PredictsEveryRecommendationRunWithinTheRequiredError) {
   EXPECT_NE(out.find("predicted 23 of 23 rows\n"), std::string::npos) << out;
   for (const char* source : {"NV_DLE_DLRM", "MLPERF_V40_DLRMV2"})
     EXPECT_NE(out.find(source), std::string::npos) << source;
+}
+
+// The cells of a CSV line without quoted commas in the columns asked for.
+std::vector<std::string> cells(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  bool quoted = false;
+  for (char ch : line) {
+    if (ch == '"') {
+      quoted = !quoted;
+    } else if (ch == ',' && !quoted) {
+      out.push_back(std::exchange(cell, {}));
+    } else {
+      cell += ch;
+    }
+  }
+  out.push_back(cell);
+  return out;
+}
+
+TEST(Validate, PredictsEveryMeteredEnergyRunAtItsScopeWithinTheRequiredError) {
+  TempDir dir;
+  const std::string predictions = (dir.path() / "energy.csv").string();
+  const Result r = run({"validate", kEnergyRuns, "-o", predictions});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = lines(read_file(predictions));
+  ASSERT_EQ(rows.size(), 36u);
+  EXPECT_EQ(rows[0],
+            "id,source,family,energy_scope,measured_energy_kwh,predicted_energy_kwh,"
+            "measured_avg_power_w,predicted_avg_power_w,energy_rel_error,power_rel_error,reason");
+  std::size_t predicted = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const auto c = cells(rows[i]);
+    ASSERT_EQ(c.size(), 11u) << rows[i];
+    const bool is_predicted = !c[5].empty();
+    predicted += is_predicted;
+    // A TDP estimate is never compared as a measurement.
+    if (c[3] == "tdp_estimate") {
+      EXPECT_NE(c[10].find("TDP estimate"), std::string::npos);
+    }
+    if (is_predicted) {
+      EXPECT_NE(c[3], "tdp_estimate") << rows[i];
+      EXPECT_NE(c[10].find("steps from"), std::string::npos) << rows[i];
+    } else {
+      // Why not: a reason that is none of the predictable kinds'.
+      EXPECT_FALSE(c[10].empty()) << rows[i];
+    }
+    // The metered MLPerf GPT-3 run within 10% in power at its scope.
+    if (c[0] == "mlperf40_smc_ac_gpt3_512xH100") {
+      ASSERT_FALSE(c[9].empty());
+      EXPECT_LE(std::fabs(std::stod(c[9])), 0.10) << rows[i];
+    }
+  }
+  // Every metered transformer, LoRA and DLRM row with a GPU count, a catalog accelerator and a
+  // shape: 2 GPT-3, 3 LoRA, 1 DLRM, OLMo 1 on A100, Olmo 3.
+  EXPECT_EQ(predicted, 8u);
+  std::smatch m;
+  const std::string out = r.out;
+  ASSERT_TRUE(std::regex_search(
+      out, m, std::regex(R"(average power per GPU: median \|error\| ([0-9.]+)%.* over 7 rows)")))
+      << out;
+  EXPECT_LE(std::stod(m[1]), 10.0);
+  ASSERT_TRUE(std::regex_search(
+      out, m, std::regex(R"(energy at each row's scope: median \|error\| ([0-9.]+)%.* over 8)")))
+      << out;
+  EXPECT_LE(std::stod(m[1]), 15.0);
+}
+
+TEST(Validate, ShippedPowerCalibrationIsReproducible) {
+  TempDir dir;
+  const std::string fitted = (dir.path() / "calibration.toml").string();
+  const Result r = run({"validate", kEnergyRuns, "--fit", fitted});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(calibration_section(read_file(fitted)),
+            calibration_section(read_file(source_path("spaces/data/calibration.toml"))));
+}
+
+TEST(Validate, EnergyRunsAloneAndWithoutBestOrHeldOut) {
+  Result r = run({"validate", kEnergyRuns, kRuns});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, fmt::format("clustersweep validate: error: {}: a step-time runs file cannot be "
+                               "validated with {}; give training-energy runs alone\n",
+                               kRuns, kEnergyRuns));
+  r = run({"validate", kEnergyRuns, "--best"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, fmt::format("clustersweep validate: error: --best: applies to step-time runs, "
+                               "not to the training-energy runs of {}\n",
+                               kEnergyRuns));
 }
 
 TEST(Validate, BadRecommendationCsvNamesFileLineAndColumnAndKeepsTheOutput) {

@@ -49,8 +49,9 @@ class JobColumns {
   }
 
  private:
-  static constexpr const char* kNames[] = {"time_to_train_s", "time_to_train_failure_free_s",
-                                           "goodput", "checkpoint_interval_s", "energy_to_train_j"};
+  static constexpr const char* kNames[] = {"time_to_train_s",   "time_to_train_failure_free_s",
+                                           "goodput",           "checkpoint_interval_s",
+                                           "energy_to_train_j", "energy_gpu_to_train_j"};
   std::vector<double> values_[std::size(kNames)];
   bool f32_[std::size(kNames)] = {};
 };

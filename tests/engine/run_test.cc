@@ -496,7 +496,7 @@ divides = wide["num_gpus"] % mp == 0
 assert (wide["dp"][divides] * mp[divides] == wide["num_gpus"][divides]).all()
 assert (wide["dp"][~divides] == 0).all() and (~divides).any()
 assert f["step_time_s"].attrs["units"] in ("s", b"s")
-assert f.attrs["format"] == "clustersweep-store" and f.attrs["format_version"] == 6
+assert f.attrs["format"] == "clustersweep-store" and f.attrs["format_version"] == 7
 assert f.attrs["complete"] == 1 and f.attrs["mpi_size"] == 2
 assert "keep = \"all\"" in f.attrs["spec"]
 print("ok", n, int(ok.sum()))

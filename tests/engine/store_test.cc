@@ -333,7 +333,7 @@ TEST(StoreReader, ClearErrorsForFilesThatAreNotStores) {
   }
   EXPECT_EQ(open_error(dir / "v9.h5"), "'" + (dir / "v9.h5") +
                                            "' has store format version 9; this clustersweep reads "
-                                           "versions 3 to 6 (use the clustersweep that "
+                                           "versions 3 to 7 (use the clustersweep that "
                                            "wrote it, or rerun the sweep)");
   test::write_file(dir / "run.h5.partial", "");
   EXPECT_EQ(open_error(dir / "run.h5"),

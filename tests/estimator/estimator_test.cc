@@ -310,17 +310,6 @@ TEST(Estimator, OneShotEqualsPrecomputed) {
   EXPECT_EQ(a.energy_per_step_j, b.energy_per_step_j);
 }
 
-TEST(Energy, BusyGpusAtTdpIdleOnesAtIdlePowerPlusNodes) {
-  Calibration cal;
-  cal.busy_power_fraction = 1.0;
-  const Cluster c = cluster();
-  const Estimate e = estimate(gpt3_175b(), c, plan(8, 8, 16), cal);
-  const double busy = e.time.compute_s + e.time.memory_bound_s + e.time.optimizer_s;
-  const double expected = 1024 * (busy * c.gpu.tdp_w + (e.time.total_s - busy) * c.gpu.idle_w) +
-                          128 * c.node_overhead_w * e.time.total_s;
-  EXPECT_NEAR(e.energy_per_step_j / expected, 1.0, 1e-12);
-}
-
 TEST(Names, RoundTrip) {
   for (int i = 0; i < kNumPrecisions; ++i) {
     Precision p{};

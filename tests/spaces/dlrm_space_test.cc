@@ -41,7 +41,7 @@ TEST(DlrmSpace, AxesAreTheWorkloadTheClusterAndTheSharding) {
   EXPECT_EQ(names, (std::vector<std::string>{
                        "model", "global_batch", "precision", "gpu", "num_gpus", "gpus_per_node",
                        "nvlink_domain", "nvlink_gbytes_per_s", "inter_node_gbps_per_gpu", "hbm_gb",
-                       "expansion_gb", "expansion_gbytes_per_s", "sharding"}));
+                       "expansion_gb", "expansion_gbytes_per_s", "power_cap_w", "sharding"}));
   EXPECT_TRUE(s.axes()[kDlrmSharding].is_plan);
   EXPECT_FALSE(s.axes()[kDlrmExpansionGbytesPerS].is_plan);
   EXPECT_EQ(s.plan_points(), 6u);

@@ -63,6 +63,7 @@ TEST(Space, AxesInFixedOrderWithPlanAxesLast) {
                          "hbm_gb",
                          "expansion_gb",
                          "expansion_gbytes_per_s",
+                         "power_cap_w",
                          "tp",
                          "pp",
                          "cp",

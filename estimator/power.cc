@@ -1,0 +1,79 @@
+#include "estimator/power.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "estimator/estimator.h"
+
+namespace clustersweep::estimator {
+
+double network_switches(double gpus, double gpus_per_node, double radix) noexcept {
+  if (gpus <= gpus_per_node || radix < 2) return 0;
+  // Tiers t: one switch holds radix GPUs; each further tier multiplies that by radix / 2.
+  double tiers = 1, reach = radix;
+  while (reach < gpus) {
+    ++tiers;
+    reach *= radix / 2;
+  }
+  return std::max(gpus_per_node, std::ceil((2 * tiers - 1) * gpus / radix));
+}
+
+StepPowerModel::StepPowerModel(const Cluster& cluster, const Calibration& c) noexcept {
+  const double tdp = cluster.gpu.tdp_w, idle = cluster.gpu.idle_w;
+  const double cap = cluster.power_cap_w > 0 ? std::min(cluster.power_cap_w, tdp) : tdp;
+  // Every kind draws at least the idle power of a GPU whose clocks are up.
+  const auto draw = [&](double fraction) { return std::max(idle, fraction * tdp); };
+  const double gemm = draw(c.gemm_power);
+  // Dynamic power follows the clock as clock^dvfs_exponent (voltage falls with it): the GEMMs'
+  // clock is the one at which they draw the cap.
+  if (gemm > cap && gemm > idle && cap > idle)
+    gemm_clock_ = std::pow((cap - idle) / (gemm - idle), 1.0 / c.dvfs_exponent);
+  gemm_w_ = std::min(gemm, cap);
+  // Memory-bound kernels and communication are bound by HBM and links, not the SM clock: a cap
+  // below their draw lowers their clock, not their speed.
+  memory_w_ = std::min(draw(c.memory_power), cap);
+  comm_w_ = std::min(draw(c.comm_power), cap);
+  wait_w_ = std::min(draw(c.wait_power), cap);
+  gpus_ = cluster.num_gpus;
+  nodes_ = num_nodes(cluster);
+  node_rest_w_ = cluster.node_overhead_w * c.node_power;
+  network_w_ =
+      network_switches(cluster.num_gpus, std::max(cluster.gpus_per_node, 1), c.switch_radix) *
+      c.switch_w;
+}
+
+StepPower StepPowerModel::step(const WorkSeconds& s) const noexcept {
+  StepPower p;
+  p.gpu_clock = gemm_clock_;
+  const double total = s.total();
+  const double gpu_j =
+      s.gemm * gemm_w_ + s.memory * memory_w_ + s.comm * comm_w_ + s.wait * wait_w_;
+  p.gpu_j = gpus_ * gpu_j;
+  p.node_j = p.gpu_j + nodes_ * node_rest_w_ * total;
+  p.it_j = p.node_j + network_w_ * total;
+  if (total > 0) {
+    p.gpu_w = gpu_j / total;
+    p.node_w = p.node_j / (nodes_ * total);
+  }
+  p.network_w = network_w_;
+  return p;
+}
+
+double StepPowerModel::energy_bound_j(double time_s, double busy_s) const noexcept {
+  const double busy_w = std::min(gemm_w_, memory_w_), rest_w = std::min(comm_w_, wait_w_);
+  busy_s = std::min(busy_s, time_s);
+  // Where busy work draws less than the rest, the least energy has every second busy.
+  const double gpu_j =
+      busy_w >= rest_w ? busy_s * busy_w + (time_s - busy_s) * rest_w : time_s * busy_w;
+  return gpus_ * gpu_j + (nodes_ * node_rest_w_ + network_w_) * time_s;
+}
+
+double peak_it_power_w(const Cluster& cluster, const Calibration& c) noexcept {
+  const double tdp = cluster.gpu.tdp_w;
+  const double gpu = cluster.power_cap_w > 0 ? std::min(cluster.power_cap_w, tdp) : tdp;
+  return cluster.num_gpus * gpu + num_nodes(cluster) * cluster.node_overhead_w +
+         network_switches(cluster.num_gpus, std::max(cluster.gpus_per_node, 1), c.switch_radix) *
+             c.switch_w;
+}
+
+}  // namespace clustersweep::estimator

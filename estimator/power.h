@@ -1,0 +1,69 @@
+#pragma once
+// Power and energy of a training step (docs/estimator.md, "Power and energy"). A GPU draws a
+// fraction of its TDP that depends on what its kernels do: tensor-core GEMMs near the limit,
+// memory-bound kernels less, communication waits less again, the pipeline bubble and host waits
+// little more than idle. A node adds what its CPUs, memory, NICs, NVSwitches, fans and power
+// supplies draw while training; the scale-out network adds its switches; the facility multiplies
+// the IT power by its PUE. A GPU power cap lowers the SM clock of the kernels that would draw more
+// than the cap until they draw the cap: compute-bound kernels slow with the clock, memory-bound
+// kernels and communication barely do. Pure and allocation-free; the step model of every family
+// hands its seconds by kind of work to StepPowerModel::step().
+namespace clustersweep::estimator {
+
+struct Cluster;
+struct Calibration;
+
+// Seconds of one step by the kind of work the GPUs do.
+struct WorkSeconds {
+  double gemm = 0;    // tensor-core GEMMs and attention matmuls
+  double memory = 0;  // memory-bound kernels, the optimizer, framework time between the modelled
+  double comm = 0;    // exposed communication: the GPU waits on NCCL kernels and links
+  double wait = 0;    // the pipeline bubble and host launches: the GPU idles at clock
+  double total() const noexcept { return gemm + memory + comm + wait; }
+};
+
+// The average power of a step and its energy at each scope (docs/store-format.md, "Energy").
+struct StepPower {
+  double gpu_w = 0;      // board power of one GPU, averaged over the step
+  double node_w = 0;     // one node: its GPUs and the rest of the server
+  double network_w = 0;  // the scale-out network's switches, the whole cluster
+  double gpu_clock = 1;  // the GEMMs' SM clock under the power cap, relative to uncapped
+  // Joules of one step: the GPU boards; the servers (GPUs and the rest); servers and network.
+  double gpu_j = 0;
+  double node_j = 0;
+  double it_j = 0;
+};
+
+// Switches of the scale-out network of `gpus` GPUs on nodes of `gpus_per_node`: a non-blocking
+// folded-Clos fat tree of radix-`radix` switches, (2 t - 1) gpus / radix for t tiers (NVIDIA DGX
+// SuperPOD reference architecture, RA-11333-001, tables 3-4), rail-optimised (at least one leaf
+// per rail: gpus_per_node); none on one node.
+double network_switches(double gpus, double gpus_per_node, double radix) noexcept;
+
+// The power drawn by a cluster's GPUs, nodes and network while training, computed once per
+// cluster (Estimator and DlrmEstimator hold one).
+class StepPowerModel {
+ public:
+  StepPowerModel() = default;
+  StepPowerModel(const Cluster& cluster, const Calibration& calibration) noexcept;
+  // The SM clock of the GEMMs under the power cap, relative to uncapped (1 without a cap): their
+  // time divides by it.
+  double gemm_clock() const noexcept { return gemm_clock_; }
+  StepPower step(const WorkSeconds& seconds) const noexcept;
+  // The least IT energy (it_j, what the energy objective ranks) of a step of at least `time_s`
+  // of which at least `busy_s` is GEMM or memory-bound work: the search's energy bound.
+  double energy_bound_j(double time_s, double busy_s) const noexcept;
+
+ private:
+  double gemm_w_ = 0, memory_w_ = 0, comm_w_ = 0, wait_w_ = 0;  // per GPU, under the cap
+  double gemm_clock_ = 1;
+  double gpus_ = 0, nodes_ = 0;
+  double node_rest_w_ = 0;  // per node beyond its GPUs
+  double network_w_ = 0;    // the whole cluster
+};
+
+// The most power a design can draw: every GPU at its cap (or TDP), every node at its datasheet
+// maximum, the network's switches, before PUE. What a site's power budget must provision.
+double peak_it_power_w(const Cluster& cluster, const Calibration& calibration) noexcept;
+
+}  // namespace clustersweep::estimator
