@@ -8,7 +8,8 @@
 namespace clustersweep::estimator {
 
 double network_switches(double gpus, double gpus_per_node, double radix) noexcept {
-  if (gpus <= gpus_per_node || radix < 2) return 0;
+  // A switch of 2 ports or fewer reaches no further with more tiers: no network is modelled.
+  if (gpus <= gpus_per_node || radix <= 2) return 0;
   // Tiers t: one switch holds radix GPUs; each further tier multiplies that by radix / 2.
   double tiers = 1, reach = radix;
   while (reach < gpus) {
@@ -26,7 +27,7 @@ StepPowerModel::StepPowerModel(const Cluster& cluster, const Calibration& c) noe
   const double gemm = draw(c.gemm_power);
   // Dynamic power follows the clock as clock^dvfs_exponent (voltage falls with it): the GEMMs'
   // clock is the one at which they draw the cap.
-  if (gemm > cap && gemm > idle && cap > idle)
+  if (gemm > cap && gemm > idle && cap > idle && c.dvfs_exponent > 0)
     gemm_clock_ = std::pow((cap - idle) / (gemm - idle), 1.0 / c.dvfs_exponent);
   gemm_w_ = std::min(gemm, cap);
   // Memory-bound kernels and communication are bound by HBM and links, not the SM clock: a cap

@@ -155,7 +155,7 @@ struct Pricing {
   // Whether the accelerators are priced; without a price a cost is electricity only.
   bool prices_gpus() const noexcept { return gpu_hour_usd.given() || capex_usd_per_gpu.given(); }
   // The one pricing formula (docs/analysis.md), shared by the engine's objective and analysis.
-  // Facility energy: IT energy (GPUs and node overhead) times PUE.
+  // Facility energy: IT energy (GPUs, the rest of the servers, the switches) times PUE.
   double energy_kwh(double energy_j) const noexcept { return energy_j * pue / 3.6e6; }
   double co2e_kg(double energy_j) const noexcept {
     return energy_kwh(energy_j) * carbon_g_per_kwh / 1000;
