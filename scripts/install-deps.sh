@@ -10,10 +10,11 @@ packages=(
   libgtest-dev libgmock-dev
 )
 if [[ "${1:-}" == "--test" ]]; then
-  # The real-scheduler tests, the h5py/pandas/xarray reader tests, the headless SVG render test,
-  # the format check, the fuzzers (clang, and what clang only recommends: its libFuzzer and
-  # sanitizer runtimes, and llvm-symbolizer, without which their reports show bare addresses).
-  packages+=(slurm-wlm munge python3-h5py python3-numpy python3-pandas python3-xarray python3-h5netcdf
+  # The real-scheduler tests (iproute2 and util-linux for the multi-node cluster's network and UTS
+  # namespaces), the h5py/pandas/xarray reader tests, the headless SVG render test, the format
+  # check, the fuzzers (clang, and what clang only recommends: its libFuzzer and sanitizer
+  # runtimes, and llvm-symbolizer, without which their reports show bare addresses).
+  packages+=(slurm-wlm munge iproute2 util-linux python3-h5py python3-numpy python3-pandas python3-xarray python3-h5netcdf
              chromium clang-format clang libclang-rt-dev llvm)
 fi
 

@@ -7,13 +7,18 @@
 
 #include <filesystem>
 #include <memory>
+#include <sstream>
 
 #include "slurm/process.h"
 
 namespace clustersweep::slurm::testing {
 namespace {
 
-const std::string kScript = std::string(CLUSTERSWEEP_SOURCE_DIR) + "/scripts/local-slurm.sh";
+// The cluster's script: the single-node one, or (CLUSTERSWEEP_SLURM_SCRIPT) the multi-node one.
+#ifndef CLUSTERSWEEP_SLURM_SCRIPT
+#define CLUSTERSWEEP_SLURM_SCRIPT "scripts/local-slurm.sh"
+#endif
+const std::string kScript = std::string(CLUSTERSWEEP_SOURCE_DIR) + "/" + CLUSTERSWEEP_SLURM_SCRIPT;
 
 std::unique_ptr<LocalSlurm>& instance() {
   static std::unique_ptr<LocalSlurm> cluster;
@@ -56,7 +61,15 @@ LocalSlurm* LocalSlurm::get() {
     reason = "the local Slurm did not start";
     return nullptr;
   }
-  ::setenv("SLURM_CONF", (dir + "/etc/slurm.conf").c_str(), 1);
+  // DIR/env: SLURM_CONF, PATH, and what the jobs' MPI needs on this cluster (the multi-node one
+  // keeps Open MPI to its nodes' network).
+  std::istringstream env(run_process({"cat", dir + "/env"}).out);
+  for (std::string line; std::getline(env, line);) {
+    if (!line.starts_with("export ") || line.find('=') == std::string::npos) continue;
+    const std::string name = line.substr(7, line.find('=') - 7);
+    const std::string value = line.substr(line.find('=') + 1);
+    if (name != "PATH") ::setenv(name.c_str(), value.c_str(), 1);
+  }
   ::setenv("PATH", (std::string(std::getenv("PATH")) + ":/usr/sbin").c_str(), 1);
   // Open MPI refuses to run as root unless told; the jobs inherit this environment.
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
@@ -69,6 +82,10 @@ LocalSlurm* LocalSlurm::get() {
 }
 
 const std::string& LocalSlurm::skip_reason() { return reason; }
+
+ProcessResult LocalSlurm::script(const std::string& action, const std::string& arg) const {
+  return run_process({"bash", kScript, action, dir_, arg});
+}
 
 std::string LocalSlurm::log(const std::string& daemon) const {
   return run_process({"tail", "-n", "40", dir_ + "/log/" + daemon + ".log"}).out;

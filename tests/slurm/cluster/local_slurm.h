@@ -1,8 +1,12 @@
 #pragma once
 // A private Slurm cluster for the duration of a test process: scripts/local-slurm.sh starts
-// munged, slurmctld and slurmd in a scratch folder; SLURM_CONF then points every Slurm client this
-// process starts (sbatch, squeue, and clustersweep's) at it.
+// munged, slurmctld and slurmd in a scratch folder (or, built with CLUSTERSWEEP_SLURM_SCRIPT,
+// scripts/multinode-slurm.sh three nodes in network namespaces); the cluster's DIR/env (SLURM_CONF,
+// the jobs' MPI settings) then applies to every Slurm client this process starts (sbatch, squeue,
+// and clustersweep's).
 #include <string>
+
+#include "slurm/process.h"
 
 namespace clustersweep::slurm::testing {
 
@@ -15,6 +19,8 @@ class LocalSlurm {
 
   const std::string& dir() const { return dir_; }
   std::string log(const std::string& daemon) const;  // the tail of slurmctld/slurmd's log
+  // `SCRIPT ACTION DIR ARG` of the cluster's script (kill-node DIR 2, revive-node DIR 2).
+  ProcessResult script(const std::string& action, const std::string& arg) const;
 
   ~LocalSlurm();
 
