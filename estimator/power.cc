@@ -8,11 +8,13 @@
 namespace clustersweep::estimator {
 
 double network_switches(double gpus, double gpus_per_node, double radix) noexcept {
-  // A switch of 2 ports or fewer reaches no further with more tiers: no network is modelled.
-  if (gpus <= gpus_per_node || radix <= 2) return 0;
-  // Tiers t: one switch holds radix GPUs; each further tier multiplies that by radix / 2.
+  // A switch of 3 ports or fewer barely reaches further with more tiers: no network is modelled
+  // (a user's calibration may say so; real switches have 32 ports and more).
+  if (gpus <= gpus_per_node || radix < 4) return 0;
+  // Tiers t: one switch holds radix GPUs; each further tier multiplies that by radix / 2 (at
+  // least 2: at most 64 tiers for any count of GPUs a double holds up to 2^64).
   double tiers = 1, reach = radix;
-  while (reach < gpus) {
+  while (reach < gpus && tiers < 64) {
     ++tiers;
     reach *= radix / 2;
   }
@@ -52,10 +54,8 @@ StepPower StepPowerModel::step(const WorkSeconds& s) const noexcept {
   p.gpu_j = gpus_ * gpu_j;
   p.node_j = p.gpu_j + nodes_ * node_rest_w_ * total;
   p.it_j = p.node_j + network_w_ * total;
-  if (total > 0) {
-    p.gpu_w = gpu_j / total;
-    p.node_w = p.node_j / (nodes_ * total);
-  }
+  if (total > 0) p.gpu_w = gpu_j / total;
+  if (total > 0 && nodes_ > 0) p.node_w = p.node_j / (nodes_ * total);
   p.network_w = network_w_;
   return p;
 }

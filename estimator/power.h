@@ -16,7 +16,8 @@ struct Calibration;
 // Seconds of one step by the kind of work the GPUs do.
 struct WorkSeconds {
   double gemm = 0;    // tensor-core GEMMs and attention matmuls
-  double memory = 0;  // memory-bound kernels, the optimizer, framework time between the modelled
+  double memory = 0;  // memory-bound kernels, the optimizer, and the framework time the modelled
+                      // kernels do not explain (kernels below the model's efficiency)
   double comm = 0;    // exposed communication: the GPU waits on NCCL kernels and links
   double wait = 0;    // the pipeline bubble and host launches: the GPU idles at clock
   double total() const noexcept { return gemm + memory + comm + wait; }

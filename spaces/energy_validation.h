@@ -32,8 +32,7 @@ struct EnergyReport {
   std::size_t unpredicted = 0;
 };
 
-// The energy of one step at `scope` (facility: with `pue`, or the default [pricing] PUE when 0),
-// and the average power per GPU at the scope before PUE.
+// The energy of one step at `scope` (facility: with `pue`, or the default [pricing] PUE when 0).
 double scope_energy_j(const estimator::StepPower& power, EnergyScope scope, double pue) noexcept;
 
 EnergyReport validate_energy(const std::vector<MeasuredEnergyRun>& runs,

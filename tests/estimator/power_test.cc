@@ -78,6 +78,7 @@ TEST(Power, NetworkSwitchesOfAFatTree) {
   EXPECT_EQ(network_switches(2048, 8, 64), 96);
   EXPECT_EQ(network_switches(2056, 8, 64), 161);  // one more GPU: a third tier
   EXPECT_EQ(network_switches(4096, 8, 2), 0);     // a calibration's degenerate radix ends
+  EXPECT_EQ(network_switches(4096, 8, 3.5), 0);
 }
 
 TEST(Power, EnergyScopesAreOrdered) {
