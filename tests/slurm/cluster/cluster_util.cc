@@ -1,9 +1,15 @@
 #include "tests/slurm/cluster/cluster_util.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <thread>
+
+#include "tests/slurm/cluster/local_slurm.h"
+#include "tests/slurm/test_util.h"
 
 namespace clustersweep::slurm::testing {
 
@@ -46,6 +52,22 @@ Waited wait_for_jobs(const std::vector<std::string>& ids, double timeout_s) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
+}
+
+std::string jobs_text(const Waited& w) {
+  std::string text;
+  for (const auto& j : w.jobs)
+    text +=
+        fmt::format("{} {} {} restarts={} on {}\n", j.id, j.state, j.reason, j.restarts, j.nodes);
+  return text;
+}
+
+std::string logs(const std::string& folder) {
+  std::string text;
+  for (const auto& entry : std::filesystem::directory_iterator(folder))
+    if (entry.path().extension() == ".out")
+      text += fmt::format("---- {}\n{}", entry.path().string(), read_text(entry.path().string()));
+  return text + "---- slurmctld.log\n" + LocalSlurm::get()->log("slurmctld");
 }
 
 }  // namespace clustersweep::slurm::testing

@@ -43,4 +43,13 @@ struct Waited {
 // StartTime=now).
 Waited wait_for_jobs(const std::vector<std::string>& ids, double timeout_s);
 
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+inline std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+// The jobs' final states, a line each, for a failed test's message.
+std::string jobs_text(const Waited& w);
+// Everything a failed test should show: the job logs in `folder` and the controller's log.
+std::string logs(const std::string& folder);
+
 }  // namespace clustersweep::slurm::testing

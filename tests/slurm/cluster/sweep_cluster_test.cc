@@ -15,34 +15,16 @@ namespace clustersweep::slurm {
 namespace {
 
 using testing::clustersweep;
+using testing::contains;
+using testing::first_line;
+using testing::jobs_text;
+using testing::logs;
 using testing::read_text;
 using testing::ScratchDir;
 namespace fs = std::filesystem;
 
 const std::string kQuick = testing::kSource + "/examples/quick.toml";
 const std::string kRequeue = testing::kSource + "/tests/slurm/requeue.toml";
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
-std::string jobs_text(const testing::Waited& w) {
-  std::string text;
-  for (const auto& j : w.jobs)
-    text += fmt::format("{} {} {} restarts={}\n", j.id, j.state, j.reason, j.restarts);
-  return text;
-}
-
-// Everything a failed test should show: the job logs next to the store and the daemons' logs.
-std::string logs(const ScratchDir& dir) {
-  std::string text;
-  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
-    if (entry.path().extension() == ".out")
-      text += fmt::format("---- {}\n{}", entry.path().string(), read_text(entry.path().string()));
-  return text + "---- slurmctld.log\n" + testing::LocalSlurm::get()->log("slurmctld");
-}
 
 TEST(SubmitToSlurm, ASweepRunsToCompletionWithTheDataOfAnMpirunRun) {
   REQUIRE_LOCAL_SLURM();
@@ -62,12 +44,13 @@ TEST(SubmitToSlurm, ASweepRunsToCompletionWithTheDataOfAnMpirunRun) {
   EXPECT_TRUE(std::filesystem::exists(dir / "results.h5.sbatch"));
 
   const auto waited = testing::wait_for_jobs({record[0].jobs[0].id, record[0].jobs[1].id}, 240);
-  ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir);
+  ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir.path());
   for (const auto& j : waited.jobs)
-    EXPECT_EQ(j.state, "COMPLETED") << jobs_text(waited) << logs(dir);
-  EXPECT_EQ(testing::store_difference(dir / "reference.h5", dir / "results.h5"), "") << logs(dir);
+    EXPECT_EQ(j.state, "COMPLETED") << jobs_text(waited) << logs(dir.path());
+  EXPECT_EQ(testing::store_difference(dir / "reference.h5", dir / "results.h5"), "")
+      << logs(dir.path());
   // The analysis job ran after the sweep, in the store's folder.
-  EXPECT_TRUE(std::filesystem::exists(dir / "front.svg")) << logs(dir);
+  EXPECT_TRUE(std::filesystem::exists(dir / "front.svg")) << logs(dir.path());
 
   const auto status = clustersweep({"status", dir / "results.h5"});
   ASSERT_EQ(status.exit_code, 0) << status.err;
@@ -102,20 +85,21 @@ TEST(SubmitToSlurm, AJobPastItsTimeLimitCheckpointsRequeuesAndCompletesWithTheSa
   const auto waited = testing::wait_for_jobs({id}, 480);
   reference_run.join();
   ASSERT_EQ(reference.exit_code, 0) << reference.err;
-  ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir);
+  ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir.path());
   ASSERT_EQ(waited.jobs.size(), 1u);
-  EXPECT_EQ(waited.jobs[0].state, "COMPLETED") << logs(dir);
+  EXPECT_EQ(waited.jobs[0].state, "COMPLETED") << logs(dir.path());
   EXPECT_GE(waited.jobs[0].restarts, 1u) << "the sweep finished before its time-limit signal: this "
                                             "machine is faster than the test assumes "
                                             "(tests/slurm/requeue.toml should keep one core busy "
                                             "for well over 35 s); enlarge the spec\n"
-                                         << logs(dir);
+                                         << logs(dir.path());
   EXPECT_GE(waited.releases, 1);
   const std::string log = read_text(dir / fmt::format("results.h5.slurm-{}.out", id));
   EXPECT_TRUE(contains(log, "SIGUSR1")) << log;
   EXPECT_TRUE(contains(log, fmt::format("requeueing job {} to resume", id))) << log;
   EXPECT_TRUE(contains(log, "sweep complete")) << log;
-  EXPECT_EQ(testing::store_difference(dir / "reference.h5", dir / "results.h5"), "") << logs(dir);
+  EXPECT_EQ(testing::store_difference(dir / "reference.h5", dir / "results.h5"), "")
+      << logs(dir.path());
   std::fprintf(stderr, "requeue test: %u restart(s), %.0f s from submission to completion\n",
                waited.jobs[0].restarts, waited.seconds);
 }
@@ -136,14 +120,15 @@ TEST(SubmitToSlurm, ShardsOfAJobArrayMergeIntoTheSingleRunsData) {
   EXPECT_EQ(record[0].shards, 3u);
   EXPECT_EQ(record[0].jobs[1].role, "merge");
   const auto waited = testing::wait_for_jobs({record[0].jobs[0].id, record[0].jobs[1].id}, 240);
-  ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir);
+  ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir.path());
   EXPECT_EQ(waited.jobs.size(), 4u) << jobs_text(waited);  // three array tasks and the merge
   for (const auto& j : waited.jobs)
-    EXPECT_EQ(j.state, "COMPLETED") << jobs_text(waited) << logs(dir);
+    EXPECT_EQ(j.state, "COMPLETED") << jobs_text(waited) << logs(dir.path());
   for (const char* shard :
        {"results.shard-0-of-3.h5", "results.shard-1-of-3.h5", "results.shard-2-of-3.h5"})
     EXPECT_TRUE(std::filesystem::exists(dir / shard)) << shard;
-  EXPECT_EQ(testing::store_difference(dir / "reference.h5", dir / "results.h5"), "") << logs(dir);
+  EXPECT_EQ(testing::store_difference(dir / "reference.h5", dir / "results.h5"), "")
+      << logs(dir.path());
 }
 
 TEST(SubmitToSlurm, SegmentsRunOneAfterAnotherAndEachResumes) {
@@ -159,10 +144,11 @@ TEST(SubmitToSlurm, SegmentsRunOneAfterAnotherAndEachResumes) {
   ASSERT_EQ(record.size(), 1u);
   ASSERT_EQ(record[0].jobs.size(), 2u);
   const auto waited = testing::wait_for_jobs({record[0].jobs[0].id, record[0].jobs[1].id}, 240);
-  ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir);
+  ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir.path());
   for (const auto& j : waited.jobs)
-    EXPECT_EQ(j.state, "COMPLETED") << jobs_text(waited) << logs(dir);
-  EXPECT_EQ(testing::store_difference(dir / "reference.h5", dir / "results.h5"), "") << logs(dir);
+    EXPECT_EQ(j.state, "COMPLETED") << jobs_text(waited) << logs(dir.path());
+  EXPECT_EQ(testing::store_difference(dir / "reference.h5", dir / "results.h5"), "")
+      << logs(dir.path());
   // The first segment finished the sweep; the second found the store complete.
   const std::string second =
       read_text(dir / fmt::format("results.h5.slurm-{}.out", record[0].jobs[1].id));

@@ -23,34 +23,17 @@ namespace clustersweep::slurm {
 namespace {
 
 using testing::clustersweep;
+using testing::contains;
+using testing::first_line;
+using testing::jobs_text;
 using testing::LocalSlurm;
+using testing::logs;
 using testing::read_text;
 using testing::ScratchDir;
 namespace fs = std::filesystem;
 
 const std::string kQuick = testing::kSource + "/examples/quick.toml";
 const std::string kRequeue = testing::kSource + "/tests/slurm/requeue.toml";
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
-std::string jobs_text(const testing::Waited& w) {
-  std::string text;
-  for (const auto& j : w.jobs)
-    text +=
-        fmt::format("{} {} {} restarts={} on {}\n", j.id, j.state, j.reason, j.restarts, j.nodes);
-  return text;
-}
-
-std::string logs(const ScratchDir& dir) {
-  std::string text;
-  for (const auto& entry : fs::directory_iterator(dir.path()))
-    if (entry.path().extension() == ".out")
-      text += fmt::format("---- {}\n{}", entry.path().string(), read_text(entry.path().string()));
-  return text + "---- slurmctld.log\n" + LocalSlurm::get()->log("slurmctld");
-}
 
 // A copy of `spec` in `dir` with `[output]` as given.
 std::string with_output(const ScratchDir& dir, const std::string& spec, const std::string& name,
@@ -96,14 +79,15 @@ TEST(AcrossNodes, EveryKeepModeEndsWithTheDataOfAOneHostRun) {
     ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
     const std::string id = first_line(submitted.out);
     const auto waited = testing::wait_for_jobs({id}, 300);
-    ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir);
+    ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir.path());
     ASSERT_EQ(waited.jobs.size(), 1u);
-    EXPECT_EQ(waited.jobs[0].state, "COMPLETED") << jobs_text(waited) << logs(dir);
+    EXPECT_EQ(waited.jobs[0].state, "COMPLETED") << jobs_text(waited) << logs(dir.path());
     const std::string log = read_text(dir / fmt::format("results.h5.slurm-{}.out", id));
     // Three ranks on three hosts.
     EXPECT_TRUE(contains(log, "on n[1-3]")) << log;
     EXPECT_TRUE(contains(log, "on 3 ranks")) << log;
-    EXPECT_EQ(testing::store_difference(dir / "reference.h5", dir / "results.h5"), "") << logs(dir);
+    EXPECT_EQ(testing::store_difference(dir / "reference.h5", dir / "results.h5"), "")
+        << logs(dir.path());
   }
 }
 
@@ -162,7 +146,7 @@ TEST(AcrossNodes, ANodeThatDiesMidRunEndsWithTheDataOfAnUninterruptedRun) {
   const std::string id = first_line(submitted.out);
   // `status` while it runs: the job on the three nodes and the store's progress.
   const std::string status = wait_until_under_way(dir / "results.h5");
-  ASSERT_FALSE(status.empty()) << logs(dir);
+  ASSERT_FALSE(status.empty()) << logs(dir.path());
   EXPECT_TRUE(contains(status, "on n[1-3]")) << status;
 
   // Node n2 dies: its slurmd and its rank, SIGKILL. Slurm either requeues the job (it marks the
@@ -173,11 +157,11 @@ TEST(AcrossNodes, ANodeThatDiesMidRunEndsWithTheDataOfAnUninterruptedRun) {
   // The node returns once Slurm has seen it die (SlurmdTimeout, 10 s here): a node back before
   // that would leave the controller believing the job still runs there.
   ASSERT_TRUE(node_down("n2", 120))
-      << run_process({"scontrol", "show", "node", "n2"}).out << logs(dir);
+      << run_process({"scontrol", "show", "node", "n2"}).out << logs(dir.path());
   const auto revived = LocalSlurm::get()->script("revive-node", "2");
   ASSERT_EQ(revived.exit_code, 0) << revived.err;
   auto waited = testing::wait_for_jobs({id}, 300);
-  ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir);
+  ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir.path());
   std::string last = id;
   const std::string first_end = waited.jobs.at(0).state;
   const char* path = waited.jobs.at(0).restarts > 0 ? "requeued by Slurm" : "finished";
@@ -187,11 +171,12 @@ TEST(AcrossNodes, ANodeThatDiesMidRunEndsWithTheDataOfAnUninterruptedRun) {
     ASSERT_EQ(again.exit_code, 0) << again.err;
     last = first_line(again.out);
     waited = testing::wait_for_jobs({last}, 300);
-    ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir);
+    ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir.path());
   }
-  EXPECT_EQ(waited.jobs.at(0).state, "COMPLETED") << jobs_text(waited) << logs(dir);
+  EXPECT_EQ(waited.jobs.at(0).state, "COMPLETED") << jobs_text(waited) << logs(dir.path());
   ASSERT_EQ(reference.result().exit_code, 0) << reference.result().err;
-  EXPECT_EQ(testing::store_difference(dir / "reference.h5", dir / "results.h5"), "") << logs(dir);
+  EXPECT_EQ(testing::store_difference(dir / "reference.h5", dir / "results.h5"), "")
+      << logs(dir.path());
   std::fprintf(stderr, "node-death test: the job ended %s, %s; %.0f s\n", first_end.c_str(), path,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
 }
@@ -208,8 +193,8 @@ TEST(AcrossNodes, ATimeLimitSignalReachesTheRanksOnEveryNode) {
   const std::string id = first_line(submitted.out);
   const auto waited = testing::wait_for_jobs({id}, 480);
   ASSERT_EQ(reference.result().exit_code, 0) << reference.result().err;
-  ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir);
-  EXPECT_EQ(waited.jobs.at(0).state, "COMPLETED") << logs(dir);
+  ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir.path());
+  EXPECT_EQ(waited.jobs.at(0).state, "COMPLETED") << logs(dir.path());
   const std::string log = read_text(dir / fmt::format("results.h5.slurm-{}.out", id));
   // Every rank stopped for the signal: the sweep checkpointed (exit 75) rather than failing, which
   // it would if a rank on another node had missed it.
@@ -218,7 +203,8 @@ TEST(AcrossNodes, ATimeLimitSignalReachesTheRanksOnEveryNode) {
     EXPECT_TRUE(contains(log, fmt::format("requeueing job {} to resume", id))) << log;
   }
   EXPECT_FALSE(contains(log, "sweep failed")) << log;
-  EXPECT_EQ(testing::store_difference(dir / "reference.h5", dir / "results.h5"), "") << logs(dir);
+  EXPECT_EQ(testing::store_difference(dir / "reference.h5", dir / "results.h5"), "")
+      << logs(dir.path());
 }
 
 TEST(AcrossNodes, ShardsOnDifferentNodesMergeIntoTheSingleRunsData) {
@@ -234,10 +220,11 @@ TEST(AcrossNodes, ShardsOnDifferentNodesMergeIntoTheSingleRunsData) {
   ASSERT_EQ(record.size(), 1u);
   ASSERT_EQ(record[0].jobs.size(), 2u);
   const auto waited = testing::wait_for_jobs({record[0].jobs[0].id, record[0].jobs[1].id}, 300);
-  ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir);
+  ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir.path());
   for (const auto& j : waited.jobs)
-    EXPECT_EQ(j.state, "COMPLETED") << jobs_text(waited) << logs(dir);
-  EXPECT_EQ(testing::store_difference(dir / "reference.h5", dir / "results.h5"), "") << logs(dir);
+    EXPECT_EQ(j.state, "COMPLETED") << jobs_text(waited) << logs(dir.path());
+  EXPECT_EQ(testing::store_difference(dir / "reference.h5", dir / "results.h5"), "")
+      << logs(dir.path());
   // Each shard's log names the node it ran on: the three ran on more than one.
   std::set<std::string> hosts;
   for (const auto& entry : fs::directory_iterator(dir.path())) {
@@ -245,7 +232,7 @@ TEST(AcrossNodes, ShardsOnDifferentNodesMergeIntoTheSingleRunsData) {
     for (const char* host : {"on n1\n", "on n2\n", "on n3\n"})
       if (entry.path().extension() == ".out" && contains(text, host)) hosts.insert(host);
   }
-  EXPECT_GE(hosts.size(), 2u) << logs(dir);
+  EXPECT_GE(hosts.size(), 2u) << logs(dir.path());
 }
 
 }  // namespace
