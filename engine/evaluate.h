@@ -8,6 +8,7 @@
 
 #include "engine/chunks.h"
 #include "engine/schema.h"
+#include "spaces/point_table.h"
 #include "spaces/search.h"
 #include "spaces/space.h"
 
@@ -26,6 +27,11 @@ class FamilyEvaluator {
   // Plans the estimator evaluated since construction, over every chunk: one per valid point,
   // or what the plan search evaluated.
   virtual std::uint64_t estimates() const noexcept = 0;
+  // The rows of a table of points (spaces/point_table.h) of a keep = "all" space: one row a point,
+  // evaluated and appended in the order of `order` (n row indices of the table; the rows of one
+  // design together build its estimator once). rows() holds them afterwards.
+  virtual void evaluate_table(const spaces::TableDigits& table, const std::size_t* order,
+                              std::size_t n) = 0;
 };
 
 // What the scheduler drives, whatever the space's family: the family's own evaluator behind it.
@@ -45,6 +51,9 @@ class ChunkEvaluator {
   void swap_rows(RowBlock& other) noexcept { family_->swap_rows(other); }
   std::uint64_t points_evaluated() const noexcept { return family_->points_evaluated(); }
   std::uint64_t estimates() const noexcept { return family_->estimates(); }
+  void evaluate_table(const spaces::TableDigits& table, const std::size_t* order, std::size_t n) {
+    family_->evaluate_table(table, order, n);
+  }
 
  private:
   std::unique_ptr<FamilyEvaluator> family_;

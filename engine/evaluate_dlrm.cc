@@ -59,6 +59,27 @@ bool DlrmChunkEvaluator::advance(std::uint64_t points) {
   return true;
 }
 
+void DlrmChunkEvaluator::evaluate_table(const spaces::TableDigits& table, const std::size_t* order,
+                                        std::size_t n) {
+  used_ = 0;
+  rows_.clear();
+  design_loaded_ = false;
+  const std::uint32_t* sharding = table.axis[spaces::kDlrmSharding];
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t r = order[k];
+    const std::uint64_t design = table.design[r];
+    if (!design_loaded_ || design != design_) {
+      if (design_loaded_) finish_design();
+      load_design(design);
+    }
+    evaluate_point(design * plan_points_ + (sharding ? sharding[r] : 0));
+  }
+  if (design_loaded_) finish_design();
+  design_loaded_ = false;
+  rows_.resize(used_);
+  evaluated_ = n;
+}
+
 void DlrmChunkEvaluator::load_design(std::uint64_t design) {
   design_ = design;
   design_loaded_ = true;

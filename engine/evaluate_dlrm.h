@@ -23,6 +23,8 @@ class DlrmChunkEvaluator final : public FamilyEvaluator {
   void swap_rows(RowBlock& other) noexcept override { std::swap(rows_, other); }
   std::uint64_t points_evaluated() const noexcept override { return evaluated_; }
   std::uint64_t estimates() const noexcept override { return estimates_; }
+  void evaluate_table(const spaces::TableDigits& table, const std::size_t* order,
+                      std::size_t n) override;
 
  private:
   struct Candidate {

@@ -88,6 +88,32 @@ bool TransformerChunkEvaluator::advance(std::uint64_t points) {
   return true;
 }
 
+void TransformerChunkEvaluator::evaluate_table(const spaces::TableDigits& table,
+                                               const std::size_t* order, std::size_t n) {
+  listed_ = true;
+  chunk_ = Chunk{};
+  used_ = 0;
+  rows_.clear();
+  rows_.resize(n);
+  refresh_columns();
+  design_loaded_ = false;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t r = order[k];
+    const std::uint64_t design = table.design[r];
+    if (!design_loaded_ || design != design_) {
+      if (design_loaded_) finish_design();
+      load_design(design);
+    }
+    for (int i = spaces::kTp; i < spaces::kNumAxes; ++i)
+      digits_[i] = table.axis[i] ? table.axis[i][r] : 0;
+    evaluate_point(space_.encode(digits_.data()));
+  }
+  if (design_loaded_) finish_design();
+  design_loaded_ = false;
+  rows_.resize(used_);
+  evaluated_ = n;
+}
+
 void TransformerChunkEvaluator::load_design(std::uint64_t design) {
   design_ = design;
   design_loaded_ = true;
@@ -238,7 +264,7 @@ void TransformerChunkEvaluator::fill_design_rows() {
   for (int i = 0; i < spaces::kTp; ++i) fill(axis_col_[i], design_data_.value[i]);
   if (num_gpus_col_ != Schema::npos && axis_col_[spaces::kClusterSize] != num_gpus_col_)
     fill(num_gpus_col_, design_data_.cluster.num_gpus);
-  if (keep_ == spaces::Keep::all) {
+  if (keep_ == spaces::Keep::all && !listed_) {
     // Rows [first, last) are consecutive plans of the design, so each plan axis's column is runs
     // of one value, `stride` rows long (the product of the less significant axes' sizes).
     const auto& axes = space_.axes();
@@ -309,7 +335,7 @@ void TransformerChunkEvaluator::append(std::uint64_t point_id, const estimator::
     at(point_col_, point_id);
   // design_id and the design axes are constant over a design's rows: fill_design_rows() sets them.
   // With keep = "all" the plan axes (like the design axes) are filled by fill_design_rows().
-  if (keep_ != spaces::Keep::all) {
+  if (keep_ != spaces::Keep::all || listed_) {
     const auto& axes = space_.axes();
     for (int i = spaces::kTp; i < spaces::kNumAxes; ++i) {
       const std::uint32_t d = digits_[i];

@@ -23,6 +23,8 @@ class TransformerChunkEvaluator final : public FamilyEvaluator {
   void swap_rows(RowBlock& other) noexcept override { std::swap(rows_, other); }
   std::uint64_t points_evaluated() const noexcept override { return evaluated_; }
   std::uint64_t estimates() const noexcept override { return estimates_; }
+  void evaluate_table(const spaces::TableDigits& table, const std::size_t* order,
+                      std::size_t n) override;
 
  private:
   // One evaluated point, kept until its design is reduced (best / pareto modes).
@@ -55,6 +57,8 @@ class TransformerChunkEvaluator final : public FamilyEvaluator {
   const spaces::Space& space_;
   const Schema& schema_;
   spaces::Keep keep_;
+  // Rows come from a table, not an odometer: each row writes its own plan axes.
+  bool listed_ = false;
   spaces::Objective objective_;
   std::uint64_t plan_points_;
   // Per-design keep modes find each design's rows with the exact plan search (spaces/search.h);
