@@ -2,11 +2,19 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
+#include <sstream>
 
 #include "base/error.h"
 
 namespace clustersweep::cli {
+namespace {
+
+// Set while describe() runs a command: parse() fills it in instead of parsing.
+thread_local CommandInfo* describing = nullptr;
+
+}  // namespace
 
 std::optional<po::variables_map> parse(const Args& args, const po::options_description& options,
                                        const po::positional_options_description& positional,
@@ -14,11 +22,28 @@ std::optional<po::variables_map> parse(const Args& args, const po::options_descr
   po::options_description all;
   all.add_options()("help,h", "show this help and exit");
   all.add(options);
+  const auto help = [&] {
+    std::ostringstream text;
+    text << fmt::format("Usage: clustersweep {}\n\n{}\n\n", usage, about) << all << '\n';
+    return text.str();
+  };
+  if (describing) {
+    describing->help = help();
+    for (const auto& o : all.options())
+      describing->options.push_back(
+          {o->long_name(), o->semantic()->max_tokens() > 0, o->description()});
+    for (unsigned i = 0; i < std::min(positional.max_total_count(), 8u); ++i) {
+      const std::string& name = positional.name_for_position(i);
+      if (describing->positional.empty() || describing->positional.back() != name)
+        describing->positional.push_back(name);
+    }
+    return std::nullopt;
+  }
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
     if (vm.count("help")) {
-      std::cout << fmt::format("Usage: clustersweep {}\n\n{}\n\n", usage, about) << all << '\n';
+      std::cout << help();
       return std::nullopt;
     }
     po::notify(vm);
@@ -34,6 +59,19 @@ std::optional<po::variables_map> parse(const Args& args, const po::options_descr
     throw InputError(e.what());
   }
   return vm;
+}
+
+CommandInfo describe(const Command& command) {
+  CommandInfo info;
+  describing = &info;
+  try {
+    command.run({"--help"});
+  } catch (...) {
+    describing = nullptr;
+    throw;
+  }
+  describing = nullptr;
+  return info;
 }
 
 void throw_missing(const char* flag) {

@@ -32,6 +32,20 @@ std::optional<po::variables_map> parse(const Args& args, const po::options_descr
 
 [[noreturn]] void throw_missing(const char* flag);
 
+// What a command's --help shows, as data: for the Python module's docstrings and keyword
+// arguments (python/).
+struct OptionInfo {
+  std::string name;         // the long name ("tp", "sequence-parallel")
+  bool takes_value = true;  // false: a switch (--json)
+  std::string description;
+};
+struct CommandInfo {
+  std::string help;                     // the text of `clustersweep NAME --help`
+  std::vector<OptionInfo> options;      // every option, --help first
+  std::vector<std::string> positional;  // the options positional arguments fill, in order
+};
+CommandInfo describe(const Command& command);
+
 // The option value or throw InputError "--flag is required".
 template <class T>
 T required(const po::variables_map& vm, const char* flag) {

@@ -59,9 +59,10 @@ std::string frameworks_text(const std::vector<std::string>& names) {
   return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
 }
 
-void print_json(const spaces::Point& pt, const est::Estimator& estimator,
-                const spaces::DesignSearch& s, double seconds, spaces::Objective objective,
-                bool robust, const std::array<bool, spaces::kNumStackSettings>& given) {
+nlohmann::ordered_json make_json(const spaces::Point& pt, const est::Estimator& estimator,
+                                 const spaces::DesignSearch& s, double seconds,
+                                 spaces::Objective objective, bool robust,
+                                 const std::array<bool, spaces::kNumStackSettings>& given) {
   nlohmann::ordered_json out;
   out["model"] = pt.model_name;
   out["gpu"] = pt.gpu_name;
@@ -92,7 +93,7 @@ void print_json(const spaces::Point& pt, const est::Estimator& estimator,
   out["stats"] = {{"plans", s.space.plan_points()}, {"plans_evaluated", s.stats.evaluated},
                   {"plans_pruned", s.stats.pruned}, {"plans_invalid", s.stats.invalid},
                   {"boxes_bounded", s.stats.boxes}, {"seconds", seconds}};
-  std::cout << out.dump(2) << '\n';
+  return out;
 }
 
 void print_text(const spaces::Point& pt, const est::Estimator& estimator,
@@ -198,18 +199,14 @@ void print_text(const spaces::Point& pt, const est::Estimator& estimator,
             "training job of #1");
 }
 
-}  // namespace
-
-int best(const Args& args) {
+std::optional<po::variables_map> parse_best(const Args& args) {
   po::options_description options("Options");
   po::positional_options_description positional;
   add_setting_options(options, positional);
-  std::string objective_name = "step_time";
-  std::size_t top = 5;
   options.add_options()(
-      "objective", po::value(&objective_name)->default_value(objective_name),
+      "objective", po::value<std::string>()->default_value("step_time"),
       "what the best plan minimizes: step_time, time_to_train, energy or cost (of training "
-      "--training-tokens)")("top", whole_value(&top, 1)->default_value(top),
+      "--training-tokens)")("top", whole_value<std::size_t>(1)->default_value(5),
                             "how many plans to print, best first")(
       "stats", "print the plans searched, evaluated and pruned, and the time taken")(
       "exhaustive", "evaluate every plan instead of searching (the same answer, slower)")(
@@ -219,15 +216,19 @@ int best(const Args& args) {
       "print-spec", "print the one-design sweep spec that is searched, and exit")(
       "json", "print JSON instead of tables");
   add_pricing_options(options, "");
-  const auto vm =
-      parse(args, options, positional, "best [FILE.toml] [options]",
-            "The best parallel plans of one model on one cluster: every plan a sweep can hold\n"
-            "(tp, pp, cp, vp, micro-batch, ZeRO, recompute, sequence parallel, offload, pipeline\n"
-            "split; ep and etp for Mixture-of-Experts models) is considered, by an exact search\n"
-            "that prunes plans bounds prove cannot win (docs/search.md). A plan flag (--tp 8)\n"
-            "fixes that setting; the workload and cluster flags are estimate's.");
-  if (!vm) return kExitOk;
+  return parse(
+      args, options, positional, "best [FILE.toml] [options]",
+      "The best parallel plans of one model on one cluster: every plan a sweep can hold\n"
+      "(tp, pp, cp, vp, micro-batch, ZeRO, recompute, sequence parallel, offload, pipeline\n"
+      "split; ep and etp for Mixture-of-Experts models) is considered, by an exact search\n"
+      "that prunes plans bounds prove cannot win (docs/search.md). A plan flag (--tp 8)\n"
+      "fixes that setting; the workload and cluster flags are estimate's.");
+}
 
+// The search of the flags' design: its JSON, or (json = false) its tables on stdout.
+nlohmann::ordered_json best_plans(const po::variables_map& vm, bool json) {
+  const std::string objective_name = vm["objective"].as<std::string>();
+  const std::size_t top = vm["top"].as<std::size_t>();
   spaces::Objective objective{};
   {
     bool found = false;
@@ -242,10 +243,10 @@ int best(const Args& args) {
   }
   spaces::DesignSpecOptions spec_options;
   spec_options.objective = objective;
-  spec_options.robust = vm->count("robust") > 0;
-  spec_options.pricing = analysis::override_pricing({}, read_pricing_overrides(*vm));
+  spec_options.robust = vm.count("robust") > 0;
+  spec_options.pricing = analysis::override_pricing({}, read_pricing_overrides(vm));
 
-  const spaces::Settings settings = read_settings(*vm);
+  const spaces::Settings settings = read_settings(vm);
   if ((settings.has("model") && spaces::is_dlrm_model(settings.at("model").text)) ||
       settings.has("num_tables"))
     throw InputError(fmt::format(
@@ -255,22 +256,37 @@ int best(const Args& args) {
   const spaces::Point pt = spaces::resolve(settings);
   spec_options.training_tokens = pt.training_tokens;
   spec_options.reliability = pt.reliability;
-  if (vm->count("print-spec")) {
+  if (vm.count("print-spec")) {
     std::cout << spaces::design_spec(settings, pt, spec_options);
-    return kExitOk;
+    return {};
   }
   const auto start = std::chrono::steady_clock::now();
   const spaces::DesignSearch s =
-      spaces::search_design(settings, pt, spec_options, top, vm->count("exhaustive") > 0);
+      spaces::search_design(settings, pt, spec_options, top, vm.count("exhaustive") > 0);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const est::Estimator estimator(pt.workload, pt.cluster, pt.calibration);
   const auto given = spaces::given_stack(settings);
-  if (vm->count("json"))
-    print_json(pt, estimator, s, seconds, objective, spec_options.robust, given);
+  if (json) return make_json(pt, estimator, s, seconds, objective, spec_options.robust, given);
+  print_text(pt, estimator, s, seconds, objective, vm.count("stats") > 0, spec_options.robust,
+             given);
+  return {};
+}
+
+}  // namespace
+
+nlohmann::ordered_json best_json(const Args& args) {
+  const auto vm = parse_best(args);
+  return vm ? best_plans(*vm, true) : nlohmann::ordered_json();
+}
+
+int best(const Args& args) {
+  const auto vm = parse_best(args);
+  if (!vm) return kExitOk;
+  if (vm->count("json") && !vm->count("print-spec"))
+    std::cout << best_plans(*vm, true).dump(2) << '\n';
   else
-    print_text(pt, estimator, s, seconds, objective, vm->count("stats") > 0, spec_options.robust,
-               given);
+    best_plans(*vm, false);
   return kExitOk;
 }
 

@@ -25,15 +25,12 @@ namespace {
 namespace est = estimator;
 using spaces::Point;
 
-// Prints `out` with where each value that was not given came from (catalog, calibration, rule or
-// fallback), in the shortest round-trip form: a reader gets the very doubles the estimator
-// computed.
-void print_json_with_defaults(nlohmann::ordered_json& out,
-                              const std::map<std::string, spaces::Origin>& origins) {
+// Adds where each value that was not given came from (catalog, calibration, rule or fallback).
+void add_defaults(nlohmann::ordered_json& out,
+                  const std::map<std::string, spaces::Origin>& origins) {
   nlohmann::ordered_json defaults = nlohmann::ordered_json::object();
   for (const auto& [name, o] : origins) defaults[name] = spaces::to_string(o);
   out["defaults"] = defaults;
-  std::cout << out.dump(2) << '\n';
 }
 
 // A point that does not run has no job: null, as its row's job columns are NaN.
@@ -41,7 +38,7 @@ nlohmann::ordered_json job_json_if(bool feasible, const TrainingJob& job) {
   return feasible ? job_json(job) : nlohmann::ordered_json();
 }
 
-void print_json(const Point& pt, const est::Estimate& e, const TrainingJob& job) {
+nlohmann::ordered_json make_json(const Point& pt, const est::Estimate& e, const TrainingJob& job) {
   nlohmann::ordered_json out;
   out["model"] = pt.model_name;
   out["gpu"] = pt.gpu_name;
@@ -59,7 +56,8 @@ void print_json(const Point& pt, const est::Estimate& e, const TrainingJob& job)
   out["energy_per_step_j"] = json_number(e.energy_per_step_j);
   out["power"] = power_json(e.power);
   out["job"] = job_json_if(e.feasible, job);
-  print_json_with_defaults(out, pt.origin);
+  add_defaults(out, pt.origin);
+  return out;
 }
 
 void print_text(const Point& pt, const est::Estimate& e, const TrainingJob& job) {
@@ -125,8 +123,8 @@ void print_text(const Point& pt, const est::Estimate& e, const TrainingJob& job)
 
 // ---- Recommendation models
 
-void print_dlrm_json(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
-                     const est::DlrmEstimate& e, const TrainingJob& job) {
+nlohmann::ordered_json make_dlrm_json(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
+                                      const est::DlrmEstimate& e, const TrainingJob& job) {
   const auto& m = pt.workload.model;
   const auto& t = e.time;
   const auto& mem = e.memory;
@@ -173,7 +171,8 @@ void print_dlrm_json(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
   out["energy_per_step_j"] = json_number(e.energy_per_step_j);
   out["power"] = power_json(e.power);
   out["job"] = job_json_if(e.feasible, job);
-  print_json_with_defaults(out, pt.origin);
+  add_defaults(out, pt.origin);
+  return out;
 }
 
 void print_dlrm_text(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
@@ -243,24 +242,22 @@ void print_dlrm_text(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
   if (e.feasible) print_job(job);
 }
 
-}  // namespace
-
-int estimate(const Args& args) {
+std::optional<po::variables_map> parse_estimate(const Args& args) {
   po::options_description options("Options");
   po::positional_options_description positional;
   add_setting_options(options, positional);
   options.add_options()("json", "print JSON instead of tables");
-  const auto vm =
-      parse(args, options, positional, "estimate [FILE.toml] [options]",
-            "Estimates one training step (time with its breakdown, memory per GPU, tokens/s,\n"
-            "MFU, energy) of one model on one cluster with one parallel plan, and the training\n"
-            "job of --training-tokens with its failures, checkpoints and restarts (the\n"
-            "reliability flags; docs/estimator.md). The point passes the same structural rules\n"
-            "as a sweep's (docs/spec-format.md).");
-  if (!vm) return kExitOk;
+  return parse(args, options, positional, "estimate [FILE.toml] [options]",
+               "Estimates one training step (time with its breakdown, memory per GPU, tokens/s,\n"
+               "MFU, energy) of one model on one cluster with one parallel plan, and the training\n"
+               "job of --training-tokens with its failures, checkpoints and restarts (the\n"
+               "reliability flags; docs/estimator.md). The point passes the same structural rules\n"
+               "as a sweep's (docs/spec-format.md).");
+}
 
-  const spaces::Settings settings = read_settings(*vm);
-
+// The point of the flags, estimated: its JSON, or (json = false) its tables on stdout.
+nlohmann::ordered_json estimate_point(const po::variables_map& vm, bool json) {
+  const spaces::Settings settings = read_settings(vm);
   // A recommendation model of the catalog, or one described by its tables, is the DLRM family's.
   if ((settings.has("model") && spaces::is_dlrm_model(settings.at("model").text)) ||
       settings.has("num_tables")) {
@@ -269,21 +266,35 @@ int estimate(const Args& args) {
     const est::DlrmPlan plan = spaces::place_tables(pt, estimator);
     const est::DlrmEstimate e = estimator.estimate(plan);
     const TrainingJob job = training_job(pt, estimator, e);
-    if (vm->count("json"))
-      print_dlrm_json(pt, plan, e, job);
-    else
-      print_dlrm_text(pt, plan, e, job);
-    return kExitOk;
+    if (json) return make_dlrm_json(pt, plan, e, job);
+    print_dlrm_text(pt, plan, e, job);
+    return {};
   }
   const Point pt = spaces::resolve(settings);
   if (const spaces::Violation v = spaces::check(pt)) throw InputError(spaces::explain(v, settings));
   const est::Estimator estimator(pt.workload, pt.cluster, pt.calibration);
   const est::Estimate e = estimator.estimate(pt.plan);
   const TrainingJob job = training_job(pt, pt.plan, estimator, e);
+  if (json) return make_json(pt, e, job);
+  print_text(pt, e, job);
+  return {};
+}
+
+}  // namespace
+
+nlohmann::ordered_json estimate_json(const Args& args) {
+  const auto vm = parse_estimate(args);
+  return vm ? estimate_point(*vm, true) : nlohmann::ordered_json();
+}
+
+int estimate(const Args& args) {
+  const auto vm = parse_estimate(args);
+  if (!vm) return kExitOk;
+  // The shortest round-trip form: a reader gets the very doubles the estimator computed.
   if (vm->count("json"))
-    print_json(pt, e, job);
+    std::cout << estimate_point(*vm, true).dump(2) << '\n';
   else
-    print_text(pt, e, job);
+    estimate_point(*vm, false);
   return kExitOk;
 }
 

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <optional>
 #include <type_traits>
+#include <utility>
 
 #include "analysis/export.h"
 #include "apps/analysis_args.h"
@@ -13,7 +15,10 @@
 
 namespace clustersweep::cli {
 
-int export_store(const Args& args) {
+namespace {
+
+// The rows written and the file, or nullopt after --help.
+std::optional<std::pair<std::uint64_t, std::string>> export_store_rows(const Args& args) {
   StoreArgs store;
   std::string output, columns;
   po::options_description options("Options");
@@ -30,7 +35,7 @@ int export_store(const Args& args) {
       "Every row of a store (or those --where keeps: --where feasible for the plans that run),\n"
       "with labels as text and the priced columns under the store's pricing or the pricing\n"
       "flags, streamed in chunks.");
-  if (!vm) return 0;
+  if (!vm) return std::nullopt;
   read_pricing_flags(*vm, store);
   refuse_clobbering(store, {{output, "-o"}});
   analysis::export_format(output, "-o");
@@ -51,8 +56,20 @@ int export_store(const Args& args) {
   });
   if (!store.where.empty()) attributes.emplace_back("where", store.where);
   if (auto spec = open.source.string_attribute("spec")) attributes.emplace_back("spec", *spec);
-  const auto rows = analysis::export_rows(open.data, names, open.scan(), output, attributes);
-  std::cout << fmt::format("Wrote {} rows to {}\n", rows, output);
+  return std::pair{analysis::export_rows(open.data, names, open.scan(), output, attributes),
+                   output};
+}
+
+}  // namespace
+
+std::uint64_t export_rows(const Args& args) {
+  const auto written = export_store_rows(args);
+  return written ? written->first : 0;
+}
+
+int export_store(const Args& args) {
+  if (const auto written = export_store_rows(args))
+    std::cout << fmt::format("Wrote {} rows to {}\n", written->first, written->second);
   return 0;
 }
 

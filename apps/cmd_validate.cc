@@ -35,7 +35,8 @@ void copy_power(const est::Calibration& from, est::Calibration& to) {
 
 // Writes the fitted calibration and its support tables with a header saying how it was made.
 void write_fit(const std::string& runs_path, const std::string& out_path, std::size_t samples,
-               int sweeps, const est::FitResult& fit, const spaces::CalibrationSupport& support) {
+               int sweeps, const est::FitResult& fit, const spaces::CalibrationSupport& support,
+               ValidateResult& out) {
   const std::string header = fmt::format(
       "clustersweep estimator calibration, format version 1.\n"
       "Fitted by `clustersweep validate {} --fit {}` (deterministic coordinate descent on the\n"
@@ -45,8 +46,8 @@ void write_fit(const std::string& runs_path, const std::string& out_path, std::s
       fit.objective_before, fit.objective_after, fit.evaluations);
   write_file_atomically(out_path, spaces::format_calibration(fit.calibration, header, support),
                         "--fit");
-  std::cout << fmt::format("fit: objective {:.4f} -> {:.4f} ({} evaluations); wrote {}\n",
-                           fit.objective_before, fit.objective_after, fit.evaluations, out_path);
+  out.report += fmt::format("fit: objective {:.4f} -> {:.4f} ({} evaluations); wrote {}\n",
+                            fit.objective_before, fit.objective_after, fit.evaluations, out_path);
 }
 
 // --fit OUT.toml: fits `samples` (of either family) from `calibration`, writes the file with
@@ -56,7 +57,8 @@ template <class Sample, class Derive>
 est::Calibration fit_and_write(const po::variables_map& vm, const std::string& runs_path,
                                const std::vector<Sample>& samples,
                                const est::Calibration& calibration,
-                               const spaces::CalibrationSupport& support, Derive derive) {
+                               const spaces::CalibrationSupport& support, Derive derive,
+                               ValidateResult& out) {
   const int sweeps = vm["fit-sweeps"].as<int>();
   if (samples.empty())
     throw InputError(fmt::format("{}: no predictable rows to fit on", runs_path));
@@ -64,23 +66,20 @@ est::Calibration fit_and_write(const po::variables_map& vm, const std::string& r
   fit_options.sweeps = sweeps;
   auto fit = est::fit_calibration(samples, calibration, fit_options);
   derive(fit.calibration);
-  write_fit(runs_path, vm["fit"].as<std::string>(), samples.size(), sweeps, fit, support);
+  write_fit(runs_path, vm["fit"].as<std::string>(), samples.size(), sweeps, fit, support, out);
   return fit.calibration;
 }
 
-// Prints the report and writes the predictions CSV where -o asks.
-void print_report(const po::variables_map& vm, const spaces::ValidationReport& report) {
-  if (vm.count("output"))
-    write_file_atomically(vm["output"].as<std::string>(), spaces::format_predictions_csv(report),
-                          "-o");
-  std::cout << spaces::format_report(report);
+void add_report(const spaces::ValidationReport& report, ValidateResult& out) {
+  out.predictions_csv = spaces::format_predictions_csv(report);
+  out.report += spaces::format_report(report);
 }
 
 // Recommendation-model runs: throughput (samples/s) predicted with the planner's placement of the
 // run's sharding; --fit moves the [dlrm] parameters.
-int validate_dlrm(const po::variables_map& vm, const std::string& runs_path,
-                  est::Calibration calibration, const est::Calibration& fit_start,
-                  const spaces::CalibrationSupport& base_support) {
+void validate_dlrm(const po::variables_map& vm, const std::string& runs_path,
+                   est::Calibration calibration, const est::Calibration& fit_start,
+                   const spaces::CalibrationSupport& base_support, ValidateResult& out) {
   auto rows = spaces::read_dlrm_runs(runs_path, calibration);
   const auto runs = spaces::fit_runs(rows);
   std::optional<spaces::HeldOut> held;
@@ -90,21 +89,21 @@ int validate_dlrm(const po::variables_map& vm, const std::string& runs_path,
     spaces::CalibrationSupport support = base_support;
     support.of(spaces::SupportFamily::dlrm) =
         spaces::count_runs(runs.support).of(spaces::SupportFamily::dlrm);
-    calibration =
-        fit_and_write(vm, runs_path, runs.samples, calibration, support,
-                      [&](est::Calibration& c) { spaces::derive_dlrm_interval(*held, c); });
+    calibration = fit_and_write(
+        vm, runs_path, runs.samples, calibration, support,
+        [&](est::Calibration& c) { spaces::derive_dlrm_interval(*held, c); }, out);
     rows = spaces::read_dlrm_runs(runs_path, calibration);
   }
-  print_report(vm, spaces::validate_runs(rows, calibration));
+  add_report(spaces::validate_runs(rows, calibration), out);
   if (held && vm.count("held-out"))
-    std::cout << spaces::format_held_out(spaces::held_out_report(*held));
-  return kExitOk;
+    out.report += spaces::format_held_out(spaces::held_out_report(*held));
 }
 
 // Training-energy runs: each metered row's average power per GPU and energy at its own scope;
 // --fit moves the [power] parameters only, from their prior.
-int validate_energy(const po::variables_map& vm, const std::string& runs_path,
-                    est::Calibration calibration, const spaces::CalibrationSupport& support) {
+void validate_energy(const po::variables_map& vm, const std::string& runs_path,
+                     est::Calibration calibration, const spaces::CalibrationSupport& support,
+                     ValidateResult& out) {
   for (const char* flag : {"best", "held-out"})
     if (vm.count(flag))
       throw InputError(
@@ -120,19 +119,15 @@ int validate_energy(const po::variables_map& vm, const std::string& runs_path,
     for (const auto& row : rows) predicted += row.reason.empty();
     if (predicted == 0)
       throw InputError(fmt::format("{}: no predictable rows to fit on", runs_path));
-    write_fit(runs_path, vm["fit"].as<std::string>(), predicted, sweeps, fit, support);
+    write_fit(runs_path, vm["fit"].as<std::string>(), predicted, sweeps, fit, support, out);
     calibration = fit.calibration;
   }
   const auto report = spaces::validate_energy(rows, calibration);
-  if (vm.count("output"))
-    write_file_atomically(vm["output"].as<std::string>(), spaces::format_energy_csv(report), "-o");
-  std::cout << spaces::format_energy_report(report);
-  return kExitOk;
+  out.predictions_csv = spaces::format_energy_csv(report);
+  out.report += spaces::format_energy_report(report);
 }
 
-}  // namespace
-
-int validate(const Args& args) {
+std::optional<po::variables_map> parse_validate(const Args& args) {
   po::options_description options("Options");
   options.add_options()(
       "runs", po::value<std::vector<std::string>>(),
@@ -154,7 +149,7 @@ int validate(const Args& args) {
       "robust", "with --best: rank each run's plans as `best --robust` does");
   po::positional_options_description positional;
   positional.add("runs", -1);
-  const auto vm = parse(
+  return parse(
       args, options, positional,
       "validate RUNS.csv [MORE.csv...] [-o predictions.csv] [--fit OUT.toml]",
       "Predicts the step time of every run in the RUNS files (dense transformer runs as\n"
@@ -179,17 +174,20 @@ int validate(const Args& args) {
       "its --fit moves the [power] parameters only.\n"
       "--best adds best_step_time_s,best_plan to each row and prints, per source and per\n"
       "framework, how the best plan's predicted step compares with the measured (tuned) run.");
-  if (!vm) return kExitOk;
+}
+
+ValidateResult validate_runs(const po::variables_map& vm) {
+  ValidateResult out;
   // Before anything is read or written.
-  if (vm->count("robust") && !vm->count("best"))
+  if (vm.count("robust") && !vm.count("best"))
     throw InputError("--robust: ranks the plans of --best; add --best");
-  if (!vm->count("runs")) throw InputError("RUNS.csv: missing; give one or more runs files");
-  const auto runs_paths = (*vm)["runs"].as<std::vector<std::string>>();
+  if (!vm.count("runs")) throw InputError("RUNS.csv: missing; give one or more runs files");
+  const auto runs_paths = vm["runs"].as<std::vector<std::string>>();
   {
     std::vector<CommandFile> inputs;
     for (const auto& path : runs_paths) inputs.push_back({path, "a runs file being read"});
     const auto given = [&](const char* name) {
-      return vm->count(name) ? (*vm)[name].as<std::string>() : std::string();
+      return vm.count(name) ? vm[name].as<std::string>() : std::string();
     };
     inputs.push_back({given("calibration"), "the calibration file being read"});
     refuse_clobbering(inputs, {{given("output"), "-o"}, {given("fit"), "--fit"}});
@@ -222,13 +220,13 @@ int validate(const Args& args) {
         fmt::format("{}: give one recommendation-model runs file at a time", runs_paths[1]));
   // A fit replaces the support tables of the families it fits and keeps the others.
   const spaces::CalibrationFile file =
-      vm->count("calibration")
-          ? spaces::load_calibration_file((*vm)["calibration"].as<std::string>())
+      vm.count("calibration")
+          ? spaces::load_calibration_file(vm["calibration"].as<std::string>())
           : spaces::CalibrationFile{spaces::builtin_calibration(), spaces::builtin_support()};
   est::Calibration calibration = file.calibration;
   const spaces::CalibrationSupport& base_support = file.support;
   est::Calibration fit_start = calibration;
-  if (!vm->count("calibration")) {
+  if (!vm.count("calibration")) {
     if (dlrm) {
       fit_start.dlrm = est::DlrmCalibration{};
     } else {
@@ -237,31 +235,54 @@ int validate(const Args& args) {
       copy_power(calibration, fit_start);
     }
   }
-  if (energy) return validate_energy(*vm, runs_paths.front(), calibration, base_support);
-  if (vm->count("fit")) calibration = fit_start;
-  if (dlrm) return validate_dlrm(*vm, runs_paths.front(), calibration, fit_start, base_support);
+  if (energy) {
+    validate_energy(vm, runs_paths.front(), calibration, base_support, out);
+    return out;
+  }
+  if (vm.count("fit")) calibration = fit_start;
+  if (dlrm) {
+    validate_dlrm(vm, runs_paths.front(), calibration, fit_start, base_support, out);
+    return out;
+  }
   // Dense and Mixture-of-Experts runs files, read in turn: one table, one fit.
   auto rows = spaces::read_weighted_runs(runs_paths, calibration);
   const auto runs = spaces::fit_runs(rows);
   std::optional<spaces::HeldOut> held;
-  if (vm->count("fit") || vm->count("held-out"))
-    held = spaces::held_out(runs, fit_start, (*vm)["fit-sweeps"].as<int>());
-  if (vm->count("fit")) {
+  if (vm.count("fit") || vm.count("held-out"))
+    held = spaces::held_out(runs, fit_start, vm["fit-sweeps"].as<int>());
+  if (vm.count("fit")) {
     spaces::CalibrationSupport support = spaces::count_runs(runs.support);
     support.of(spaces::SupportFamily::dlrm) = base_support.of(spaces::SupportFamily::dlrm);
-    calibration =
-        fit_and_write(*vm, runs_path, runs.samples, calibration, support,
-                      [&](est::Calibration& c) { spaces::derive_transformer_intervals(*held, c); });
+    calibration = fit_and_write(
+        vm, runs_path, runs.samples, calibration, support,
+        [&](est::Calibration& c) { spaces::derive_transformer_intervals(*held, c); }, out);
     // Re-derive the rows with the fitted defaults (e.g. the default scale-out bandwidth).
     rows = spaces::read_weighted_runs(runs_paths, calibration);
   }
-  const bool best = vm->count("best") > 0;
+  const bool best = vm.count("best") > 0;
   const spaces::ValidationReport validation =
-      spaces::validate_runs(rows, calibration, best, vm->count("robust") > 0);
-  print_report(*vm, validation);
-  if (best) std::cout << spaces::format_best_ratios(spaces::best_ratios(validation));
-  if (held && vm->count("held-out"))
-    std::cout << spaces::format_held_out(spaces::held_out_report(*held));
+      spaces::validate_runs(rows, calibration, best, vm.count("robust") > 0);
+  add_report(validation, out);
+  if (best) out.report += spaces::format_best_ratios(spaces::best_ratios(validation));
+  if (held && vm.count("held-out"))
+    out.report += spaces::format_held_out(spaces::held_out_report(*held));
+  return out;
+}
+
+}  // namespace
+
+ValidateResult validate_result(const Args& args) {
+  const auto vm = parse_validate(args);
+  return vm ? validate_runs(*vm) : ValidateResult{};
+}
+
+int validate(const Args& args) {
+  const auto vm = parse_validate(args);
+  if (!vm) return kExitOk;
+  const ValidateResult result = validate_runs(*vm);
+  if (vm->count("output"))
+    write_file_atomically((*vm)["output"].as<std::string>(), result.predictions_csv, "-o");
+  std::cout << result.report;
   return kExitOk;
 }
 

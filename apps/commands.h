@@ -1,5 +1,9 @@
 #pragma once
-// One function per subcommand, each in apps/cmd_<name>.cc; main.cc lists them.
+// One function per subcommand, each in apps/cmd_<name>.cc, and the table of them (commands()).
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+
 #include "apps/cli.h"
 
 namespace clustersweep::cli {
@@ -20,6 +24,24 @@ int summary(const Args& args);
 int sensitivity(const Args& args);
 int report(const Args& args);
 int export_store(const Args& args);  // `export` is a C++ keyword
+int catalog(const Args& args);
+
+// The commands by name, in `clustersweep --help` order.
+std::span<const Command> commands() noexcept;
+
+// The results of the commands the Python module calls (python/), as data: what `--json` prints or
+// `-o` writes, from the same arguments, without printing. Null JSON after --help.
+nlohmann::ordered_json estimate_json(const Args& args);
+nlohmann::ordered_json best_json(const Args& args);
+nlohmann::ordered_json plan_json(const Args& args);
+struct ValidateResult {
+  std::string predictions_csv;  // what -o writes
+  std::string report;           // what is printed
+};
+ValidateResult validate_result(const Args& args);
+nlohmann::ordered_json catalog_json(const Args& args);
+// The rows `export` wrote, without its message.
+std::uint64_t export_rows(const Args& args);
 
 // The commands that read a finished store given as their first argument: what submit --then runs.
 inline constexpr const char* kStoreCommands[] = {"summary",     "top",    "pareto", "energy",

@@ -348,6 +348,43 @@ TableSpace table_space(PointTable table, std::string_view spec_text, std::string
     rethrow_for_table(e, spec_name, table, column_key);
   }
 
+  // A transformer table without pipeline splits: each row's, as `estimate` takes it (the first
+  // split that places the layers of the row's model on its pipeline), where the spec's space
+  // offers several.
+  if (!dlrm && space->axes()[kPipelineSplit].size() > 1 &&
+      std::find(axis_of_column.begin(), axis_of_column.end(), int{kPipelineSplit}) ==
+          axis_of_column.end()) {
+    TableSpace probe{*space, std::move(table), axis_of_column};
+    const TableDigits digits = table_digits(probe);
+    table = std::move(probe.table);
+    const auto& axes = space->axes();
+    auto value = [&](int axis, std::size_t r) {
+      return static_cast<int>(axes[axis].numbers[digits.axis[axis] ? digits.axis[axis][r] : 0]);
+    };
+    std::vector<std::int64_t> codes(table.rows);
+    std::vector<std::string> names;
+    Design design;
+    std::uint64_t loaded = ~std::uint64_t{0};
+    bool ok = false;
+    for (std::size_t r = 0; r < table.rows; ++r) {
+      if (digits.design[r] != loaded) {
+        Violation why;
+        loaded = digits.design[r];
+        ok = space->design(loaded, design, why);
+      }
+      // A design the rules remove has no plan to split: its rows take the first split.
+      const std::string name = estimator::to_string(
+          ok ? default_pipeline_split(design.workload.model, value(kPp, r), value(kVp, r))
+             : estimator::PipelineSplit::even);
+      auto at = std::find(names.begin(), names.end(), name);
+      if (at == names.end()) at = names.insert(names.end(), name);
+      codes[r] = at - names.begin();
+    }
+    table.columns.push_back(
+        TableColumn::from_codes("pipeline_split", std::move(names), codes.data(), table.rows));
+    return table_space(std::move(table), spec_text, spec_name);
+  }
+
   // Every row is one point: an axis no column gives must have one value.
   const auto& space_axes = space->axes();
   for (std::size_t i = 0; i < space_axes.size(); ++i) {

@@ -1,0 +1,212 @@
+// clustersweep._core: the C++ side of the Python module (python/clustersweep/__init__.py wraps
+// it; docs/python.md). The commands run from the same arguments as on the command line, through
+// the same functions (apps/commands.h), so that their results, defaults and error messages are
+// the command's; a table of points evaluates through the engine's chunk evaluator. The GIL is
+// released while C++ runs; result arrays are numpy views of the engine's own rows.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/commands.h"
+#include "base/error.h"
+#include "clustersweep/version.h"
+#include "engine/point_table.h"
+#include "spaces/point_table.h"
+
+namespace py = pybind11;
+using namespace clustersweep;
+
+namespace {
+
+py::object to_python(const nlohmann::ordered_json& j) {
+  switch (j.type()) {
+    case nlohmann::json::value_t::null:
+    case nlohmann::json::value_t::discarded:
+      return py::none();
+    case nlohmann::json::value_t::boolean:
+      return py::bool_(j.get<bool>());
+    case nlohmann::json::value_t::number_integer:
+      return py::int_(j.get<std::int64_t>());
+    case nlohmann::json::value_t::number_unsigned:
+      return py::int_(j.get<std::uint64_t>());
+    case nlohmann::json::value_t::number_float:
+      return py::float_(j.get<double>());
+    case nlohmann::json::value_t::string:
+      return py::str(j.get_ref<const std::string&>());
+    case nlohmann::json::value_t::array: {
+      py::list out;
+      for (const auto& e : j) out.append(to_python(e));
+      return out;
+    }
+    case nlohmann::json::value_t::object: {
+      py::dict out;
+      for (const auto& [key, value] : j.items()) out[py::str(key)] = to_python(value);
+      return out;
+    }
+    case nlohmann::json::value_t::binary:
+      break;
+  }
+  return py::none();
+}
+
+const cli::Command& command(const std::string& name) {
+  for (const auto& c : cli::commands())
+    if (c.name == name) return c;
+  throw py::value_error("no command '" + name + "'");
+}
+
+// A command's JSON result from its arguments, computed without the GIL.
+template <class F>
+py::object json_call(F f, const cli::Args& args) {
+  nlohmann::ordered_json out;
+  {
+    py::gil_scoped_release release;
+    out = f(args);
+  }
+  return to_python(out);
+}
+
+py::dtype dtype_of(engine::ColumnType type) {
+  switch (type) {
+    case engine::ColumnType::u64:
+      return py::dtype::of<std::uint64_t>();
+    case engine::ColumnType::u32:
+      return py::dtype::of<std::uint32_t>();
+    case engine::ColumnType::u16:
+    case engine::ColumnType::label:
+      return py::dtype::of<std::uint16_t>();
+    case engine::ColumnType::u8:
+    case engine::ColumnType::label8:
+      return py::dtype::of<std::uint8_t>();
+    case engine::ColumnType::boolean:
+      return py::dtype("bool");
+    case engine::ColumnType::i32:
+      return py::dtype::of<std::int32_t>();
+    case engine::ColumnType::f32:
+      return py::dtype::of<float>();
+    case engine::ColumnType::f64:
+      break;
+  }
+  return py::dtype::of<double>();
+}
+
+// columns: (name, float64 array) for numbers, (name, categories, int64 codes) for labels.
+// Returns [(name, array, labels or None)] of the store's columns but the ids, each array a view
+// of the evaluated rows.
+py::list evaluate_table(const py::list& columns, std::size_t rows, const std::string& spec_text,
+                        const std::string& spec_name) {
+  spaces::PointTable table;
+  table.rows = rows;
+  // Keep the inputs' buffers while the GIL is released.
+  std::vector<py::array> keep;
+  struct Input {
+    std::string name;
+    std::vector<std::string> categories;
+    const void* data = nullptr;
+    bool label = false;
+  };
+  std::vector<Input> inputs;
+  for (const auto& item : columns) {
+    const auto t = item.cast<py::tuple>();
+    Input in;
+    in.name = t[0].cast<std::string>();
+    if (t.size() == 3) {
+      in.label = true;
+      in.categories = t[1].cast<std::vector<std::string>>();
+      keep.push_back(py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>(t[2]));
+    } else {
+      keep.push_back(py::array_t<double, py::array::c_style | py::array::forcecast>(t[1]));
+    }
+    if (static_cast<std::size_t>(keep.back().size()) != rows)
+      throw InputError("column '" + in.name + "': not as long as the others");
+    in.data = keep.back().data();
+    inputs.push_back(std::move(in));
+  }
+  auto result = std::make_shared<engine::TableRows>();
+  {
+    py::gil_scoped_release release;
+    for (auto& in : inputs)
+      table.columns.push_back(in.label ? spaces::TableColumn::from_codes(
+                                             in.name, std::move(in.categories),
+                                             static_cast<const std::int64_t*>(in.data), rows)
+                                       : spaces::TableColumn::from_numbers(
+                                             in.name, static_cast<const double*>(in.data), rows));
+    *result = engine::evaluate_table(spaces::table_space(std::move(table), spec_text, spec_name));
+  }
+  // One owner for every view: the rows live as long as any of their arrays.
+  auto* owner = new std::shared_ptr<engine::TableRows>(result);
+  py::capsule base(owner,
+                   [](void* p) { delete static_cast<std::shared_ptr<engine::TableRows>*>(p); });
+  py::list out;
+  const auto& schema = result->schema;
+  for (std::size_t c = 0; c < schema.columns.size(); ++c) {
+    const engine::Column& col = schema.columns[c];
+    if (col.role == "id") continue;
+    py::array array(dtype_of(col.type), {static_cast<py::ssize_t>(result->rows.rows())},
+                    {static_cast<py::ssize_t>(engine::element_size(col.type))}, result->rows.raw(c),
+                    base);
+    py::object labels = engine::is_label(col.type) ? py::object(py::cast(col.labels)) : py::none();
+    out.append(py::make_tuple(col.name, array, labels, col.unit));
+  }
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "The C++ side of clustersweep; use the clustersweep package (docs/python.md).";
+  m.attr("__version__") = std::string(kVersion);
+  m.attr("git_revision") = std::string(kGitRevision);
+
+  // Every error of the tool is an Error; bad input (the command line's exit code 2) an InputError
+  // with the command's one-line message.
+  static py::exception<Error> error(m, "Error", PyExc_RuntimeError);
+  static py::exception<InputError> input_error(m, "InputError", error.ptr());
+  static py::exception<spaces::TableTooLarge> too_large(m, "TableTooLarge", input_error.ptr());
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const spaces::TableTooLarge& e) {
+      too_large(e.what());
+    } catch (const InputError& e) {
+      input_error(e.what());
+    } catch (const Error& e) {
+      error(e.what());
+    }
+  });
+
+  m.def(
+      "describe",
+      [](const std::string& name) {
+        const cli::CommandInfo info = cli::describe(command(name));
+        py::list options;
+        for (const auto& o : info.options)
+          options.append(py::make_tuple(o.name, o.takes_value, o.description));
+        return py::make_tuple(info.help, options, info.positional);
+      },
+      "(help text, [(option, takes a value, description)], positional option names) of a "
+      "command");
+  m.def("estimate", [](const cli::Args& a) { return json_call(cli::estimate_json, a); });
+  m.def("best", [](const cli::Args& a) { return json_call(cli::best_json, a); });
+  m.def("plan", [](const cli::Args& a) { return json_call(cli::plan_json, a); });
+  m.def("catalog", [](const cli::Args& a) { return json_call(cli::catalog_json, a); });
+  m.def("validate", [](const cli::Args& a) {
+    cli::ValidateResult r;
+    {
+      py::gil_scoped_release release;
+      r = cli::validate_result(a);
+    }
+    return py::make_tuple(r.predictions_csv, r.report);
+  });
+  m.def("export", [](const cli::Args& a) {
+    py::gil_scoped_release release;
+    return cli::export_rows(a);
+  });
+  m.def("evaluate_table", &evaluate_table, py::arg("columns"), py::arg("rows"),
+        py::arg("spec_text"), py::arg("spec_name"));
+  m.def("is_output_column", [](const std::string& name) { return engine::is_output_column(name); });
+}
