@@ -97,6 +97,20 @@ void TransformerChunkEvaluator::evaluate_table(const spaces::TableDigits& table,
   rows_.resize(n);
   refresh_columns();
   design_loaded_ = false;
+  // The plan axes the table gives, with their place value in a point id; the others' digits stay
+  // the 0 that load_design() sets.
+  struct Given {
+    int axis;
+    const std::uint32_t* digits;
+    std::uint64_t stride;
+  };
+  std::vector<Given> given;
+  const auto& axes = space_.axes();
+  std::uint64_t stride = 1;
+  for (int i = spaces::kNumAxes - 1; i >= spaces::kTp; --i) {
+    if (table.axis[i]) given.push_back({i, table.axis[i], stride});
+    stride *= axes[i].size();
+  }
   for (std::size_t k = 0; k < n; ++k) {
     const std::size_t r = order[k];
     const std::uint64_t design = table.design[r];
@@ -104,9 +118,12 @@ void TransformerChunkEvaluator::evaluate_table(const spaces::TableDigits& table,
       if (design_loaded_) finish_design();
       load_design(design);
     }
-    for (int i = spaces::kTp; i < spaces::kNumAxes; ++i)
-      digits_[i] = table.axis[i] ? table.axis[i][r] : 0;
-    evaluate_point(space_.encode(digits_.data()));
+    std::uint64_t point = design * plan_points_;
+    for (const Given& g : given) {
+      digits_[g.axis] = g.digits[r];
+      point += g.digits[r] * g.stride;
+    }
+    evaluate_point(point);
   }
   if (design_loaded_) finish_design();
   design_loaded_ = false;
@@ -264,7 +281,12 @@ void TransformerChunkEvaluator::fill_design_rows() {
   for (int i = 0; i < spaces::kTp; ++i) fill(axis_col_[i], design_data_.value[i]);
   if (num_gpus_col_ != Schema::npos && axis_col_[spaces::kClusterSize] != num_gpus_col_)
     fill(num_gpus_col_, design_data_.cluster.num_gpus);
-  if (keep_ == spaces::Keep::all && !listed_) {
+  if (listed_) {
+    for (int i = spaces::kTp; i < spaces::kNumAxes; ++i) {
+      const spaces::Axis& axis = space_.axes()[i];
+      if (axis.size() == 1) fill(axis_col_[i], axis.is_label ? 0.0 : axis.numbers[0]);
+    }
+  } else if (keep_ == spaces::Keep::all) {
     // Rows [first, last) are consecutive plans of the design, so each plan axis's column is runs
     // of one value, `stride` rows long (the product of the less significant axes' sizes).
     const auto& axes = space_.axes();
@@ -336,10 +358,11 @@ void TransformerChunkEvaluator::append(std::uint64_t point_id, const estimator::
   // design_id and the design axes are constant over a design's rows: fill_design_rows() sets them.
   // With keep = "all" the plan axes (like the design axes) are filled by fill_design_rows().
   if (keep_ != spaces::Keep::all || listed_) {
+    // A table's rows write the plan axes of more than one value; fill_design_rows() the others.
     const auto& axes = space_.axes();
     for (int i = spaces::kTp; i < spaces::kNumAxes; ++i) {
       const std::uint32_t d = digits_[i];
-      if (axis_col_[i] != Schema::npos)
+      if (axis_col_[i] != Schema::npos && (!listed_ || axes[i].size() > 1))
         put(axis_col_[i], r, axes[i].is_label ? d : axes[i].numbers[d]);
     }
   }

@@ -1,9 +1,12 @@
 #include "engine/point_table.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <numeric>
 #include <type_traits>
 
+#include "base/error.h"
 #include "engine/evaluate.h"
 
 namespace clustersweep::engine {
@@ -39,7 +42,16 @@ TableRows evaluate_table(const spaces::TableSpace& table) {
       return digits.design[a] < digits.design[b];
     });
 
-  TableRows out{make_schema(table.space), {}};
+  TableRows out;
+  try {
+    out.schema = make_schema(table.space);
+  } catch (const InputError& e) {
+    // "SPEC:LINE:COLUMN: output.columns: 'x' is no column...": the caller's columns.
+    const std::string_view what = e.what();
+    const auto at = what.find("output.columns: ");
+    if (at == std::string_view::npos) throw;
+    throw InputError(fmt::format("columns: {}", what.substr(at + 16)));
+  }
   ChunkEvaluator evaluator(table.space, out.schema);
   evaluator.evaluate_table(digits, order.data(), n);
   RowBlock evaluated;

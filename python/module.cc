@@ -98,7 +98,7 @@ py::dtype dtype_of(engine::ColumnType type) {
 // Returns [(name, array, labels or None)] of the store's columns but the ids, each array a view
 // of the evaluated rows.
 py::list evaluate_table(const py::list& columns, std::size_t rows, const std::string& spec_text,
-                        const std::string& spec_name) {
+                        const std::string& spec_name, const std::string& output_columns) {
   spaces::PointTable table;
   table.rows = rows;
   // Keep the inputs' buffers while the GIL is released.
@@ -135,7 +135,8 @@ py::list evaluate_table(const py::list& columns, std::size_t rows, const std::st
                                              static_cast<const std::int64_t*>(in.data), rows)
                                        : spaces::TableColumn::from_numbers(
                                              in.name, static_cast<const double*>(in.data), rows));
-    *result = engine::evaluate_table(spaces::table_space(std::move(table), spec_text, spec_name));
+    *result = engine::evaluate_table(
+        spaces::table_space(std::move(table), spec_text, spec_name, output_columns));
   }
   // One owner for every view: the rows live as long as any of their arrays.
   auto* owner = new std::shared_ptr<engine::TableRows>(result);
@@ -207,6 +208,6 @@ PYBIND11_MODULE(_core, m) {
     return cli::export_rows(a);
   });
   m.def("evaluate_table", &evaluate_table, py::arg("columns"), py::arg("rows"),
-        py::arg("spec_text"), py::arg("spec_name"));
+        py::arg("spec_text"), py::arg("spec_name"), py::arg("output_columns"));
   m.def("is_output_column", [](const std::string& name) { return engine::is_output_column(name); });
 }

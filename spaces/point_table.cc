@@ -274,7 +274,8 @@ void drop_unused_expansion_bandwidth(PointTable& table) {
 
 }  // namespace
 
-TableSpace table_space(PointTable table, std::string_view spec_text, std::string_view spec_name) {
+TableSpace table_space(PointTable table, std::string_view spec_text, std::string_view spec_name,
+                       std::string_view columns) {
   toml::table spec;
   try {
     spec = toml::parse(spec_text, spec_name);
@@ -337,8 +338,15 @@ TableSpace table_space(PointTable table, std::string_view spec_text, std::string
     t.insert_or_assign(key, std::move(values));
   }
   if (dlrm) subtable(spec, "workload").insert_or_assign("family", "dlrm");
-  spec.erase("output");
-  spec.insert_or_assign("output", toml::table{{"keep", "all"}, {"columns", "all"}});
+  toml::table output{{"keep", "all"}};
+  try {
+    output.insert_or_assign("columns",
+                            *toml::parse(fmt::format("columns = {}", columns))["columns"].node());
+  } catch (const toml::parse_error&) {
+    throw InputError(fmt::format(
+        "columns: must be \"summary\", \"all\" or a list of column names, got {}", columns));
+  }
+  spec.insert_or_assign("output", std::move(output));
   std::ostringstream text;
   text << spec;
   std::optional<Space> space;
@@ -382,7 +390,7 @@ TableSpace table_space(PointTable table, std::string_view spec_text, std::string
     }
     table.columns.push_back(
         TableColumn::from_codes("pipeline_split", std::move(names), codes.data(), table.rows));
-    return table_space(std::move(table), spec_text, spec_name);
+    return table_space(std::move(table), spec_text, spec_name, columns);
   }
 
   // Every row is one point: an axis no column gives must have one value.

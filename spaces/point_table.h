@@ -47,17 +47,20 @@ class TableTooLarge : public InputError {
 // The table's space: every column an axis of the family of its `model` column (a recommendation
 // model's, or a transformer's). `spec_text` (of the file `spec_name`) gives what the table does
 // not: the training target, pricing, reliability, calibration, constraints and any axis of one
-// value; empty for the defaults. A stack setting that neither gives takes each row's framework's
-// default. Errors name the column and the first row with the bad value ("row 3, column 'tp':
-// must be a positive integer, got 0"), an unknown column with the closest axis names, an axis the
-// spec sweeps that no column gives. TableTooLarge when the distinct values span more than 2^62
-// points.
+// value; empty for the defaults. The rows keep the `columns` of the store. The rows keep the `columns` of the store. A stack setting that
+// neither gives takes each row's framework's default. Errors name the column and the first row with
+// the bad value ("row 3, column 'tp': must be a positive integer, got 0"), an unknown column with
+// the closest axis names, an axis the spec sweeps that no column gives. TableTooLarge when the
+// distinct values span more than 2^62 points.
 struct TableSpace {
   Space space;
   PointTable table;                 // the table with the stack columns the frameworks imply
   std::vector<int> axis_of_column;  // per column of `table`
 };
-TableSpace table_space(PointTable table, std::string_view spec_text, std::string_view spec_name);
+// `columns` is the TOML value of the store's `[output] columns`: "summary" (keep = "all"'s
+// default), "all" or a list of names.
+TableSpace table_space(PointTable table, std::string_view spec_text, std::string_view spec_name,
+                       std::string_view columns = "\"summary\"");
 
 // Each row's design (Space::design()'s index) and, per axis, the rows' value indices into the
 // space's axis (null for an axis of one value: index 0 on every row).

@@ -204,12 +204,12 @@ def _table_columns(frame, constants):
     return columns
 
 
-def _evaluate(frame, constants, spec_text, spec_name):
+def _evaluate(frame, constants, spec_text, spec_name, columns):
     import pandas as pd
 
     try:
         out = _core.evaluate_table(
-            _table_columns(frame, constants), len(frame), spec_text, spec_name
+            _table_columns(frame, constants), len(frame), spec_text, spec_name, columns
         )
     except TableTooLarge:
         # The table's distinct values span more points than one space numbers: its halves.
@@ -218,8 +218,8 @@ def _evaluate(frame, constants, spec_text, spec_name):
         half = len(frame) // 2
         return pd.concat(
             [
-                _evaluate(frame.iloc[:half], constants, spec_text, spec_name),
-                _evaluate(frame.iloc[half:], constants, spec_text, spec_name),
+                _evaluate(frame.iloc[:half], constants, spec_text, spec_name, columns),
+                _evaluate(frame.iloc[half:], constants, spec_text, spec_name, columns),
             ]
         )
     data = {}
@@ -228,7 +228,9 @@ def _evaluate(frame, constants, spec_text, spec_name):
     return pd.DataFrame(data, index=frame.index, copy=False)
 
 
-def estimate_many(points, spec=None, **constants):
+def estimate_many(points, spec=None, columns="summary", **constants):
+    import json
+
     import pandas as pd
 
     frame = points if isinstance(points, pd.DataFrame) else pd.DataFrame(points)
@@ -239,7 +241,13 @@ def estimate_many(points, spec=None, **constants):
                 spec_text = f.read()
         except OSError as e:
             raise InputError("cannot read spec '%s': %s" % (spec, e.strerror)) from None
-    return _evaluate(frame, constants, spec_text, spec if spec is not None else "<estimate_many>")
+    return _evaluate(
+        frame,
+        constants,
+        spec_text,
+        spec if spec is not None else "<estimate_many>",
+        json.dumps(columns if isinstance(columns, str) else list(columns)),
+    )
 
 
 _document(
@@ -302,13 +310,15 @@ columns added: the same dataset `clustersweep export STORE -o FILE.nc` writes, r
 """,
 )
 estimate_many.__doc__ = """
-estimate_many(points, spec=None, **constants) -> pandas.DataFrame
+estimate_many(points, spec=None, columns="summary", **constants) -> pandas.DataFrame
 
 Evaluates a table of points at the estimator's speed: one row a point, columns named as the
 store's axis columns (model, gpu, num_gpus or num_nodes, tp, pp, micro_batch, recompute...; a
 column left out takes its default, a keyword argument gives every row one value). Returns the
 store's columns for every row, in the table's order and index: the axes with defaults resolved,
-dp, feasible, infeasible_reason and every metric, label columns as pandas Categoricals. A store's
+dp, feasible, infeasible_reason and the metrics, label columns as pandas Categoricals. `columns`
+is the spec's `[output] columns`: "summary" (the metrics a store keeps by default), "all" (every
+breakdown and interval) or a list of names. A store's
 own rows (open_store(...).to_dataframe()) evaluate as they are: the computed columns are ignored.
 
 `spec` is a sweep spec whose other settings apply (training_tokens, [pricing], [reliability],

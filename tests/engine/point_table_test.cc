@@ -83,15 +83,15 @@ void check_family(const std::string& spec) {
   std::vector<std::size_t> all(rows.rows());
   std::iota(all.begin(), all.end(), std::size_t{0});
   // In the sweep's order (each design's rows together), then a random sample in random order.
-  expect_same_rows(
-      schema, rows, all,
-      evaluate_table(spaces::table_space(table_of(schema, rows, all), spec, "test.toml")));
+  expect_same_rows(schema, rows, all,
+                   evaluate_table(spaces::table_space(table_of(schema, rows, all), spec,
+                                                      "test.toml", "\"all\"")));
   std::mt19937 rng(7);
   std::shuffle(all.begin(), all.end(), rng);
   all.resize(std::min<std::size_t>(all.size(), 3000));
-  expect_same_rows(
-      schema, rows, all,
-      evaluate_table(spaces::table_space(table_of(schema, rows, all), spec, "test.toml")));
+  expect_same_rows(schema, rows, all,
+                   evaluate_table(spaces::table_space(table_of(schema, rows, all), spec,
+                                                      "test.toml", "\"all\"")));
 }
 
 TEST(PointTable, EvaluatesAsTheSweepOfTheSamePointsTransformer) {
