@@ -41,6 +41,9 @@ TransformerChunkEvaluator::TransformerChunkEvaluator(const spaces::Space& space,
   for (int m = 0; m < kNumTransformerMetrics; ++m)
     metric_col_[m] = schema.index(kTransformerMetrics[m].name);
   point_u32_ = schema.columns[point_col_].type == ColumnType::u32;
+  if (keep_ != spaces::Keep::all)
+    for (int i = spaces::kTp; i < spaces::kNumAxes; ++i)
+      if (axis_col_[i] != Schema::npos) row_plan_axes_.push_back(i);
   if (reason_col_ != Schema::npos && schema.columns[reason_col_].type != ColumnType::label8)
     throw Error("internal: infeasible_reason is not a label8 column");
 }
@@ -91,6 +94,10 @@ bool TransformerChunkEvaluator::advance(std::uint64_t points) {
 void TransformerChunkEvaluator::evaluate_table(const spaces::TableDigits& table,
                                                const std::size_t* order, std::size_t n) {
   listed_ = true;
+  // A table's rows write the plan axes of more than one value; fill_design_rows() the others.
+  row_plan_axes_.clear();
+  for (int i = spaces::kTp; i < spaces::kNumAxes; ++i)
+    if (axis_col_[i] != Schema::npos && space_.axes()[i].size() > 1) row_plan_axes_.push_back(i);
   chunk_ = Chunk{};
   used_ = 0;
   rows_.clear();
@@ -357,14 +364,10 @@ void TransformerChunkEvaluator::append(std::uint64_t point_id, const estimator::
     at(point_col_, point_id);
   // design_id and the design axes are constant over a design's rows: fill_design_rows() sets them.
   // With keep = "all" the plan axes (like the design axes) are filled by fill_design_rows().
-  if (keep_ != spaces::Keep::all || listed_) {
-    // A table's rows write the plan axes of more than one value; fill_design_rows() the others.
-    const auto& axes = space_.axes();
-    for (int i = spaces::kTp; i < spaces::kNumAxes; ++i) {
-      const std::uint32_t d = digits_[i];
-      if (axis_col_[i] != Schema::npos && (!listed_ || axes[i].size() > 1))
-        put(axis_col_[i], r, axes[i].is_label ? d : axes[i].numbers[d]);
-    }
+  const auto& axes = space_.axes();
+  for (int i : row_plan_axes_) {
+    const std::uint32_t d = digits_[i];
+    put(axis_col_[i], r, axes[i].is_label ? d : axes[i].numbers[d]);
   }
   if (dp_col_ != Schema::npos) put(dp_col_, r, plan ? plan->dp : derived_dp());
   const bool feasible = e && e->feasible;

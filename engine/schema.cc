@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cmath>
@@ -238,10 +239,29 @@ RowBlock::RowBlock(const Schema& schema) {
   }
 }
 
+namespace {
+
+// Grows `v` to `n` elements, a large array in transparent huge pages where the kernel gives them
+// on request (its "madvise" mode): a table of a million rows then faults in 512 times fewer pages.
+template <class T>
+void grow(std::vector<T>& v, std::size_t n) {
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  if (n > v.capacity()) {
+    v.reserve(n);
+    const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
+    const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
+    const std::uintptr_t last = (begin + v.capacity() * sizeof(T)) & ~(kHuge - 1);
+    if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+  }
+  v.resize(n);
+}
+
+}  // namespace
+
 void RowBlock::resize(std::size_t rows) {
   if (rows > capacity_) {
     const std::size_t capacity = std::max(rows, capacity_ + capacity_ / 2);
-    for (auto& d : data_) std::visit([capacity](auto& v) { v.resize(capacity); }, d);
+    for (auto& d : data_) std::visit([capacity](auto& v) { grow(v, capacity); }, d);
     capacity_ = capacity;
   }
   rows_ = rows;

@@ -94,19 +94,17 @@ py::dtype dtype_of(engine::ColumnType type) {
   return py::dtype::of<double>();
 }
 
-// columns: (name, float64 array) for numbers, (name, categories, int64 codes) for labels.
-// Returns [(name, array, labels or None)] of the store's columns but the ids, each array a view
-// of the evaluated rows.
+// columns: (name, array) for numbers (integers, booleans or floats), (name, categories, codes)
+// for labels; an array of one value gives every row that value. Returns [(name, array, labels or
+// None, unit)] of the store's columns but the ids, each array a view of the evaluated rows.
 py::list evaluate_table(const py::list& columns, std::size_t rows, const std::string& spec_text,
                         const std::string& spec_name, const std::string& output_columns) {
   spaces::PointTable table;
   table.rows = rows;
-  // Keep the inputs' buffers while the GIL is released.
-  std::vector<py::array> keep;
   struct Input {
     std::string name;
     std::vector<std::string> categories;
-    const void* data = nullptr;
+    py::array values;  // int64 codes, int64 or float64 numbers; kept while the GIL is released
     bool label = false;
   };
   std::vector<Input> inputs;
@@ -114,27 +112,37 @@ py::list evaluate_table(const py::list& columns, std::size_t rows, const std::st
     const auto t = item.cast<py::tuple>();
     Input in;
     in.name = t[0].cast<std::string>();
-    if (t.size() == 3) {
-      in.label = true;
-      in.categories = t[1].cast<std::vector<std::string>>();
-      keep.push_back(py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>(t[2]));
-    } else {
-      keep.push_back(py::array_t<double, py::array::c_style | py::array::forcecast>(t[1]));
-    }
-    if (static_cast<std::size_t>(keep.back().size()) != rows)
+    in.label = t.size() == 3;
+    const auto given = py::array::ensure(t[in.label ? 2 : 1]);
+    if (!given) throw InputError("column '" + in.name + "': not an array of values");
+    if (in.label) in.categories = t[1].cast<std::vector<std::string>>();
+    // Whole numbers as they are (no copy of an int64 column), others as float64.
+    const char kind = given.dtype().kind();
+    if (in.label || kind == 'i' || kind == 'u' || kind == 'b')
+      in.values = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>(given);
+    else
+      in.values = py::array_t<double, py::array::c_style | py::array::forcecast>(given);
+    const auto size = static_cast<std::size_t>(in.values.size());
+    if (size != rows && size != 1)
       throw InputError("column '" + in.name + "': not as long as the others");
-    in.data = keep.back().data();
     inputs.push_back(std::move(in));
   }
   auto result = std::make_shared<engine::TableRows>();
   {
     py::gil_scoped_release release;
-    for (auto& in : inputs)
-      table.columns.push_back(in.label ? spaces::TableColumn::from_codes(
-                                             in.name, std::move(in.categories),
-                                             static_cast<const std::int64_t*>(in.data), rows)
-                                       : spaces::TableColumn::from_numbers(
-                                             in.name, static_cast<const double*>(in.data), rows));
+    for (auto& in : inputs) {
+      const auto size = static_cast<std::size_t>(in.values.size());
+      const void* data = in.values.data();
+      if (in.label)
+        table.columns.push_back(spaces::TableColumn::from_codes(
+            in.name, std::move(in.categories), static_cast<const std::int64_t*>(data), size));
+      else if (in.values.dtype().kind() == 'i')
+        table.columns.push_back(spaces::TableColumn::from_numbers(
+            in.name, static_cast<const std::int64_t*>(data), size));
+      else
+        table.columns.push_back(
+            spaces::TableColumn::from_numbers(in.name, static_cast<const double*>(data), size));
+    }
     *result = engine::evaluate_table(
         spaces::table_space(std::move(table), spec_text, spec_name, output_columns));
   }

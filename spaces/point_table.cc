@@ -71,35 +71,56 @@ void push_value(toml::array& out, const TableColumn& c, std::size_t j, bool bool
 
 }  // namespace
 
-TableColumn TableColumn::from_numbers(std::string name, const double* values, std::size_t rows) {
+namespace {
+
+template <class T>
+TableColumn numbers_column(std::string name, const T* values, std::size_t rows) {
   TableColumn c;
   c.name = std::move(name);
   c.codes.resize(rows);
+  // A column of a few values (the common case: a plan axis) is looked up by a scan of them; one
+  // of many by a hash.
+  constexpr std::size_t kScan = 16;
   std::unordered_map<double, std::uint32_t> index;
-  double last = 0;
-  std::uint32_t last_code = 0;
-  bool have_last = false;
   for (std::size_t r = 0; r < rows; ++r) {
-    const double v = values[r];
-    // Runs of one value are the common case (a table built as a product): skip the hash.
-    if (have_last && v == last) {
-      c.codes[r] = last_code;
+    const double v = values[r] == 0 ? 0.0 : static_cast<double>(values[r]);  // -0 is 0
+    if (r > 0 && c.numbers[c.codes[r - 1]] == v) {  // runs of one value: a table built as a product
+      c.codes[r] = c.codes[r - 1];
       continue;
     }
-    if (std::isnan(v))
-      throw InputError(fmt::format("row {}, column '{}': no value (NaN)", r, c.name));
-    auto [it, added] =
-        index.try_emplace(v == 0 ? 0.0 : v, static_cast<std::uint32_t>(index.size()));
-    if (added) {
+    std::uint32_t code = 0;
+    const std::size_t n = c.numbers.size();
+    if (n <= kScan) {
+      while (code < n && c.numbers[code] != v) ++code;
+    } else {
+      const auto it = index.find(v);
+      code = it == index.end() ? static_cast<std::uint32_t>(n) : it->second;
+    }
+    if (code == n) {
+      if (std::isnan(v))
+        throw InputError(fmt::format("row {}, column '{}': no value (NaN)", r, c.name));
       c.numbers.push_back(v);
       c.first_row.push_back(r);
+      if (n == kScan)
+        for (std::uint32_t j = 0; j <= n; ++j) index.emplace(c.numbers[j], j);
+      else if (n > kScan)
+        index.emplace(v, code);
     }
-    last = v;
-    last_code = it->second;
-    have_last = true;
-    c.codes[r] = last_code;
+    c.codes[r] = code;
   }
+  if (c.numbers.size() == 1) c.codes.clear();
   return c;
+}
+
+}  // namespace
+
+TableColumn TableColumn::from_numbers(std::string name, const double* values, std::size_t rows) {
+  return numbers_column(std::move(name), values, rows);
+}
+
+TableColumn TableColumn::from_numbers(std::string name, const std::int64_t* values,
+                                      std::size_t rows) {
+  return numbers_column(std::move(name), values, rows);
 }
 
 TableColumn TableColumn::from_codes(std::string name, std::vector<std::string> categories,
@@ -122,6 +143,7 @@ TableColumn TableColumn::from_codes(std::string name, std::vector<std::string> c
     }
     c.codes[r] = static_cast<std::uint32_t>(to);
   }
+  if (c.labels.size() == 1) c.codes.clear();
   return c;
 }
 
@@ -163,7 +185,7 @@ void add_framework_defaults(PointTable& table) {
     const FrameworkProfile* p = framework_profile(static_cast<estimator::Framework>(v));
     defaults.push_back(p ? p->defaults : estimator::Stack{});
   }
-  const std::vector<std::uint32_t> framework_codes = fw->codes;  // fw moves as columns grow
+  const TableColumn frameworks = *fw;  // fw moves as columns grow
   for (std::size_t i = 1; i < settings.size(); ++i) {
     const StackSetting& st = settings[i];
     if (has(st.name)) continue;
@@ -177,7 +199,7 @@ void add_framework_defaults(PointTable& table) {
     }
     if (names.size() == 1) continue;  // one default for every row: the parser's own
     std::vector<std::int64_t> codes(table.rows);
-    for (std::size_t r = 0; r < table.rows; ++r) codes[r] = code_of_framework[framework_codes[r]];
+    for (std::size_t r = 0; r < table.rows; ++r) codes[r] = code_of_framework[frameworks.code(r)];
     table.columns.push_back(
         TableColumn::from_codes(st.name, std::move(names), codes.data(), table.rows));
   }
@@ -203,8 +225,8 @@ void drop_unused_expansion_bandwidth(PointTable& table) {
   const auto gb = find("expansion_gb");
   const auto zero_code = static_cast<std::uint32_t>(zero - bw->numbers.begin());
   for (std::size_t r = 0; r < table.rows; ++r)
-    if (bw->codes[r] == zero_code &&
-        (gb != table.columns.end() && !gb->is_label && gb->numbers[gb->codes[r]] != 0))
+    if (bw->code(r) == zero_code &&
+        (gb != table.columns.end() && !gb->is_label && gb->numbers[gb->code(r)] != 0))
       return;  // a tier without bandwidth: the space's message names it
   // The first positive value first, then the others in their order; zero becomes the first.
   const std::uint32_t positive = zero_code == 0 ? 1 : 0;
@@ -426,7 +448,8 @@ TableDigits table_digits(const TableSpace& ts) {
   TableDigits out;
   out.axis.assign(axes.size(), nullptr);
   for (std::size_t c = 0; c < ts.table.columns.size(); ++c)
-    out.axis[static_cast<std::size_t>(ts.axis_of_column[c])] = ts.table.columns[c].codes.data();
+    if (!ts.table.columns[c].codes.empty())
+      out.axis[static_cast<std::size_t>(ts.axis_of_column[c])] = ts.table.columns[c].codes.data();
   // Design ids: the mixed-radix number of the design axes, the first the most significant.
   std::vector<std::pair<const std::uint32_t*, std::uint64_t>> design_digits;
   std::uint64_t stride = 1;

@@ -21,13 +21,16 @@ struct TableColumn {
   bool is_label = false;
   std::vector<double> numbers;         // numeric columns
   std::vector<std::string> labels;     // label columns
-  std::vector<std::uint32_t> codes;    // per row
+  std::vector<std::uint32_t> codes;    // per row; empty when every row has the one value
   std::vector<std::size_t> first_row;  // per distinct value: the first row that has it
 
   std::size_t size() const noexcept { return is_label ? labels.size() : numbers.size(); }
-  // A numeric column from `rows` values; InputError naming the row on NaN.
+  std::uint32_t code(std::size_t row) const noexcept { return codes.empty() ? 0 : codes[row]; }
+  // A numeric column of `rows` values (one value: every row's); InputError naming the row on NaN.
   static TableColumn from_numbers(std::string name, const double* values, std::size_t rows);
-  // A label column from codes (-1: missing, an InputError naming the row) into `categories`.
+  static TableColumn from_numbers(std::string name, const std::int64_t* values, std::size_t rows);
+  // A label column from codes into `categories` (-1: missing, an InputError naming the row); one
+  // code: every row's.
   static TableColumn from_codes(std::string name, std::vector<std::string> categories,
                                 const std::int64_t* codes, std::size_t rows);
 };
@@ -47,11 +50,11 @@ class TableTooLarge : public InputError {
 // The table's space: every column an axis of the family of its `model` column (a recommendation
 // model's, or a transformer's). `spec_text` (of the file `spec_name`) gives what the table does
 // not: the training target, pricing, reliability, calibration, constraints and any axis of one
-// value; empty for the defaults. The rows keep the `columns` of the store. The rows keep the `columns` of the store. A stack setting that
-// neither gives takes each row's framework's default. Errors name the column and the first row with
-// the bad value ("row 3, column 'tp': must be a positive integer, got 0"), an unknown column with
-// the closest axis names, an axis the spec sweeps that no column gives. TableTooLarge when the
-// distinct values span more than 2^62 points.
+// value; empty for the defaults. The rows keep the `columns` of the store. The rows keep the
+// `columns` of the store. A stack setting that neither gives takes each row's framework's default.
+// Errors name the column and the first row with the bad value ("row 3, column 'tp': must be a
+// positive integer, got 0"), an unknown column with the closest axis names, an axis the spec sweeps
+// that no column gives. TableTooLarge when the distinct values span more than 2^62 points.
 struct TableSpace {
   Space space;
   PointTable table;                 // the table with the stack columns the frameworks imply

@@ -172,35 +172,29 @@ def open_store(store, **options):
 
 
 def _table_columns(frame, constants):
+    """The table's columns for _core.evaluate_table: numbers as arrays, labels as categories
+    and codes, a constant as one value."""
     import numpy as np
     import pandas as pd
 
-    names = list(frame.columns)
+    names = [str(name) for name in frame.columns]
     columns = []
-    for name in names:
-        name = str(name)
+    for name, (_, series) in zip(names, frame.items()):
         if _core.is_output_column(name) or (name == "num_gpus" and "num_nodes" in names):
             continue
-        series = frame[name]
         if isinstance(series.dtype, pd.CategoricalDtype):
-            columns.append(
-                (
-                    name,
-                    [str(c) for c in series.cat.categories],
-                    series.cat.codes.to_numpy(np.int64),
-                )
-            )
+            categories = [str(c) for c in series.cat.categories]
+            columns.append((name, categories, series.cat.codes.to_numpy()))
         elif pd.api.types.is_bool_dtype(series.dtype) or pd.api.types.is_numeric_dtype(series.dtype):
-            columns.append((name, series.to_numpy(np.float64)))
+            columns.append((name, series.to_numpy()))
         else:
             codes, uniques = pd.factorize(series)
-            columns.append((name, [_text(u) for u in uniques], codes.astype(np.int64)))
-    rows = len(frame)
+            columns.append((name, [_text(u) for u in uniques], codes))
     for name, value in constants.items():
         if isinstance(value, str):
-            columns.append((name, [value], np.zeros(rows, np.int64)))
+            columns.append((name, [value], np.zeros(1, np.int64)))
         else:
-            columns.append((name, np.full(rows, float(value))))
+            columns.append((name, np.array([value])))
     return columns
 
 
