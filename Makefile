@@ -13,7 +13,7 @@ ASAN_ENV = ASAN_OPTIONS=check_initialization_order=1:strict_init_order=1:detect_
 	UBSAN_OPTIONS=print_stacktrace=1
 FUZZ_SECONDS ?= 60
 
-.PHONY: run test deps deps-test build build-test test-asan fuzz bench clean
+.PHONY: run test deps deps-test build build-test install-python test-asan fuzz bench clean
 
 deps:
 	bash scripts/install-deps.sh
@@ -23,10 +23,14 @@ deps-test:
 
 build: deps
 	cmake --preset $(PRESET_RUN) -B $(BUILD)
-	cmake --build $(BUILD) -j $(JOBS) --target clustersweep
+	cmake --build $(BUILD) -j $(JOBS) --target clustersweep clustersweep_python
+
+# The Python module into Debian's Python (docs/python.md): `import clustersweep` in /usr/bin/python3.
+install-python: build
+	bash scripts/install-python.sh $(BUILD)
 
 # The main job on the built-in default: a real sweep of a shipped example, then its summary.
-run: build
+run: install-python
 	bash scripts/run-default.sh $(BUILD)/bin/clustersweep
 
 build-test: deps-test

@@ -114,6 +114,8 @@ std::string Column::exact(double value) const {
   return fmt::format("{}", value);
 }
 
+bool is_priced_column(std::string_view name) { return find_priced(name) != nullptr; }
+
 Role classify_column(std::string_view name) {
   static const std::vector<std::string_view> plan = {
       "tp",     "pp", "dp", "cp", "vp", "micro_batch", "zero", "recompute", "sequence_parallel",

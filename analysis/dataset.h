@@ -57,6 +57,9 @@ struct Column {
 // --by, --where or --columns names.
 std::string legend(const std::vector<const Column*>& columns);
 
+// Whether `name` is one of the priced columns (energy_kwh, co2e_kg, gpu_hours, cost_usd).
+bool is_priced_column(std::string_view name);
+
 // The role of a stored column, from its name (docs/analysis.md lists the names).
 Role classify_column(std::string_view name);
 

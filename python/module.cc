@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/dataset.h"
 #include "apps/commands.h"
 #include "base/error.h"
 #include "clustersweep/version.h"
@@ -217,5 +218,9 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("evaluate_table", &evaluate_table, py::arg("columns"), py::arg("rows"),
         py::arg("spec_text"), py::arg("spec_name"), py::arg("output_columns"));
-  m.def("is_output_column", [](const std::string& name) { return engine::is_output_column(name); });
+  // A column estimate_many computes again: a store's own, or one analysis prices from them (what
+  // open_store's rows hold besides the axes).
+  m.def("is_output_column", [](const std::string& name) {
+    return engine::is_output_column(name) || analysis::is_priced_column(name);
+  });
 }

@@ -8,13 +8,15 @@ packages=(
   openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools
   libboost-program-options-dev libeigen3-dev libfmt-dev libtomlplusplus-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev
+  pybind11-dev python3-dev python3-numpy python3-pandas python3-xarray python3-h5netcdf
 )
 if [[ "${1:-}" == "--test" ]]; then
   # The real-scheduler tests (iproute2 and util-linux for the multi-node cluster's network and UTS
-  # namespaces), the h5py/pandas/xarray reader tests, the headless SVG render test, the format
-  # check, the fuzzers (clang, and what clang only recommends: its libFuzzer and sanitizer
-  # runtimes, and llvm-symbolizer, without which their reports show bare addresses).
-  packages+=(slurm-wlm munge iproute2 util-linux python3-h5py python3-numpy python3-pandas python3-xarray python3-h5netcdf
+  # namespaces), the h5py reader tests, the Python module's `pip install` into a virtual
+  # environment, the headless SVG render test, the format check, the fuzzers (clang, and what clang
+  # only recommends: its libFuzzer and sanitizer runtimes, and llvm-symbolizer, without which their
+  # reports show bare addresses).
+  packages+=(slurm-wlm munge iproute2 util-linux python3-h5py python3-venv python3-pip python3-setuptools python3-wheel
              chromium clang-format clang libclang-rt-dev llvm)
 fi
 
