@@ -94,10 +94,9 @@ bool TransformerChunkEvaluator::advance(std::uint64_t points) {
 void TransformerChunkEvaluator::evaluate_table(const spaces::TableDigits& table,
                                                const std::size_t* order, std::size_t n) {
   listed_ = true;
-  // A table's rows write the plan axes of more than one value; fill_design_rows() the others.
+  // The plan axes are written below, a column at a time, and by fill_design_rows() where the
+  // table has one value: no row writes its own.
   row_plan_axes_.clear();
-  for (int i = spaces::kTp; i < spaces::kNumAxes; ++i)
-    if (axis_col_[i] != Schema::npos && space_.axes()[i].size() > 1) row_plan_axes_.push_back(i);
   chunk_ = Chunk{};
   used_ = 0;
   rows_.clear();
@@ -136,6 +135,18 @@ void TransformerChunkEvaluator::evaluate_table(const spaces::TableDigits& table,
   design_loaded_ = false;
   rows_.resize(used_);
   evaluated_ = n;
+  // Row k is the table's row order[k]: each plan axis of more than one value from its codes.
+  for (const Given& g : given) {
+    const spaces::Axis& axis = axes[g.axis];
+    if (axis_col_[g.axis] == Schema::npos) continue;
+    with_column(axis_col_[g.axis], [&](auto* p) {
+      using T = std::remove_pointer_t<decltype(p)>;
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::uint32_t d = g.digits[order[k]];
+        p[k] = static_cast<T>(axis.is_label ? static_cast<double>(d) : axis.numbers[d]);
+      }
+    });
+  }
 }
 
 void TransformerChunkEvaluator::load_design(std::uint64_t design) {

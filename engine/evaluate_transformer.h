@@ -60,7 +60,7 @@ class TransformerChunkEvaluator final : public FamilyEvaluator {
   // Rows come from a table, not an odometer: each row writes its own plan axes.
   bool listed_ = false;
   // The plan axes each row writes: all with a column but in keep = "all" (fill_design_rows()
-  // writes them as runs of one value), and a table's axes of more than one value.
+  // writes them as runs of one value) and for a table (evaluate_table() writes them).
   std::vector<int> row_plan_axes_;
   spaces::Objective objective_;
   std::uint64_t plan_points_;

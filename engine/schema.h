@@ -212,8 +212,11 @@ inline void transformer_metric_values(const estimator::Estimate& e, double steps
                                       const estimator::StepInterval& interval, int support,
                                       double pue, double* out) noexcept {
   const auto& t = e.time;
+  // A point that does not run has no job: its job columns are NaN (metric_values), so the failure
+  // model is not evaluated for it.
   const estimator::JobFigures j =
-      estimator::job_figures(job, t.total_s, e.energy_per_step_j, steps, interval);
+      e.feasible ? estimator::job_figures(job, t.total_s, e.energy_per_step_j, steps, interval)
+                 : estimator::JobFigures{};
   double run[kNumTransformerMetrics];
   job_metric_values(t.total_s, j, support, run);
   run[kNumJobMetrics] = e.tokens_per_s;
@@ -251,8 +254,11 @@ inline void dlrm_metric_values(const estimator::DlrmEstimate& e, double steps,
                                const estimator::StepInterval& interval, int support, double pue,
                                double* out) noexcept {
   const auto& t = e.time;
+  // A point that does not run has no job: its job columns are NaN (metric_values), so the failure
+  // model is not evaluated for it.
   const estimator::JobFigures j =
-      estimator::job_figures(job, t.total_s, e.energy_per_step_j, steps, interval);
+      e.feasible ? estimator::job_figures(job, t.total_s, e.energy_per_step_j, steps, interval)
+                 : estimator::JobFigures{};
   double run[kNumDlrmMetrics];
   job_metric_values(t.total_s, j, support, run);
   run[kNumJobMetrics] = e.samples_per_s;

@@ -7,6 +7,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -95,6 +97,48 @@ py::dtype dtype_of(engine::ColumnType type) {
   return py::dtype::of<double>();
 }
 
+// A column of Python objects (pandas' strings) as its distinct texts and each row's code into them
+// (-1 for None and NaN): the same object as the row before, or as a row seen, by its address,
+// which a column of a few strings repeated a million times mostly is; others by their text.
+std::pair<std::vector<std::string>, py::array_t<std::int64_t>> factorize_objects(
+    const py::array& objects) {
+  const py::array array = py::array::ensure(objects, py::array::c_style);
+  if (!array || array.ndim() != 1)
+    throw InputError("a column of objects that is not one-dimensional");
+  const std::size_t n = static_cast<std::size_t>(array.size());
+  py::array_t<std::int64_t> codes(static_cast<py::ssize_t>(n));
+  std::int64_t* out = codes.mutable_data();
+  std::vector<std::string> texts;
+  std::vector<std::pair<PyObject*, std::int64_t>> seen;  // objects met, with their code
+  PyObject* last = nullptr;
+  std::int64_t last_code = -1;
+  const auto* data = static_cast<PyObject* const*>(array.data());
+  for (std::size_t r = 0; r < n; ++r) {
+    PyObject* o = data[r];
+    if (o != last) {
+      last = o;
+      last_code = -1;
+      for (const auto& [object, code] : seen)
+        if (object == o) last_code = code;
+      if (last_code < 0) {
+        const py::handle h(o);
+        const bool missing = o == Py_None || (PyFloat_Check(o) && std::isnan(PyFloat_AS_DOUBLE(o)));
+        if (!missing) {
+          const std::string text =
+              PyBool_Check(o) ? (o == Py_True ? "true" : "false") : py::str(h).cast<std::string>();
+          const auto at = std::find(texts.begin(), texts.end(), text);
+          last_code = at - texts.begin();
+          if (at == texts.end()) texts.push_back(text);
+        }
+        // A column of many distinct objects (all different strings) is not worth remembering.
+        if (seen.size() < 64) seen.push_back({o, last_code});
+      }
+    }
+    out[r] = last_code;
+  }
+  return {std::move(texts), std::move(codes)};
+}
+
 // columns: (name, array) for numbers (integers, booleans or floats), (name, categories, codes)
 // for labels; an array of one value gives every row that value. Returns [(name, array, labels or
 // None, unit)] of the store's columns but the ids, each array a view of the evaluated rows.
@@ -117,12 +161,18 @@ py::list evaluate_table(const py::list& columns, std::size_t rows, const std::st
     const auto given = py::array::ensure(t[in.label ? 2 : 1]);
     if (!given) throw InputError("column '" + in.name + "': not an array of values");
     if (in.label) in.categories = t[1].cast<std::vector<std::string>>();
-    // Whole numbers as they are (no copy of an int64 column), others as float64.
     const char kind = given.dtype().kind();
-    if (in.label || kind == 'i' || kind == 'u' || kind == 'b')
+    if (kind == 'O') {  // text (or other objects): factorized here, by each row's str()
+      const auto [categories, codes] = factorize_objects(given);
+      in.label = true;
+      in.categories = categories;
+      in.values = codes;
+    } else if (in.label || kind == 'i' || kind == 'u' || kind == 'b') {
+      // Whole numbers as they are (no copy of an int64 column), others as float64.
       in.values = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>(given);
-    else
+    } else {
       in.values = py::array_t<double, py::array::c_style | py::array::forcecast>(given);
+    }
     const auto size = static_cast<std::size_t>(in.values.size());
     if (size != rows && size != 1)
       throw InputError("column '" + in.name + "': not as long as the others");

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <unordered_map>
@@ -82,10 +83,12 @@ TableColumn numbers_column(std::string name, const T* values, std::size_t rows) 
   // of many by a hash.
   constexpr std::size_t kScan = 16;
   std::unordered_map<double, std::uint32_t> index;
+  double last = std::numeric_limits<double>::quiet_NaN();  // equal to no value
+  std::uint32_t last_code = 0;
   for (std::size_t r = 0; r < rows; ++r) {
     const double v = values[r] == 0 ? 0.0 : static_cast<double>(values[r]);  // -0 is 0
-    if (r > 0 && c.numbers[c.codes[r - 1]] == v) {  // runs of one value: a table built as a product
-      c.codes[r] = c.codes[r - 1];
+    if (v == last) {  // runs of one value: a table built as a product
+      c.codes[r] = last_code;
       continue;
     }
     std::uint32_t code = 0;
@@ -106,7 +109,8 @@ TableColumn numbers_column(std::string name, const T* values, std::size_t rows) 
       else if (n > kScan)
         index.emplace(v, code);
     }
-    c.codes[r] = code;
+    c.codes[r] = last_code = code;
+    last = v;
   }
   if (c.numbers.size() == 1) c.codes.clear();
   return c;

@@ -187,9 +187,8 @@ def _table_columns(frame, constants):
             columns.append((name, categories, series.cat.codes.to_numpy()))
         elif pd.api.types.is_bool_dtype(series.dtype) or pd.api.types.is_numeric_dtype(series.dtype):
             columns.append((name, series.to_numpy()))
-        else:
-            codes, uniques = pd.factorize(series)
-            columns.append((name, [_text(u) for u in uniques], codes))
+        else:  # text: factorized by the extension, faster than pandas for a few repeated labels
+            columns.append((name, series.to_numpy(dtype=object)))
     for name, value in constants.items():
         if isinstance(value, str):
             columns.append((name, [value], np.zeros(1, np.int64)))
