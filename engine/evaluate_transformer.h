@@ -57,7 +57,7 @@ class TransformerChunkEvaluator final : public FamilyEvaluator {
   const spaces::Space& space_;
   const Schema& schema_;
   spaces::Keep keep_;
-  // Rows come from a table, not an odometer: each row writes its own plan axes.
+  // The rows come from a table (evaluate_table()), not from an odometer over the plan axes.
   bool listed_ = false;
   // The plan axes each row writes: all with a column but in keep = "all" (fill_design_rows()
   // writes them as runs of one value) and for a table (evaluate_table() writes them).

@@ -15,7 +15,7 @@ namespace clustersweep::engine {
 bool is_output_column(std::string_view name);
 
 struct TableRows {
-  Schema schema;  // make_schema() of the table's space: every column
+  Schema schema;  // make_schema() of the table's space: the columns table_space() was asked for
   RowBlock rows;  // row i is the table's row i
 };
 TableRows evaluate_table(const spaces::TableSpace& table);

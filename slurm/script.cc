@@ -158,6 +158,15 @@ std::string sweep_script(const SweepJob& job) {
        "# `wait` returns early when the trap runs; wait again for the sweep's own exit code.\n"
        "while :; do\n  trapped=0\n  wait \"$sweep\"\n  status=$?\n  (( trapped )) || "
        "break\ndone\n\n";
+  // srun can exit 0 when a node failed as the step launched and no task ran: only the store says
+  // whether the sweep finished.
+  s += "if (( status == 0 )) && ! \"$clustersweep\" status \"$store\" --interval 0 --json "
+       "2>/dev/null |\n"
+       "    grep -q '\"state\": \"complete\"'; then\n"
+       "  echo \"clustersweep: the launcher exited 0 but $store is not complete (a task that never "
+       "started?); resuming it as an interrupted run\" >&2\n"
+       "  status=75\n"
+       "fi\n";
   s += "if (( status == 0 )); then\n"
        "  echo \"clustersweep: sweep complete $(date -Is)\"\n"
        "  exit 0\n"

@@ -1,6 +1,7 @@
 """Runs the README's tour exactly as a newcomer would, from a fresh directory: every command of
 its sh block (the Slurm submission as --dry-run, since a test machine has no cluster) and its
-Python snippet. Exits 1 naming the first command that fails.
+Python snippets (the module from PYTHONPATH, as `make run` installs it). Exits 1 naming the first
+command that fails.
 
 usage: readme_tour.py README.md BINARY
 """
@@ -15,7 +16,7 @@ root = os.path.dirname(os.path.abspath(readme))
 text = open(readme, encoding="utf-8").read()
 tour = text[text.index("## A tour"):]
 shell = re.search(r"```sh\n(.*?)```", tour, re.S).group(1)
-python = re.search(r"```python\n(.*?)```", tour, re.S).group(1)
+snippets = re.findall(r"```python\n(.*?)```", tour, re.S)
 
 commands = []
 for line in shell.replace("\\\n", " ").splitlines():
@@ -49,9 +50,10 @@ with tempfile.TemporaryDirectory(prefix="clustersweep-tour-") as work:
             print(f"README tour: `{command}` exited {done.returncode}\n{done.stdout[-2000:]}"
                   f"\n{done.stderr[-2000:]}")
             sys.exit(1)
-    done = subprocess.run(["/usr/bin/python3", "-c", python], cwd=work, env=env,
-                          capture_output=True, text=True, timeout=600)
-    if done.returncode != 0:
-        print(f"README tour: the Python snippet failed\n{done.stderr[-2000:]}")
-        sys.exit(1)
-print(f"ok {len(commands) - 1} commands and the Python snippet")
+    for i, snippet in enumerate(snippets):
+        done = subprocess.run(["/usr/bin/python3", "-c", snippet], cwd=work, env=env,
+                              capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            print(f"README tour: Python snippet {i + 1} failed\n{done.stderr[-2000:]}")
+            sys.exit(1)
+print(f"ok {len(commands) - 1} commands and {len(snippets)} Python snippets")

@@ -159,12 +159,16 @@ ScriptRun run_script(const SweepJob& base, const std::string& sweep_behaviour, b
   testing::write_text(bin + "/scontrol",
                       fmt::format("#!/bin/bash\necho \"$*\" >> {}\n", dir / "scontrol.calls"),
                       true);
-  // The fake sweep records its arguments, says it started, then behaves as asked.
-  testing::write_text(dir / "sweep",
-                      fmt::format("#!/bin/bash\necho \"$*\" > {}\n"
-                                  "trap 'exit 75' USR1\ntouch {}\n{}\n",
-                                  dir / "sweep.args", dir / "started", sweep_behaviour),
-                      true);
+  // The fake sweep records its arguments, says it started, then behaves as asked; asked for the
+  // store's status, it is complete once the behaviour touched `complete`.
+  testing::write_text(
+      dir / "sweep",
+      fmt::format("#!/bin/bash\n"
+                  "if [[ $1 == status ]]; then\n"
+                  "  [[ -e {0} ]] && echo '  \"state\": \"complete\",'\n  exit 0\nfi\n"
+                  "echo \"$*\" > {1}\ntrap 'exit 75' USR1\ntouch {2}\n{3}\n",
+                  dir / "complete", dir / "sweep.args", dir / "started", sweep_behaviour),
+      true);
   SweepJob job = base;
   job.clustersweep = dir / "sweep";
   job.spec = dir / "spec.toml";
@@ -199,11 +203,26 @@ TEST(SweepScriptBehaviour, OnTheTimeLimitSignalCheckpointsAndRequeues) {
   EXPECT_TRUE(contains(run.log, "requeueing job 42 to resume")) << run.log;
 }
 
+constexpr const char* kCompletes = "touch complete; exit 0";
+
 TEST(SweepScriptBehaviour, ACompleteSweepEndsTheJob) {
-  const auto run = run_script(example_job(), "exit 0", false);
+  const auto run = run_script(example_job(), kCompletes, false);
   EXPECT_EQ(run.exit_code, 0) << run.log;
   EXPECT_EQ(run.scontrol_calls, "");
   EXPECT_TRUE(contains(run.log, "sweep complete")) << run.log;
+}
+
+// srun exits 0 when a node fails as the step launches and no task runs: the store, not complete,
+// says the sweep did not finish, and the job is requeued to resume it.
+TEST(SweepScriptBehaviour, ALauncherThatExitsZeroBeforeTheSweepFinishedRequeues) {
+  const auto run = run_script(example_job(), "exit 0", false);
+  EXPECT_EQ(run.exit_code, 75) << run.log;
+  EXPECT_EQ(run.scontrol_calls, "requeue 42\n") << run.log;
+  EXPECT_TRUE(contains(run.log,
+                       "is not complete (a task that never started?); resuming it as an "
+                       "interrupted run"))
+      << run.log;
+  EXPECT_FALSE(contains(run.log, "sweep complete")) << run.log;
 }
 
 TEST(SweepScriptBehaviour, AFailedSweepIsNotRequeued) {
@@ -238,7 +257,7 @@ TEST(SweepScriptBehaviour, StopsRequeueingAfterTheLimit) {
 TEST(SweepScriptBehaviour, ArrayTaskRunsItsShard) {
   auto job = example_job();
   job.array = {4, 0};
-  const auto run = run_script(job, "exit 0", false);
+  const auto run = run_script(job, kCompletes, false);
   EXPECT_EQ(run.exit_code, 0) << run.log;
   EXPECT_TRUE(contains(run.sweep_args, "/results.shard-2-of-4.h5 --shard 2/4 --resume\n"))
       << run.sweep_args;
