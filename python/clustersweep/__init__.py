@@ -62,10 +62,9 @@ _described = {}
 
 
 def _options(command):
-    """{flag: takes a value} and the positional option names of a command."""
+    """{flag: whether it takes a value} of a command."""
     if command not in _described:
-        _, options, positional = _core.describe(command)
-        _described[command] = ({name: takes for name, takes, _ in options}, positional)
+        _described[command] = {name: takes for name, takes, _ in _core.describe(command)[1]}
     return _described[command]
 
 
@@ -81,7 +80,7 @@ def _text(value):
 
 def _argv(command, kwargs, positional=()):
     """The command line of keyword arguments: the same flags, so the same parsing and errors."""
-    takes_value, _ = _options(command)
+    takes_value = _options(command)
     argv = [_text(p) for p in positional]
     for key, value in kwargs.items():
         if value is None:

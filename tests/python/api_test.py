@@ -12,7 +12,7 @@ import pandas as pd
 import xarray as xr
 
 import clustersweep
-from support import BINARY, SOURCE, cli, cli_error, cli_json, flags
+from support import SOURCE, cli, cli_error, cli_json, flags
 
 
 def random_settings(rng, family):

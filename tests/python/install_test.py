@@ -3,7 +3,6 @@ folder of Debian's Python) and `pip install --no-build-isolation .` into a virtu
 each imported from a fresh interpreter in another folder."""
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
