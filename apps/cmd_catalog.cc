@@ -98,22 +98,26 @@ std::optional<po::variables_map> parse_catalog(const Args& args) {
                "tables, accelerators with their datasheet figures and servers.");
 }
 
-}  // namespace
-
-nlohmann::ordered_json catalog_json(const Args& args) {
-  const auto vm = parse_catalog(args);
-  if (!vm) return {};
-  const std::string kind = (*vm)["kind"].as<std::string>();
+// The entries of the kind the flags name.
+Json catalog_rows(const po::variables_map& vm) {
+  const std::string kind = vm["kind"].as<std::string>();
   if (kind == "models") return models();
   if (kind == "dlrm-models") return dlrm_models();
   if (kind == "accelerators") return accelerators();
   throw InputError(fmt::format("KIND: must be {}, got '{}'", kKinds, kind));
 }
 
+}  // namespace
+
+nlohmann::ordered_json catalog_json(const Args& args) {
+  const auto vm = parse_catalog(args);
+  return vm ? catalog_rows(*vm) : Json();
+}
+
 int catalog(const Args& args) {
   const auto vm = parse_catalog(args);
   if (!vm) return kExitOk;
-  const Json rows = catalog_json(args);
+  const Json rows = catalog_rows(*vm);
   if (vm->count("json")) {
     std::cout << rows.dump(2) << '\n';
     return kExitOk;
