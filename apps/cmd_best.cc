@@ -1,7 +1,8 @@
 // clustersweep best: the best parallel plans of one model on one cluster (docs/search.md). The
 // settings are estimate's; they become a one-design spec (spaces/design_spec.h) whose plan axes
 // the settings do not fix are "all", and the exact plan search of that design answers, so `best`
-// keeps the plan a best-per-design sweep of the same spec keeps.
+// keeps the plan a best-per-design sweep of the same spec keeps. A recommendation model has no
+// parallel plan: its answer is every sharding of its tables ranked (spaces::rank_shardings).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -19,6 +20,7 @@
 #include "base/format.h"
 #include "spaces/design_spec.h"
 #include "spaces/frameworks.h"
+#include "spaces/resolve.h"
 #include "spaces/search.h"
 
 namespace clustersweep::cli {
@@ -199,6 +201,119 @@ void print_text(const spaces::Point& pt, const est::Estimator& estimator,
             "training job of #1");
 }
 
+// ---- Recommendation models: the planner's best placement and every sharding, ranked
+
+// One row of the ranking: its facts, computed once, for the table and the JSON alike.
+struct ShardingRow {
+  std::size_t rank = 0;   // 1 = the first
+  std::string sharding;   // "best", or a sharding's name
+  std::string placement;  // spaces::describe_placement(): "column:20 data:6", "row"
+  double step_time_s = 0;
+  double samples_per_s = 0;
+  double memory_bytes = 0;  // on the busiest GPU: in HBM and in the expansion tier
+  bool fits = false;
+  est::Infeasible reason = est::Infeasible::none;
+};
+
+// The first `top` of the ranking, in its order.
+std::vector<ShardingRow> sharding_rows(const spaces::DlrmPoint& pt,
+                                       const std::vector<spaces::RankedSharding>& ranked,
+                                       std::size_t top) {
+  std::vector<ShardingRow> rows;
+  for (std::size_t i = 0; i < ranked.size() && i < top; ++i) {
+    const est::DlrmEstimate& e = ranked[i].estimate;
+    rows.push_back({i + 1, ranked[i].name, spaces::describe_placement(pt, ranked[i].plan),
+                    e.time.total_s, e.samples_per_s, e.memory.hbm_bytes + e.memory.expansion_bytes,
+                    e.feasible, e.reason});
+  }
+  return rows;
+}
+
+nlohmann::ordered_json make_dlrm_json(const spaces::DlrmPoint& pt,
+                                      const std::vector<ShardingRow>& rows) {
+  nlohmann::ordered_json out;
+  out["model"] = pt.model_name;
+  out["gpu"] = pt.gpu_name;
+  out["num_gpus"] = pt.cluster.num_gpus;
+  out["global_batch"] = pt.workload.global_batch;
+  out["framework"] = est::to_string(pt.workload.framework);
+  nlohmann::ordered_json shardings = nlohmann::ordered_json::array();
+  for (const ShardingRow& r : rows)
+    shardings.push_back({{"rank", r.rank},
+                         {"sharding", r.sharding},
+                         {"placement", r.placement},
+                         {"step_time_s", json_number(r.step_time_s)},
+                         {"samples_per_s", json_number(r.samples_per_s)},
+                         {"hbm_gb", json_number(r.memory_bytes / 1e9)},
+                         {"fits", r.fits}});
+  out["shardings"] = std::move(shardings);
+  return out;
+}
+
+void print_dlrm_text(const spaces::DlrmPoint& pt, const std::vector<ShardingRow>& rows,
+                     std::size_t ranked) {
+  const est::Cluster& c = pt.cluster;
+  std::cout << fmt::format(
+      "best shardings of {} on {} x {} ({} nodes), global batch {}, framework {}, by step_time\n",
+      pt.model_name, c.num_gpus, pt.gpu_name, pt.nodes, pt.workload.global_batch,
+      est::to_string(pt.workload.framework));
+  if (rows.size() < ranked)
+    std::cout << fmt::format("the first {} of {} (--top)\n", rows.size(), ranked);
+  std::cout << '\n';
+  // The sharding, with its placement where the name does not say it: the planner's mix for
+  // "best", a table sliced by columns where table_wise cannot hold it whole.
+  std::vector<std::string> names;
+  std::size_t width = std::string_view("sharding").size();
+  for (const ShardingRow& r : rows) {
+    names.push_back(r.placement == r.sharding ? r.sharding
+                                              : fmt::format("{} ({})", r.sharding, r.placement));
+    width = std::max(width, names.back().size());
+  }
+  std::cout << fmt::format("{:>3}  {:<{}} {:>11} {:>11} {:>11}  {}\n", "#", "sharding", width,
+                           "step", "samples/s", "memory/GPU", "fits");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const ShardingRow& r = rows[i];
+    const std::string fits = r.fits ? "yes"
+                             : r.reason == est::Infeasible::out_of_memory
+                                 ? "out of memory"
+                                 : est::to_string(r.reason);
+    std::cout << fmt::format("{:>3}  {:<{}} {:>11} {:>11.4g} {:>11}  {}\n", r.rank, names[i], width,
+                             fmt::format("{:.4g} s", r.step_time_s), r.samples_per_s,
+                             fmt::format("{:.1f} GB", r.memory_bytes / 1e9), fits);
+  }
+  std::cout << fmt::format("\nmemory/GPU is the busiest GPU's (HBM {:g} GB", c.hbm_bytes / 1e9);
+  if (c.expansion_bytes > 0)
+    std::cout << fmt::format(", expansion tier {:g} GB", c.expansion_bytes / 1e9);
+  std::cout << "); estimate --sharding NAME breaks a row down\n";
+}
+
+// A recommendation model's shardings ranked: the JSON, or (json = false) the table on stdout.
+nlohmann::ordered_json best_shardings(const po::variables_map& vm, const spaces::Settings& settings,
+                                      bool json) {
+  if (settings.has("sharding"))
+    throw InputError(
+        fmt::format("{}: best ranks every sharding; leave it out", settings.where("sharding")));
+  const std::string objective = vm["objective"].as<std::string>();
+  if (objective != spaces::to_string(spaces::Objective::step_time))
+    throw InputError(fmt::format(
+        "--objective: must be step_time for a recommendation model (best ranks its shardings by "
+        "step time), got '{}'",
+        objective));
+  for (const char* flag : {"robust", "exhaustive", "stats", "print-spec"})
+    if (vm.count(flag))
+      throw InputError(fmt::format(
+          "--{}: for a transformer's plan search; best ranks a recommendation model's every "
+          "sharding, leave it out",
+          flag));
+  const spaces::DlrmPoint pt = spaces::resolve_dlrm(settings);
+  const est::DlrmEstimator estimator(pt.workload, pt.cluster, pt.calibration);
+  const std::vector<spaces::RankedSharding> ranked = spaces::rank_shardings(pt, estimator);
+  const std::vector<ShardingRow> rows = sharding_rows(pt, ranked, vm["top"].as<std::size_t>());
+  if (json) return make_dlrm_json(pt, rows);
+  print_dlrm_text(pt, rows, ranked.size());
+  return {};
+}
+
 std::optional<po::variables_map> parse_best(const Args& args) {
   po::options_description options("Options");
   po::positional_options_description positional;
@@ -206,8 +321,8 @@ std::optional<po::variables_map> parse_best(const Args& args) {
   options.add_options()(
       "objective", po::value<std::string>()->default_value("step_time"),
       "what the best plan minimizes: step_time, time_to_train, energy or cost (of training "
-      "--training-tokens)")("top", whole_value<std::size_t>(1)->default_value(5),
-                            "how many plans to print, best first")(
+      "--training-tokens); step_time for a recommendation model")(
+      "top", whole_value<std::size_t>(1)->default_value(5), "how many plans to print, best first")(
       "stats", "print the plans searched, evaluated and pruned, and the time taken")(
       "exhaustive", "evaluate every plan instead of searching (the same answer, slower)")(
       "robust",
@@ -222,7 +337,13 @@ std::optional<po::variables_map> parse_best(const Args& args) {
       "(tp, pp, cp, vp, micro-batch, ZeRO, recompute, sequence parallel, offload, pipeline\n"
       "split; ep and etp for Mixture-of-Experts models) is considered, by an exact search\n"
       "that prunes plans bounds prove cannot win (docs/search.md). A plan flag (--tp 8)\n"
-      "fixes that setting; the workload and cluster flags are estimate's.");
+      "fixes that setting; the workload and cluster flags are estimate's.\n"
+      "\n"
+      "A recommendation model (DLRM, DCNv2) has no parallel plan: best ranks the planner's\n"
+      "best placement (\"best\", with its mix of shardings) and each sharding of every table\n"
+      "(table, row, column, table_row with 2+ nodes, data, hybrid, fused_row) by step time,\n"
+      "those that fit first, with samples/s, memory per GPU and whether it fits. --sharding,\n"
+      "--robust, --exhaustive, --stats and --print-spec do not apply to it.");
 }
 
 // The search of the flags' design: its JSON, or (json = false) its tables on stdout.
@@ -247,12 +368,10 @@ nlohmann::ordered_json best_plans(const po::variables_map& vm, bool json) {
   spec_options.pricing = analysis::override_pricing({}, read_pricing_overrides(vm));
 
   const spaces::Settings settings = read_settings(vm);
+  // A recommendation model of the catalog, or one described by its tables, is the DLRM family's.
   if ((settings.has("model") && spaces::is_dlrm_model(settings.at("model").text)) ||
       settings.has("num_tables"))
-    throw InputError(fmt::format(
-        "{}: best searches transformer plans; a recommendation model's best sharding is "
-        "estimate's default (--sharding best)",
-        settings.has("model") ? settings.where("model") : settings.where("num_tables")));
+    return best_shardings(vm, settings, json);
   const spaces::Point pt = spaces::resolve(settings);
   spec_options.training_tokens = pt.training_tokens;
   spec_options.reliability = pt.reliability;

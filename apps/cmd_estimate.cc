@@ -134,6 +134,7 @@ nlohmann::ordered_json make_dlrm_json(const spaces::DlrmPoint& pt, const est::Dl
   out["num_gpus"] = pt.cluster.num_gpus;
   out["nodes"] = pt.nodes;
   out["sharding"] = pt.best_sharding ? "best" : est::to_string(pt.sharding);
+  out["framework"] = est::to_string(pt.workload.framework);
   nlohmann::ordered_json tables = nlohmann::ordered_json::array();
   for (int i = 0; i < m.num_tables; ++i) {
     nlohmann::ordered_json table = {{"rows", m.rows[i]},
@@ -196,9 +197,9 @@ void print_dlrm_text(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
       "{} interaction, top MLP {}\n",
       pt.model_name, m.num_tables, format_number(rows), format_number(lookups), m.embedding_dim,
       widths(m.bottom_mlp), est::to_string(m.interaction), widths(m.top_mlp));
-  std::cout << fmt::format("workload  global batch {} samples, {}, {} sparse optimizer\n",
-                           w.global_batch, est::to_string(w.precision),
-                           est::to_string(m.optimizer));
+  std::cout << fmt::format(
+      "workload  global batch {} samples, {}, {} sparse optimizer, framework {}\n", w.global_batch,
+      est::to_string(w.precision), est::to_string(m.optimizer), est::to_string(w.framework));
   std::cout << fmt::format(
       "cluster   {} x {} ({} nodes x {}), NVLink {:g} GB/s, scale-out {:g} Gbit/s per GPU, HBM "
       "{:g} GB\n",

@@ -5,6 +5,8 @@
 #include <iterator>
 #include <limits>
 
+#include "estimator/detail/host.h"
+
 namespace clustersweep::estimator {
 
 namespace {
@@ -34,6 +36,9 @@ constexpr DlrmCalibrationField kFields[] = {
      "seconds per local table and step that do not fuse (kernel launches, index handling)"},
     {"per_step_overhead_s", &DlrmCalibration::per_step_overhead_s, 0, 0.02,
      "framework overhead per step"},
+    {"launch_s", &DlrmCalibration::launch_s, 0, 1e-4,
+     "host seconds per kernel launch outside a CUDA graph (Python, the framework's dispatch, the "
+     "CUDA launch); exposed where the host cannot run ahead of the GPU"},
     {"expansion_eff", &DlrmCalibration::expansion_eff, 0.8, 0.8,
      "achieved fraction of expansion-tier bandwidth"},
     {"workspace_bytes", &DlrmCalibration::workspace_bytes, 1e9, 1e9,
@@ -44,7 +49,9 @@ constexpr DlrmCalibrationField kFields[] = {
      "90% prediction interval of a step: highest measured / predicted"},
 };
 
-constexpr const char* kShardingNames[] = {"table", "row", "column", "table_row", "data"};
+constexpr const char* kShardingNames[] = {"table", "row",    "column",   "table_row",
+                                          "data",  "hybrid", "fused_row"};
+constexpr const char* kFrameworkNames[] = {"any", "hugectr", "torchrec"};
 constexpr const char* kInteractionNames[] = {"dot", "dcnv2"};
 constexpr const char* kOptimizerNames[] = {"sgd", "rowwise_adagrad", "adagrad", "adam"};
 
@@ -74,6 +81,20 @@ bool is_half(Precision p) { return p == Precision::fp16 || p == Precision::bf16;
 constexpr double kSectorBytes = 32;
 // Columns of a column-wise shard: a table of dimension D splits into D / 32 shards.
 constexpr double kColumnShardWidth = 32;
+// Bytes of one looked-up id sent to the GPU that holds its row (row-wise exchanges per lookup).
+constexpr double kIdBytes = 8;
+
+// Kernels a step launches, counted from TorchRec's DLRM (forward, backward, optimizer): per dense
+// layer its GEMM, bias and activation forward, their gradients and an unfused optimizer update;
+// per embedding kernel (the tables of one sharding share one fused kernel, FBGEMM's table-batched
+// embedding) the input permutation, the lookup and its fused backward and the output
+// distribution; per step the input copies, the loss, the collectives and the zeroing of
+// gradients. TorchRec also handles each sparse feature of its KeyedJaggedTensor on its own
+// (lengths, offsets, splits and permutations per key, forward and backward).
+constexpr double kLaunchesPerDenseLayer = 8;
+constexpr double kLaunchesPerEmbeddingKernel = 6;
+constexpr double kLaunchesPerStep = 40;
+constexpr double kLaunchesPerFeature = 6;
 
 }  // namespace
 
@@ -82,6 +103,12 @@ const DlrmCalibrationField* dlrm_calibration_fields_end() noexcept { return std:
 
 const char* to_string(Sharding sharding) noexcept {
   return kShardingNames[static_cast<int>(sharding)];
+}
+const char* to_string(DlrmFramework framework) noexcept {
+  return kFrameworkNames[static_cast<int>(framework)];
+}
+bool parse_dlrm_framework(std::string_view name, DlrmFramework& out) noexcept {
+  return parse_name(kFrameworkNames, name, out);
 }
 const char* to_string(Interaction interaction) noexcept {
   return kInteractionNames[static_cast<int>(interaction)];
@@ -175,7 +202,12 @@ DlrmEstimator::DlrmEstimator(const DlrmWorkload& workload, const Cluster& cluste
                     ? 0
                     : cluster_.gpu.peak_flops[static_cast<int>(p)] * power_.gemm_clock();
   act_bytes_ = is_half(p) ? 2 : 4;
-  table_bytes_ = act_bytes_;
+  // Embedding tables stay fp32 under mixed precision (autocast runs embedding lookups in the
+  // weights' type, and frameworks keep embedding variables fp32), and so do the pooled vectors
+  // they exchange, cast for the interaction after the all-to-all; HugeCTR exchanges them in the
+  // training precision.
+  table_bytes_ = 4;
+  wire_bytes_ = workload_.framework == DlrmFramework::hugectr ? act_bytes_ : table_bytes_;
   switch (m.optimizer) {
     case SparseOptimizer::sgd:
       state_elements_ = 0;
@@ -196,11 +228,28 @@ DlrmEstimator::DlrmEstimator(const DlrmWorkload& workload, const Cluster& cluste
   allreduce_inter_node_bytes_per_s_ = cluster_.inter_node_bytes_per_s * calibration.inter_node_eff;
   nvlink_bytes_per_s_ = allreduce_nvlink_bytes_per_s_ * c.a2a_eff;
   inter_node_bytes_per_s_ = allreduce_inter_node_bytes_per_s_ * c.a2a_eff;
+  // The NVLink domain (an NVL72 rack spans nodes); without one stated, the node.
+  domain_ = std::clamp(cluster_.nvlink_domain > 0 ? cluster_.nvlink_domain : gpus_per_node_, 1,
+                       std::max(1, cluster_.num_gpus));
+  // An all-reduce that leaves the domain drives the NICs of the domain's members together, as
+  // the transformer's collectives (estimator/detail/collectives.h).
+  allreduce_bytes_per_s_ = cluster_.num_gpus <= domain_
+                               ? allreduce_nvlink_bytes_per_s_
+                               : std::min(allreduce_nvlink_bytes_per_s_,
+                                          (1 + calibration.nic_aggregation * (domain_ - 1)) *
+                                              allreduce_inter_node_bytes_per_s_);
   expansion_bytes_per_s_ = cluster_.expansion_bytes_per_s * c.expansion_eff;
 
   // The dense part runs data-parallel on the local batch.
   const double local = static_cast<double>(workload_.global_batch) / gpus;
+  // A GEMM needs work in flight in proportion to the math rate it feeds: the tile-size ramp of
+  // the 16-bit tensor cores, shorter for TF32 and far shorter for FP32 on the CUDA cores.
+  const double half_peak = cluster_.gpu.peak_flops[static_cast<int>(Precision::fp16)];
+  const double half_dim =
+      c.mlp_half_dim *
+      (half_peak > 0 ? std::min(1.0, peak_flops_ / (half_peak * power_.gemm_clock())) : 1.0);
   double gemm_s = 0, params = 0, flops = 0, widths = m.dense_features;
+  dense_layers_ = 0;
   for_each_gemm(m, [&](double rows, double k, double n, bool weights) {
     // Forward, then the backward's two GEMMs (input and weight gradients).
     const double f = 3 * 2 * local * rows * k * n;
@@ -209,8 +258,9 @@ DlrmEstimator::DlrmEstimator(const DlrmWorkload& workload, const Cluster& cluste
     if (peak_flops_ <= 0) return;
     if (weights) {
       const double smallest = std::min({local, k, n});
-      gemm_s += f / (peak_flops_ * c.mlp_eff_max * smallest / (smallest + c.mlp_half_dim));
+      gemm_s += f / (peak_flops_ * c.mlp_eff_max * smallest / (smallest + half_dim));
       params += k * n + n;
+      ++dense_layers_;
     } else {
       // The dot interaction: a (T+1) x D x (T+1) batched product per sample, bound by reading
       // its vectors and writing its products rather than by FLOPs.
@@ -231,6 +281,51 @@ DlrmEstimator::DlrmEstimator(const DlrmWorkload& workload, const Cluster& cluste
   // The fused backward reads and writes each touched row and its optimizer state.
   backward_factor_ = 2 + 2 * state_elements_ * 4 / (m.embedding_dim * table_bytes_);
   table_capacity_ = cluster_.hbm_bytes + cluster_.expansion_bytes - fixed_memory_;
+
+  // A hybrid embedding replicates the k hottest rows of a table where that pays: the all-reduce
+  // of their gradients against the exchange of the lookups they serve locally. k is the best of
+  // none and powers of two, within a share of the room for tables.
+  const double row_bytes = m.embedding_dim * table_bytes_;
+  for (int t = 0; t < std::min(m.num_tables, kMaxTables); ++t) {
+    const double lookups = static_cast<double>(workload_.global_batch) * m.pooling[t];
+    const double budget =
+        std::max(0.0, table_capacity_) / (4.0 * m.num_tables) / (row_bytes + state_elements_ * 4);
+    double best_k = 0, best_s = std::numeric_limits<double>::infinity();
+    for (double k = 0; k <= std::min(m.rows[t], budget); k = k == 0 ? 1024 : 2 * k) {
+      const double cold = 1 - zipf_hit_share(k, m.rows[t], m.index_skew);
+      const double sent = (lookups * cold / gpus) * (m.embedding_dim * wire_bytes_ + kIdBytes);
+      const double s =
+          exchange_seconds(sent * (domain_ - 1) / gpus, sent * (gpus - domain_) / gpus) +
+          reduce_seconds(k * row_bytes) * (1 - c.dense_overlap);
+      if (s < best_s) {
+        best_s = s;
+        best_k = k;
+      }
+    }
+    frequent_rows_[t] = best_k;
+  }
+  for (int t = 0; t < std::min(m.num_tables, kMaxTables); ++t)
+    for (int s = 0; s < kNumShardings; ++s)
+      table_loads_[t][s] = compute_table_load(t, static_cast<Sharding>(s));
+}
+
+double DlrmEstimator::reduce_seconds(double bytes) const noexcept {
+  const double gpus = std::max(1, cluster_.num_gpus);
+  if (gpus <= 1 || allreduce_bytes_per_s_ <= 0) return 0;
+  return 2 * (gpus - 1) / gpus * bytes / allreduce_bytes_per_s_;
+}
+
+double DlrmEstimator::launches_per_step(const DlrmPlan& plan) const noexcept {
+  const auto& m = workload_.model;
+  bool used[kNumShardings] = {};
+  double kernels = 0;
+  for (int t = 0; t < m.num_tables; ++t) {
+    kernels += !used[static_cast<int>(plan.sharding[t])];
+    used[static_cast<int>(plan.sharding[t])] = true;
+  }
+  const double features = workload_.framework == DlrmFramework::torchrec ? m.num_tables : 0;
+  return kLaunchesPerStep + kLaunchesPerDenseLayer * dense_layers_ +
+         kLaunchesPerEmbeddingKernel * kernels + kLaunchesPerFeature * features;
 }
 
 double DlrmEstimator::exchange_seconds(double intra_bytes, double inter_bytes) const noexcept {
@@ -255,20 +350,23 @@ double DlrmEstimator::lookup_seconds(double lookups, double row_bytes, double ro
   return s;
 }
 
-DlrmEstimator::TableLoad DlrmEstimator::table_load(int t, Sharding sharding) const noexcept {
+DlrmEstimator::TableLoad DlrmEstimator::compute_table_load(int t,
+                                                           Sharding sharding) const noexcept {
   const auto& m = workload_.model;
   const double gpus = std::max(1, cluster_.num_gpus);
   const double batch = static_cast<double>(workload_.global_batch);
   const double d = m.embedding_dim;
   const double row_bytes = d * table_bytes_;
+  const double wire_bytes = d * wire_bytes_;  // a vector in the all-to-all
   const double state = state_elements_ * 4;
   const double rows = m.rows[t];
   const double lookups = batch * m.pooling[t];
   const double cache_rows = calibration_.cache_bytes / row_bytes;
   TableLoad load;
   // The pooled output a GPU sends to the GPUs of the samples (forward; its gradient comes back),
-  // split into the part for its node's peers (NVLink) and for the other nodes (scale-out).
-  const double peers = std::min<double>(gpus, gpus_per_node_);
+  // split into the part for its NVLink domain's peers and for the GPUs beyond it (scale-out).
+  const double peers = domain_;
+  const double node = std::min<double>(gpus, gpus_per_node_);
   auto spread = [&](double bytes) {
     load.intra_bytes = bytes * (peers - 1) / gpus;
     load.inter_bytes = bytes * (gpus - peers) / gpus;
@@ -276,12 +374,12 @@ DlrmEstimator::TableLoad DlrmEstimator::table_load(int t, Sharding sharding) con
   double shard_lookups = lookups, shard_rows = rows, shard_row_bytes = row_bytes;
   switch (sharding) {
     case Sharding::table_wise:
-      spread(batch * row_bytes);
+      spread(batch * wire_bytes);
       break;
     case Sharding::row_wise:
       shard_lookups = lookups / gpus;
       shard_rows = rows / gpus;
-      spread(batch * row_bytes);  // partial sums, reduce-scattered
+      spread(batch * wire_bytes);  // partial sums, reduce-scattered
       break;
     case Sharding::column_wise: {
       const double shards = std::min(gpus, std::max(1.0, d / kColumnShardWidth));
@@ -290,28 +388,55 @@ DlrmEstimator::TableLoad DlrmEstimator::table_load(int t, Sharding sharding) con
       const double share = shards / gpus;
       shard_lookups = lookups * share;
       shard_rows = rows * share;
-      spread(batch * shard_row_bytes * share);
+      spread(batch * wire_bytes / shards * share);
       break;
     }
-    case Sharding::table_row_wise:
-      // Partial sums reduce-scattered inside the node, then each GPU's share to the others.
-      shard_lookups = lookups / peers;
-      shard_rows = rows / peers;
-      load.intra_bytes = batch * row_bytes * (peers - 1) / peers;
-      load.inter_bytes = batch * row_bytes / peers * (gpus - peers) / gpus;
+    case Sharding::table_row_wise: {
+      // Partial sums reduce-scattered inside the node, then each GPU's share to the others,
+      // over NVLink as far as the domain reaches.
+      shard_lookups = lookups / node;
+      shard_rows = rows / node;
+      const double share = batch * wire_bytes / node;
+      load.intra_bytes = share * (node - 1) + share * std::max(0.0, peers - node) / gpus;
+      load.inter_bytes = share * (gpus - std::max(peers, node)) / gpus;
       break;
+    }
     case Sharding::data:
       shard_lookups = lookups / gpus;
+      load.reduce_bytes = rows * row_bytes;
       break;
+    case Sharding::hybrid:
+    case Sharding::fused_row: {
+      // The rows a GPU holds serve 1/gpus of the (cold) lookups, whose vectors it sends to the
+      // GPUs of their samples after receiving their ids; the frequent rows of a hybrid table
+      // serve the GPU's own samples.
+      const double k = sharding == Sharding::hybrid ? frequent_rows_[t] : 0;
+      const double hot = k > 0 ? zipf_hit_share(k, rows, m.index_skew) : 0;
+      shard_lookups = lookups * (1 - hot) / gpus;
+      shard_rows = std::max(1.0, (rows - k) / gpus);
+      spread(shard_lookups * (wire_bytes + kIdBytes));
+      load.reduce_bytes = k * row_bytes;
+      if (k > 0) {
+        const double local = lookup_seconds(lookups * hot / gpus, row_bytes, k, cache_rows, 0);
+        // The replicated rows' update streams them and their state once per step.
+        load.seconds = local * (1 + backward_factor_) +
+                       2 * k * (row_bytes + state) / (hbm_bytes_per_s_ * calibration_.hbm_eff);
+      }
+      break;
+    }
   }
   const double fwd =
       lookup_seconds(shard_lookups, shard_row_bytes, std::max(1.0, shard_rows), cache_rows, 0);
-  load.seconds = fwd * (1 + backward_factor_);
+  load.seconds += fwd * (1 + backward_factor_);
   // Replicated tables keep every row; the others a share (column shards average over the GPUs).
   const double share = sharding == Sharding::data || sharding == Sharding::table_wise ? 1
                        : sharding == Sharding::table_row_wise ? 1.0 / gpus_per_node_
                                                               : 1 / gpus;
   load.memory = rows * (row_bytes + state) * share;
+  if (sharding == Sharding::hybrid) {
+    const double k = frequent_rows_[t];
+    load.memory = (k + (rows - k) / gpus) * (row_bytes + state);
+  }
   return load;
 }
 
@@ -369,7 +494,8 @@ DlrmEstimate DlrmEstimator::estimate(const DlrmPlan& plan) const noexcept {
   const double state_bytes = state_elements_ * 4;
 
   Loads loads;
-  double replicated_bytes = 0;  // replicated tables: their gradients are all-reduced
+  double replicated_bytes = 0;  // replicated rows: their gradients are all-reduced
+  bool fused = false;           // a fused vocabulary holds a table already
   for (int t = 0; t < m.num_tables; ++t) {
     const Sharding s = plan.sharding[t];
     const TableLoad load = table_load(t, s);
@@ -388,18 +514,21 @@ DlrmEstimate DlrmEstimator::estimate(const DlrmPlan& plan) const noexcept {
         break;
       }
       case Sharding::data:
-        replicated_bytes += m.rows[t] * row_bytes;
-        break;
+      case Sharding::hybrid:
+      case Sharding::fused_row:
       case Sharding::row_wise:
       case Sharding::column_wise:
         break;
     }
+    replicated_bytes += load.reduce_bytes;
     slot->seconds += load.seconds;
     slot->intra_bytes += load.intra_bytes;
     slot->inter_bytes += load.inter_bytes;
     slot->memory += load.memory;
     slot->rows += m.rows[t];
-    slot->tables += 1;
+    // A fused vocabulary is one embedding kernel, however many tables it holds.
+    if (s != Sharding::fused_row || !fused) slot->tables += 1;
+    fused = fused || s == Sharding::fused_row;
   }
 
   // The busiest GPU: a GPU with table-wise tables (and its node's table-row-wise tables), a GPU
@@ -475,19 +604,20 @@ DlrmEstimate DlrmEstimator::estimate(const DlrmPlan& plan) const noexcept {
   st.all_to_all_s = exchange_seconds(worst.intra_bytes, worst.inter_bytes);
   st.mlp_compute_s = dense_time_s_;
   st.memory_bound_s = memory_bound_s_;
-  // Ring all-reduce of the dense gradients (and of replicated tables).
-  const double reduce_bytes = dense_params_ * act_bytes_ + replicated_bytes;
-  if (cluster_.num_gpus > 1) {
-    const double ring = 2 * (gpus - 1) / gpus * reduce_bytes;
-    const double bw =
-        num_nodes_ > 1 ? allreduce_inter_node_bytes_per_s_ : allreduce_nvlink_bytes_per_s_;
-    const double reduce_s = bw > 0 ? ring / bw : 0;
-    st.dense_allreduce_s = reduce_s * (1 - c.dense_overlap);
-  }
+  // Ring all-reduce of the dense gradients (and of replicated rows).
+  st.dense_allreduce_s =
+      reduce_seconds(dense_params_ * act_bytes_ + replicated_bytes) * (1 - c.dense_overlap);
   st.optimizer_s = dense_params_ * 16 / (hbm_bytes_per_s_ * c.hbm_eff);
   st.overhead_s = c.per_step_overhead_s + worst.tables * c.per_table_overhead_s;
-  st.total_s = st.embedding_fwd_s + st.embedding_bwd_s + st.all_to_all_s + st.mlp_compute_s +
-               st.memory_bound_s + st.dense_allreduce_s + st.optimizer_s + st.overhead_s;
+  const double gpu_s = st.embedding_fwd_s + st.embedding_bwd_s + st.all_to_all_s +
+                       st.mlp_compute_s + st.memory_bound_s + st.dense_allreduce_s +
+                       st.optimizer_s + st.overhead_s;
+  // The host's kernel launches, as the transformer's (estimator/detail/host.h).
+  const double host_s = detail::exposed_host_s(launches_per_step(plan) * c.launch_s, gpu_s,
+                                               workload_.framework == DlrmFramework::hugectr,
+                                               workload_.framework == DlrmFramework::torchrec);
+  st.overhead_s += host_s;
+  st.total_s = gpu_s + host_s;
 
   DlrmMemory& mem = e.memory;
   mem.tables_bytes = fullest_tables * row_bytes / (row_bytes + state_bytes);

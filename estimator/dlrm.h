@@ -18,11 +18,31 @@ inline constexpr int kMaxMlpLayers = 8;
 
 enum class Interaction : std::uint8_t { dot, dcnv2 };
 
-// Where a table lives (TorchRec's ShardingType): whole on one GPU; split by rows over every GPU;
-// split by columns over every GPU; split by rows over the GPUs of one node; replicated on every
-// GPU (its gradient all-reduced like a dense weight).
-enum class Sharding : std::uint8_t { table_wise, row_wise, column_wise, table_row_wise, data };
-inline constexpr int kNumShardings = 5;
+// Where a table lives. TorchRec's ShardingTypes: whole on one GPU; split by rows over every GPU
+// (pooled partial sums reduce-scattered); split by columns over every GPU; split by rows over the
+// GPUs of one node; replicated on every GPU (its gradient all-reduced like a dense weight).
+// HugeCTR's hybrid embedding: the most frequently accessed rows replicated on every GPU (their
+// gradients all-reduced), the others split by rows over every GPU, their vectors exchanged per
+// lookup. SOK's fused row-wise vocabulary: the tables fused into one vocabulary split by rows
+// over every GPU, one kernel for all of them, the looked-up vectors exchanged per lookup.
+enum class Sharding : std::uint8_t {
+  table_wise,
+  row_wise,
+  column_wise,
+  table_row_wise,
+  data,
+  hybrid,
+  fused_row
+};
+inline constexpr int kNumShardings = 7;
+
+// The framework a recommendation model trains in, for what its host does each step: the host
+// runs ahead of the GPU and its kernel launches hide behind the GPU's work (any), a whole-step
+// CUDA graph replays the step without them (HugeCTR), or the input distribution copies the
+// sparse features' lengths to the host every step, so the host cannot run ahead and every launch
+// is on the step's critical path (TorchRec's KeyedJaggedTensor all-to-all).
+enum class DlrmFramework : std::uint8_t { any, hugectr, torchrec };
+inline constexpr int kNumDlrmFrameworks = 3;
 
 // The sparse optimizer of the embedding tables, fused into their backward (FBGEMM TBE); its state
 // per row is 0, 1 (row-wise Adagrad), D (Adagrad) or 2 D (Adam) fp32 values.
@@ -47,6 +67,7 @@ struct DlrmWorkload {
   DlrmModel model;
   std::int64_t global_batch = 0;  // samples per optimizer step
   Precision precision = Precision::fp32;
+  DlrmFramework framework = DlrmFramework::any;
 };
 
 // The 90% prediction interval of a recommendation model's step (measured / predicted ratios).
@@ -75,7 +96,7 @@ struct DlrmStepTime {
   double memory_bound_s = 0;     // elementwise traffic of the dense part
   double dense_allreduce_s = 0;  // MLP (and replicated-table) gradients, exposed part
   double optimizer_s = 0;        // dense optimizer step
-  double overhead_s = 0;         // framework overhead (calibrated)
+  double overhead_s = 0;         // framework overhead and the host's exposed kernel launches
   double total_s = 0;
 };
 
@@ -102,9 +123,12 @@ struct DlrmEstimate {
   StepPower power;               // average power and the energy of a step by scope
 };
 
-// Names as used in files and flags: "table", "row", "column", "table_row", "data"; "dot",
-// "dcnv2"; "sgd", "rowwise_adagrad", "adagrad", "adam".
+// Names as used in files and flags: "table", "row", "column", "table_row", "data", "hybrid",
+// "fused_row"; "dot", "dcnv2"; "sgd", "rowwise_adagrad", "adagrad", "adam"; "any", "hugectr",
+// "torchrec".
 const char* to_string(Sharding sharding) noexcept;
+const char* to_string(DlrmFramework framework) noexcept;
+bool parse_dlrm_framework(std::string_view name, DlrmFramework& out) noexcept;
 const char* to_string(Interaction interaction) noexcept;
 const char* to_string(SparseOptimizer optimizer) noexcept;
 bool parse_sharding(std::string_view name, Sharding& out) noexcept;
@@ -137,20 +161,28 @@ class DlrmEstimator {
   // lookups forward + backward, bytes sent in the all-to-all, bytes of memory. The planner
   // balances these.
   struct TableLoad {
-    double seconds = 0;      // lookups forward and backward
-    double intra_bytes = 0;  // sent to the node's peers in each all-to-all
-    double inter_bytes = 0;  // sent to other nodes in each all-to-all
-    double memory = 0;       // rows and their optimizer state
+    double seconds = 0;       // lookups forward and backward
+    double intra_bytes = 0;   // sent to the NVLink domain's peers in each all-to-all
+    double inter_bytes = 0;   // sent beyond the domain (scale-out) in each all-to-all
+    double memory = 0;        // rows and their optimizer state
+    double reduce_bytes = 0;  // replicated rows: their gradients, all-reduced with the MLPs'
   };
-  TableLoad table_load(int table, Sharding sharding) const noexcept;
+  TableLoad table_load(int table, Sharding sharding) const noexcept {
+    return table_loads_[table][static_cast<int>(sharding)];
+  }
   // Seconds the all-to-alls forward and backward add (exposed) when a GPU sends these bytes to
-  // its node's peers and to other nodes in each.
+  // the peers of its NVLink domain and to the GPUs beyond it in each.
   double exchange_seconds(double intra_bytes, double inter_bytes) const noexcept;
   // One copy of the training state a restart needs: every table's rows and their optimizer state,
   // the MLPs' weights, fp32 master weights and moments (estimator/job.h).
   double checkpoint_bytes() const noexcept;
   // Bytes per GPU left for tables (and their state) in HBM and the expansion tier together.
   double table_capacity() const noexcept { return table_capacity_; }
+  // The rows of `table` a hybrid embedding replicates: those whose all-reduce costs less than the
+  // exchange of their lookups saves (the Zipf access distribution, docs/estimator.md).
+  double frequent_rows(int table) const noexcept { return frequent_rows_[table]; }
+  // Kernels one step launches (the host's work per step, estimator/host.h).
+  double launches_per_step(const DlrmPlan& plan) const noexcept;
 
  private:
   DlrmWorkload workload_;
@@ -162,12 +194,15 @@ class DlrmEstimator {
   StepPowerModel power_;
   double act_bytes_ = 4;       // per dense activation element
   double table_bytes_ = 4;     // per embedding element
+  double wire_bytes_ = 4;      // per element of an exchanged embedding vector
   double state_elements_ = 1;  // sparse optimizer state per row
   double hbm_bytes_per_s_ = 0;
   double nvlink_bytes_per_s_ = 0;  // in an all-to-all
   double inter_node_bytes_per_s_ = 0;
   double allreduce_nvlink_bytes_per_s_ = 0;
   double allreduce_inter_node_bytes_per_s_ = 0;
+  double allreduce_bytes_per_s_ = 0;  // of an all-reduce over every GPU
+  double dense_layers_ = 0;           // GEMMs with weights (MLP and cross layers)
   double expansion_bytes_per_s_ = 0;
   double dense_params_ = 0;
   double dense_time_s_ = 0;  // MLP + interaction compute, per step
@@ -178,7 +213,15 @@ class DlrmEstimator {
   double fixed_memory_ = 0;     // dense state, activations, workspace
   double backward_factor_ = 2;  // embedding backward traffic per forward byte
   double table_capacity_ = 0;
+  int domain_ = 1;  // GPUs of one NVLink domain the job spans (at most all of them)
+  std::array<double, kMaxTables> frequent_rows_{};
+  // table_load() of every table and sharding, computed once: the planner asks for them often.
+  std::array<std::array<TableLoad, kNumShardings>, kMaxTables> table_loads_{};
 
+  TableLoad compute_table_load(int table, Sharding sharding) const noexcept;
+
+  // Ring all-reduce over every GPU of `bytes` of gradients.
+  double reduce_seconds(double bytes) const noexcept;
   double lookup_seconds(double lookups, double row_bytes, double rows, double cache_rows,
                         double expansion_share) const noexcept;
 };
@@ -187,6 +230,9 @@ class DlrmEstimator {
 // tables on the nodes, largest load first onto the least-loaded that has room, as TorchRec's
 // greedy planner); a table_wise table that no GPU can hold whole is sliced by columns.
 DlrmPlan plan_sharding(const DlrmEstimator& estimator, Sharding sharding);
+// The faster of the row-wise placements: every table split by rows, or the tables fused into one
+// vocabulary split by rows (a run published only as "row-wise").
+DlrmPlan plan_row_wise(const DlrmEstimator& estimator);
 // The fastest placement the planner finds among every sharding of every table: exhaustive where
 // the space is small (kMaxExhaustive placements up to GPU symmetry), else greedy by cost. The
 // result never exceeds memory when some placement fits; when none does, its estimate says

@@ -18,6 +18,7 @@ struct DlrmCalibration {
   double dense_overlap = 0.8;          // fraction of the dense all-reduce hidden behind backward
   double per_table_overhead_s = 2e-6;  // per table and step: kernel work that does not fuse
   double per_step_overhead_s = 1e-3;   // framework overhead per step
+  double launch_s = 1e-5;              // host seconds per kernel launch outside a CUDA graph
   double expansion_eff = 0.8;          // achieved fraction of expansion-tier bandwidth
   double workspace_bytes = 1e9;        // CUDA context, library workspaces, per GPU
   // The 90% prediction interval of a step, as Calibration's (docs/calibration.md).

@@ -179,7 +179,8 @@ class Exhaustive {
       }
     }
     if (gpus_ == 1) return;  // one GPU: every sharding is the same placement
-    for (Sharding s : {Sharding::row_wise, Sharding::column_wise, Sharding::data}) {
+    for (Sharding s : {Sharding::row_wise, Sharding::column_wise, Sharding::data, Sharding::hybrid,
+                       Sharding::fused_row}) {
       plan_.sharding[t] = s;
       plan_.device[t] = 0;
       visit(t + 1);
@@ -239,7 +240,18 @@ DlrmPlan plan_sharding(const DlrmEstimator& e, Sharding sharding) {
   return plan;
 }
 
+DlrmPlan plan_row_wise(const DlrmEstimator& e) {
+  const DlrmPlan per_table = plan_sharding(e, Sharding::row_wise);
+  const DlrmPlan fused = plan_sharding(e, Sharding::fused_row);
+  return better(e.estimate(fused), e.estimate(per_table)) ? fused : per_table;
+}
+
 std::uint64_t exhaustive_placements(const DlrmEstimator& e, std::uint64_t cap) {
+  // On more than one GPU each table has at least the five spread shardings and a table-wise GPU:
+  // past the cap without counting.
+  if (e.cluster().num_gpus > 1 &&
+      std::pow(6.0, e.workload().model.num_tables) > static_cast<double>(cap))
+    return cap + 1;
   return Exhaustive(e).count(cap);
 }
 
@@ -258,7 +270,9 @@ DlrmPlan plan_best_sharding(const DlrmEstimator& e) {
                               {Sharding::table_row_wise, balance.least_loaded_node()},
                               {Sharding::row_wise, 0},
                               {Sharding::column_wise, 0},
-                              {Sharding::data, 0}};
+                              {Sharding::data, 0},
+                              {Sharding::hybrid, 0},
+                              {Sharding::fused_row, 0}};
     Option best = options[0];
     double best_s = std::numeric_limits<double>::infinity();
     bool best_fits = false;

@@ -257,8 +257,9 @@ double fit_objective(const std::vector<DlrmSample>& samples, const Calibration& 
 
 double predict_step_s(const DlrmSample& sample, const Calibration& calibration) {
   const DlrmEstimator estimator(sample.workload, sample.cluster, calibration);
-  const DlrmPlan plan = sample.best_sharding ? plan_best_sharding(estimator)
-                                             : plan_sharding(estimator, sample.sharding);
+  const DlrmPlan plan = sample.best_sharding  ? plan_best_sharding(estimator)
+                        : sample.any_row_wise ? plan_row_wise(estimator)
+                                              : plan_sharding(estimator, sample.sharding);
   return estimator.estimate(plan).time.total_s;
 }
 

@@ -59,6 +59,7 @@ struct DlrmSample {
   Sharding sharding = Sharding::table_wise;
   double measured_step_s = 0;
   double weight = 1;
+  bool any_row_wise = false;  // the faster row-wise placement (plan_row_wise)
 };
 // The predicted step of a sample with its plan placed under `calibration`.
 double predict_step_s(const DlrmSample& sample, const Calibration& calibration);

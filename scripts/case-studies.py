@@ -222,7 +222,12 @@ def comet(cs, values, blocks):
 
 
 # MLPerf DLRMv2 and DLRM-xlarge, point by point with `estimate --json`.
-SHARDINGS = ["table", "row", "column", "table_row", "data", "best"]
+SHARDINGS = ["table", "row", "column", "table_row", "data", "hybrid", "fused_row", "best"]
+# What each part of a recommendation model's step is called in the prose.
+DLRM_PARTS = {"embedding_fwd": "lookups", "embedding_bwd": "lookups",
+              "all_to_all": "embedding exchange", "dense_allreduce": "MLP all-reduce",
+              "mlp_compute": "dense compute", "memory_bound": "dense compute",
+              "optimizer": "dense compute", "overhead": "per-step overhead"}
 
 
 def dlrm(cs, values, blocks):
@@ -235,29 +240,108 @@ def dlrm(cs, values, blocks):
             counts[t["sharding"]] = counts.get(t["sharding"], 0) + 1
         return " ".join(f"{k}:{v}" for k, v in sorted(counts.items()))
 
+    def rate(e):
+        return e["samples_per_s"] if e["feasible"] else 0.0
+
+    def cell(e):
+        return f"{e['samples_per_s'] / 1e6:.1f}" if e["feasible"] else "OOM"
+
+    def parts(e, n=3):
+        share = {}
+        for k, v in e["step_time_s"].items():
+            if k in DLRM_PARTS:
+                share[DLRM_PARTS[k]] = share.get(DLRM_PARTS[k], 0) + v / e["step_time_s"]["total"]
+        top = sorted(share.items(), key=lambda kv: -kv[1])[:n]
+        return ", ".join(f"{name} {pct(f)}" for name, f in top)
+
+    def runner_up(row, best_e):
+        # The fastest single sharding other than the planner's placement, and its rate.
+        name, e = max(((s, e) for s, e in row.items() if s != "best" and e["feasible"]),
+                      key=lambda se: se[1]["samples_per_s"])
+        if placement(e) == placement(best_e):  # the best is one sharding: the next one
+            name, e = max(((s, o) for s, o in row.items()
+                           if s not in ("best", name) and o["feasible"]),
+                          key=lambda se: se[1]["samples_per_s"])
+        return f"{name}, {e['samples_per_s'] / 1e6:.1f} M samples/s"
+
+    # HugeCTR, as MLPerf's DLRMv2 submissions: whole-step CUDA graphs, no host launches per step.
+    model = ["--model", "dlrmv2-dcnv2", "--precision", "fp16"]
+    dlrmv2 = model + ["--framework", "hugectr"]
     table = ["| GPUs | scale-out Gbit/s | " + " | ".join(SHARDINGS) + " | best placement |",
              "|---:|---:|" + "---:|" * len(SHARDINGS) + "---|"]
-    best = {}
+    h100 = {}
     for gpus in [8, 16, 32, 64, 128]:
         for gbps in [100, 400] if gpus > 8 else [400]:
-            row = []
-            for s in SHARDINGS:
-                e = estimate("--model", "dlrmv2-dcnv2", "--gpu", "H100-SXM5-80GB", "--gpus",
-                             str(gpus), "--precision", "fp16", "--inter-node-gbps-per-gpu",
-                             str(gbps), "--sharding", s)
-                row.append(f"{e['samples_per_s'] / 1e6:.1f}" if e["feasible"] else "OOM")
-            best[gpus, gbps] = e
-            table.append(f"| {gpus} | {gbps} | " + " | ".join(row) + f" | {placement(e)} |")
+            row = h100[gpus, gbps] = {
+                s: estimate(*dlrmv2, "--gpu", "H100-SXM5-80GB", "--gpus", str(gpus),
+                            "--inter-node-gbps-per-gpu", str(gbps), "--sharding", s)
+                for s in SHARDINGS}
+            table.append(f"| {gpus} | {gbps} | " + " | ".join(cell(row[s]) for s in SHARDINGS) +
+                         f" | {placement(row['best'])} |")
     blocks["dlrmv2-sharding"] = "\n".join(table)
 
-    rate = {k: e["samples_per_s"] for k, e in best.items()}
-    values["dlrmv2-gain-400"] = x(rate[128, 400] / rate[8, 400])
-    values["dlrmv2-gain-100"] = x(rate[128, 100] / rate[8, 400])
-    nic = [rate[g, 400] / rate[g, 100] for g in [16, 32, 64, 128]]
+    best = {k: row["best"] for k, row in h100.items()}
+    r = {k: rate(e) for k, e in best.items()}
+    values["dlrmv2-gain-400"] = x(r[128, 400] / r[8, 400])
+    values["dlrmv2-gain-64"] = x(r[64, 400] / r[8, 400])
+    values["dlrmv2-gain-100"] = x(r[128, 100] / r[8, 400])
+    nic = [r[g, 400] / r[g, 100] for g in [16, 32, 64, 128]]
     values["dlrmv2-nic"] = ratio_range(nic)
-    values["dlrmv2-one-node"] = f"{rate[8, 400] / 1e6:.1f} M"
-    values["dlrmv2-128"] = f"{rate[128, 400] / 1e6:.1f} M"
+    values["dlrmv2-one-node"] = f"{r[8, 400] / 1e6:.1f} M"
+    values["dlrmv2-128"] = f"{r[128, 400] / 1e6:.1f} M"
+    values["dlrmv2-128-parts"] = parts(best[128, 400])
     values["dlrmv2-placement"] = placement(best[128, 400])
+    values["dlrmv2-runner-up"] = runner_up(h100[128, 400], best[128, 400])
+    data = h100[8, 400]["data"]
+    values["dlrmv2-data"] = (
+        f"{data['memory_bytes']['hbm'] / 1e9:.0f} GB a GPU, "
+        + ("more than an H100's HBM" if not data["feasible"] else "within an H100's HBM"))
+
+    # The same model on GB200 NVL72: trays of 4 in a 72-GPU NVLink domain (one rack), two racks
+    # joined by the scale-out at 400 Gbit/s a GPU; next to H100 nodes of 8 at the same GPU count.
+    nvl72_sizes = [8, 16, 32, 64, 144]
+    table = ["| GPUs | racks | " + " | ".join(SHARDINGS) + " | best placement | "
+             "best vs H100 nodes of 8 |", "|---:|---:|" + "---:|" * len(SHARDINGS) + "---|---:|"]
+    nvl72, vs_h100 = {}, {}
+    for gpus in nvl72_sizes:
+        row = nvl72[gpus] = {
+            s: estimate(*dlrmv2, "--gpu", "GB200-186GB", "--gpus", str(gpus), "--nvlink-domain",
+                        "72", "--inter-node-gbps-per-gpu", "400", "--sharding", s)
+            for s in SHARDINGS}
+        h = h100[gpus, 400]["best"] if (gpus, 400) in h100 else estimate(
+            *dlrmv2, "--gpu", "H100-SXM5-80GB", "--gpus", str(gpus), "--inter-node-gbps-per-gpu",
+            "400")
+        if h["feasible"] and row["best"]["feasible"]:
+            vs_h100[gpus] = rate(row["best"]) / rate(h)
+        ratio = x(vs_h100[gpus]) if gpus in vs_h100 else "n/a"
+        table.append(f"| {gpus} | {-(-gpus // 72)} | " +
+                     " | ".join(cell(row[s]) for s in SHARDINGS) +
+                     f" | {placement(row['best'])} | {ratio} |")
+    blocks["dlrmv2-nvl72"] = "\n".join(table)
+
+    nb = {g: row["best"] for g, row in nvl72.items()}
+    values["nvl72-gain"] = x(rate(nb[64]) / rate(nb[8]))
+    values["nvl72-vs-h100-64"] = x(vs_h100[64])
+    values["nvl72-vs-h100"] = ratio_range(list(vs_h100.values()))
+    peak = max(vs_h100, key=vs_h100.get)
+    values["nvl72-vs-h100-peak"] = f"{x(vs_h100[peak])} at {peak} GPUs"
+    values["nvl72-placement"] = placement(nb[64])
+    values["nvl72-runner-up"] = runner_up(nvl72[64], nb[64])
+    values["nvl72-64-parts"] = parts(nb[64])
+    values["nvl72-64"] = f"{rate(nb[64]) / 1e6:.1f} M"
+    values["nvl72-144"] = f"{rate(nb[144]) / 1e6:.1f} M"
+    values["nvl72-two-racks"] = f"{rate(nb[144]) / rate(nb[64]) - 1:+.1%}"
+    values["nvl72-a2a-144"] = x(nb[144]["step_time_s"]["all_to_all"] /
+                                nb[64]["step_time_s"]["all_to_all"])
+    values["nvl72-data"] = pct(rate(nvl72[64]["data"]) / rate(nb[64]))
+    cross = {s: rate(nvl72[144][s]) / rate(nvl72[64][s]) for s in SHARDINGS
+             if s != "best" and nvl72[64][s]["feasible"] and nvl72[144][s]["feasible"]}
+    worst = min(cross, key=cross.get)
+    values["nvl72-two-racks-worst"] = f"{worst} at {x(cross[worst])}"
+    # The same rack without CUDA graphs: the host launches every kernel (framework any).
+    eager = estimate(*model, "--gpu", "GB200-186GB", "--gpus", "64", "--nvlink-domain", "72",
+                     "--inter-node-gbps-per-gpu", "400", "--framework", "any")
+    values["nvl72-graphs"] = x(rate(nb[64]) / rate(eager))
 
     table = ["| GPU | expansion tier | samples/s (millions) | in HBM GB | in the tier GB | "
              "lookups s | step s |", "|---|---|---:|---:|---:|---:|---:|"]

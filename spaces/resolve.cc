@@ -69,6 +69,14 @@ bool Settings::boolean(const std::string& name, bool fallback) const {
   throw InputError(fmt::format("{}: must be true or false, got '{}'", s.where, s.text));
 }
 
+namespace {
+constexpr const char* kFrameworkHelp =
+    "training framework: any (default; every plan), megatron-core, fsdp2 or deepspeed: only the "
+    "plans it runs, its runtime settings as defaults (spaces/data/frameworks.toml); for "
+    "recommendation models any (the host runs ahead of the GPU), hugectr (whole-step CUDA "
+    "graphs) or torchrec (the host syncs every step)";
+}  // namespace
+
 const std::vector<SettingInfo>& setting_infos() {
   static const std::vector<SettingInfo> kInfos = [] {
     std::vector<SettingInfo> infos = {
@@ -153,7 +161,8 @@ const std::vector<SettingInfo>& setting_infos() {
          "recommendation models: top MLP widths, e.g. 1024-1024-512-256-1"},
         {"interaction", SettingFamily::dlrm, "recommendation models: dot (DLRM) or dcnv2"},
         {"sharding", SettingFamily::dlrm,
-         "recommendation models: table, row, column, table_row, data, or best (default: the "
+         "recommendation models: table, row, column, table_row, data, hybrid, fused_row, or best "
+         "(default: the "
          "planner's best placement)"},
         {"training_tokens", SettingFamily::transformer,
          "tokens to train, for the job's time, energy and failures (default 300e9)"},
@@ -183,8 +192,13 @@ const std::vector<SettingInfo>& setting_infos() {
     at = std::find_if(infos.begin(), infos.end(), [](const SettingInfo& i) {
       return std::string_view(i.name) == "capacity_factor";
     });
+    // `framework` names a recommendation model's framework too (resolve_dlrm).
     for (const StackSetting& st : stack_settings())
-      at = infos.insert(at + 1, {st.name, SettingFamily::transformer, st.help});
+      at = infos.insert(at + 1,
+                        {st.name,
+                         std::string_view(st.name) == "framework" ? SettingFamily::every
+                                                                  : SettingFamily::transformer,
+                         std::string_view(st.name) == "framework" ? kFrameworkHelp : st.help});
     return infos;
   }();
   return kInfos;
@@ -630,11 +644,17 @@ DlrmPoint resolve_dlrm(const Settings& s, const est::Calibration& calibration) {
   if (s.has("sharding") && s.at("sharding").text != "best") {
     pt.best_sharding = false;
     if (!est::parse_sharding(s.at("sharding").text, pt.sharding))
-      throw InputError(
-          fmt::format("{}: must be table, row, column, table_row, data or best, got '{}'",
-                      s.at("sharding").where, s.at("sharding").text));
+      throw InputError(fmt::format(
+          "{}: must be table, row, column, table_row, data, hybrid, fused_row or best, got '{}'",
+          s.at("sharding").where, s.at("sharding").text));
   }
   origin("sharding", Origin::fallback);
+  if (s.has("framework") &&
+      !est::parse_dlrm_framework(s.at("framework").text, pt.workload.framework))
+    throw InputError(fmt::format(
+        "{}: a recommendation model's framework must be any, hugectr or torchrec, got '{}'",
+        s.at("framework").where, s.at("framework").text));
+  origin("framework", Origin::fallback);
 
   const ResolvedCluster rc = resolve_cluster(s, pt.calibration, pt.origin);
   pt.gpu_name = rc.gpu_name;
@@ -647,8 +667,27 @@ DlrmPoint resolve_dlrm(const Settings& s, const est::Calibration& calibration) {
 }
 
 est::DlrmPlan place_tables(const DlrmPoint& point, const est::DlrmEstimator& estimator) {
-  return point.best_sharding ? est::plan_best_sharding(estimator)
-                             : est::plan_sharding(estimator, point.sharding);
+  return point.best_sharding  ? est::plan_best_sharding(estimator)
+         : point.any_row_wise ? est::plan_row_wise(estimator)
+                              : est::plan_sharding(estimator, point.sharding);
+}
+
+std::vector<RankedSharding> rank_shardings(const DlrmPoint&, const est::DlrmEstimator& estimator) {
+  std::vector<RankedSharding> out;
+  auto add = [&](std::string name, const est::DlrmPlan& plan) {
+    out.push_back({std::move(name), plan, estimator.estimate(plan)});
+  };
+  add("best", est::plan_best_sharding(estimator));
+  for (int s = 0; s < est::kNumShardings; ++s) {
+    const auto sharding = static_cast<est::Sharding>(s);
+    if (sharding == est::Sharding::table_row_wise && estimator.num_nodes() < 2) continue;
+    add(est::to_string(sharding), est::plan_sharding(estimator, sharding));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const RankedSharding& a, const RankedSharding& b) {
+    if (a.estimate.feasible != b.estimate.feasible) return a.estimate.feasible;
+    return a.estimate.time.total_s < b.estimate.time.total_s;
+  });
+  return out;
 }
 
 std::string describe_placement(const DlrmPoint& point, const est::DlrmPlan& plan) {

@@ -191,6 +191,8 @@ struct DlrmPoint {
   estimator::Cluster cluster;
   bool best_sharding = true;  // the planner's best placement, else `sharding` for every table
   estimator::Sharding sharding = estimator::Sharding::table_wise;
+  // A published run's "row": the faster row-wise placement (estimator::plan_row_wise).
+  bool any_row_wise = false;
   estimator::Calibration calibration;
   CalibrationSupport support;
   std::int64_t nodes = 0;
@@ -210,6 +212,15 @@ DlrmPoint resolve_dlrm(const Settings& settings);
 PointInterval point_interval(const DlrmPoint& point);
 // The placement of a point's tables: its sharding placed by the planner, or the planner's best.
 estimator::DlrmPlan place_tables(const DlrmPoint& point, const estimator::DlrmEstimator& estimator);
+// The planner's best placement ("best") and each sharding for every table, by predicted step:
+// those that fit first, the fastest first. A table_row sharding needs two nodes.
+struct RankedSharding {
+  std::string name;  // "best", or a sharding's name
+  estimator::DlrmPlan plan;
+  estimator::DlrmEstimate estimate;
+};
+std::vector<RankedSharding> rank_shardings(const DlrmPoint& point,
+                                           const estimator::DlrmEstimator& estimator);
 // "table" when every table is table_wise, else the count of each: "row:5 table:21".
 std::string describe_placement(const DlrmPoint& point, const estimator::DlrmPlan& plan);
 

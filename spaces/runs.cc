@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -322,6 +323,25 @@ bool has_column(const std::string& path, std::string_view column) {
 
 bool is_dlrm_runs(const std::string& path) { return has_column(path, "num_tables"); }
 
+namespace {
+// The recommendation-model framework a model label names as one of its words, case-insensitive
+// ("DLRM-TorchRec-CriteoTB" is torchrec); empty when it names none.
+std::string dlrm_framework_of_label(std::string_view label) {
+  std::string word;
+  for (std::size_t i = 0; i <= label.size(); ++i) {
+    const unsigned char ch = i < label.size() ? label[i] : ' ';
+    if (std::isalnum(ch)) {
+      word += static_cast<char>(std::tolower(ch));
+      continue;
+    }
+    for (int f = 1; f < estimator::kNumDlrmFrameworks; ++f)
+      if (word == estimator::to_string(static_cast<estimator::DlrmFramework>(f))) return word;
+    word.clear();
+  }
+  return {};
+}
+}  // namespace
+
 std::vector<MeasuredDlrmRun> read_dlrm_runs(const std::string& path,
                                             const estimator::Calibration& calibration) {
   std::ifstream in = open_runs(path);
@@ -344,20 +364,39 @@ std::vector<MeasuredDlrmRun> read_dlrm_runs(const std::string& path,
     Settings settings;
     for (const auto& c : kDlrmColumns)
       if (!text(c.column).empty()) settings.set(c.setting, text(c.column), where(c.column));
+    if (columns.count("nvlink_domain") && !text("nvlink_domain").empty())
+      settings.set("nvlink_domain", text("nvlink_domain"), where("nvlink_domain"));
+    run.published_sharding = text("sharding");
+    // The framework: the file's column, else the one the model's label names (the runs' labels
+    // carry their implementation: "DLRM-TorchRec-CriteoTB"), else HugeCTR for its hybrid
+    // (hier_auto) placement, else any.
+    std::string framework = columns.count("framework") ? text("framework") : "";
+    if (framework.empty()) framework = dlrm_framework_of_label(text("model"));
+    if (framework.empty() && run.published_sharding == "hybrid") framework = "hugectr";
+    if (!framework.empty())
+      settings.set("framework", framework,
+                   columns.count("framework") ? where("framework") : where("model"));
     // A model the catalog does not know is described by its columns alone.
     if (settings.has("model") && !catalog.find_dlrm_model(settings.at("model").text))
       settings.erase("model");
-    // HugeCTR's automatic hybrid placement is the planner's best.
+    // A mixed (hybrid) placement is the planner's best.
     if (settings.has("sharding") && settings.at("sharding").text == "hybrid")
       settings.set("sharding", "best", where("sharding"));
-    settings.set("samples_per_s", text("samples_per_s"), where("samples_per_s"));
-    run.measured_samples_per_s = settings.number("samples_per_s", 0);
+    // Like with like: the model predicts training steps.
+    run.target =
+        columns.count("train_only_samples_per_s") && !text("train_only_samples_per_s").empty()
+            ? "train_only_samples_per_s"
+            : "samples_per_s";
+    settings.set(run.target, text(run.target.c_str()), where(run.target.c_str()));
+    run.measured_samples_per_s = settings.number(run.target, 0);
     if (!catalog.find_accelerator(text("gpu"))) {
       run.reason = fmt::format("unknown accelerator '{}'", text("gpu"));
       runs.push_back(std::move(run));
       return;
     }
     run.point = resolve_dlrm(settings, calibration);
+    // A published "row" does not say whether the tables were one vocabulary (SOK) or not.
+    run.point.any_row_wise = run.published_sharding == "row";
     run.gpu = run.point.gpu_name;
     runs.push_back(std::move(run));
   });

@@ -43,8 +43,13 @@ struct MeasuredDlrmRun {
   std::string id;
   std::string source;
   std::string gpu;
+  // The training throughput the prediction is compared with: train_only_samples_per_s where the
+  // file gives it (MLPerf's throughput without its periodic evaluations), else samples_per_s;
+  // `target` names the column.
   double measured_samples_per_s = 0;
-  std::string reason;  // empty when `point` can be predicted
+  std::string target;
+  std::string published_sharding;  // the sharding column as published ("hybrid", "table", ...)
+  std::string reason;              // empty when `point` can be predicted
   DlrmPoint point;
 };
 std::vector<MeasuredDlrmRun> read_dlrm_runs(const std::string& path,

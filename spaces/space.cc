@@ -90,6 +90,7 @@ bool Space::Impl::fill_dlrm_design(std::uint64_t design, DlrmDesign& out,
   const double batch = axes[kDlrmGlobalBatch].numbers[out.axis_index[kDlrmGlobalBatch]];
   out.workload.global_batch = batch > 0 ? static_cast<std::int64_t>(batch) : model.global_batch;
   out.workload.precision = precisions[out.axis_index[kDlrmPrecision]];
+  out.workload.framework = dlrm_framework;
   out.cluster = resolve_cluster(*gpus[out.axis_index[kDlrmGpu]],
                                 cluster_settings(out.axis_index.data(), kDlrmGpu), calibration);
   const auto& c = out.cluster;

@@ -76,6 +76,7 @@ struct Space::Impl {
   std::vector<const DlrmModelEntry*> dlrm_models;
   std::vector<ShardingChoice> shardings;
   double training_samples = kDefaultTrainingSamples;
+  estimator::DlrmFramework dlrm_framework = estimator::DlrmFramework::any;
 
   double training_tokens = kDefaultTrainingTokens;
   int lora_rank = 0;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 
 #include "base/error.h"
 #include "base/format.h"
@@ -300,7 +301,7 @@ class Parser {
     const toml::table& t = required_table(
         "workload", "give at least: family = \"dlrm\" and model = \"<catalog DLRM model>\"");
     check_keys(r_, t, "workload",
-               {"family", "model", "global_batch", "precision", "training_samples"});
+               {"family", "model", "global_batch", "precision", "training_samples", "framework"});
     const toml::node* model_node = t.get("model");
     if (!model_node)
       r_.fail(t.source(), "workload",
@@ -338,6 +339,12 @@ class Parser {
     }
     im_.training_samples = number_key(r_, t, "workload", "training_samples", Kind::positive_real,
                                       kDefaultTrainingSamples);
+    if (const toml::node* n = t.get("framework")) {
+      const auto* name = n->as_string();
+      if (!name || !estimator::parse_dlrm_framework(name->get(), im_.dlrm_framework))
+        r_.fail(*n, "workload.framework",
+                fmt::format("must be any, hugectr or torchrec, got {}", describe_node(*n)));
+    }
   }
 
   // [plan] of a recommendation model: the sharding axis.
@@ -346,13 +353,14 @@ class Parser {
     const toml::table* found = subtable(r_, root_, "plan", "plan");
     const toml::table& t = found ? *found : empty;
     check_keys(r_, t, "plan", {"sharding"});
-    static constexpr const char* kChoices[] = {"best",   "table",     "row",
-                                               "column", "table_row", "data"};
+    static constexpr const char* kChoices[] = {"best",      "table", "row",    "column",
+                                               "table_row", "data",  "hybrid", "fused_row"};
     Axis& a = axis(kDlrmSharding, "sharding", "", true);
     std::vector<int> choices = {0};
     if (const toml::node* n = t.get("sharding")) {
       if (const auto* all = n->as_string(); all && all->get() == "all") {
-        choices = {0, 1, 2, 3, 4, 5};
+        choices.resize(std::size(kChoices));
+        std::iota(choices.begin(), choices.end(), 0);
       } else {
         choices = axis_labels(r_, *n, "plan.sharding", kChoices, false);
       }

@@ -20,7 +20,8 @@ constexpr const char* kFamilyNames[] = {"dense", "moe", "dlrm"};
 constexpr const char* kTransformerRegimes[] = {"model_parallel", "fsdp", "fsdp_tp",
                                                "fsdp_sharded_experts"};
 // The shardings in Sharding order, then the planner's placement.
-constexpr const char* kDlrmRegimes[] = {"table", "row", "column", "table_row", "data", "best"};
+constexpr const char* kDlrmRegimes[] = {"table", "row",    "column",    "table_row",
+                                        "data",  "hybrid", "fused_row", "best"};
 static_assert(std::size(kDlrmRegimes) == kMaxRegimes);
 
 std::span<const char* const> regime_names(SupportFamily family) noexcept {

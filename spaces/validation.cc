@@ -75,6 +75,29 @@ Prediction predict(const MeasuredRun& r, const est::Calibration& calibration, bo
   return out;
 }
 
+// Whether the planner's placement is of the kind a run published: a hybrid placement mixes
+// replicated (data-parallel) rows with model-parallel ones; a row-wise one splits rows, per
+// table or as one vocabulary; on one GPU every placement is the same.
+bool same_kind(const DlrmPoint& point, const est::DlrmPlan& plan, std::string_view published) {
+  if (point.cluster.num_gpus <= 1) return true;
+  bool replicated = false, split = false, only[est::kNumShardings] = {};
+  int kinds = 0;
+  for (int t = 0; t < point.workload.model.num_tables; ++t) {
+    const est::Sharding s = plan.sharding[t];
+    replicated |= s == est::Sharding::data || s == est::Sharding::hybrid;
+    split |= s != est::Sharding::data;
+    kinds += !only[static_cast<int>(s)];
+    only[static_cast<int>(s)] = true;
+  }
+  using S = est::Sharding;
+  auto all = [&](S s) { return kinds == 1 && only[static_cast<int>(s)]; };
+  if (published == "hybrid") return only[static_cast<int>(S::hybrid)] || (replicated && split);
+  if (published == "row")
+    return kinds == 1 && (all(S::row_wise) || all(S::fused_row) || all(S::table_row_wise));
+  est::Sharding s{};
+  return est::parse_sharding(published, s) && all(s);
+}
+
 Prediction predict(const MeasuredDlrmRun& r, const est::Calibration& calibration) {
   Prediction out = row_of(r.id, r.source, r.measured_samples_per_s, r.reason);
   if (!r.reason.empty()) return out;
@@ -85,9 +108,19 @@ Prediction predict(const MeasuredDlrmRun& r, const est::Calibration& calibration
   // Throughput is the inverse of the step: its interval's ends swap.
   out.lo = e.samples_per_s / est::step_interval(calibration.dlrm).hi;
   out.hi = e.samples_per_s / est::step_interval(calibration.dlrm).lo;
-  out.error = e.samples_per_s / r.measured_samples_per_s - 1;
+  // The error of the step (global batch / throughput), as the transformer runs'.
+  out.error = r.measured_samples_per_s / e.samples_per_s - 1;
   out.out_of_memory = e.reason == est::Infeasible::out_of_memory;
   out.sharding = describe_placement(r.point, plan);
+  out.target = r.target;
+  out.published_sharding = r.published_sharding;
+  const auto ranked = rank_shardings(r.point, estimator);
+  for (const RankedSharding& s : ranked)
+    out.ranking += fmt::format("{}{}{}", out.ranking.empty() ? "" : " < ", s.name,
+                               s.estimate.feasible ? "" : " (out of memory)");
+  if (!r.published_sharding.empty())
+    for (const RankedSharding& s : ranked)
+      if (s.name == "best") out.planner_matches = same_kind(r.point, s.plan, r.published_sharding);
   return out;
 }
 
@@ -105,6 +138,8 @@ void summarize(ValidationReport& report) {
     report.out_of_memory += p.out_of_memory;
     report.out_of_memory_moe += p.out_of_memory && p.moe;
     report.repaired += !p.repair.empty();
+    report.planner_compared += p.planner_matches.has_value();
+    report.planner_matched += p.planner_matches.value_or(false);
   }
   for (const auto& [source, errors] : by_source)
     report.errors_by_source[source] = error_stats(errors);
@@ -133,11 +168,13 @@ std::string step_time_csv_line(const Prediction& p, bool best) {
 
 std::string throughput_csv_line(const Prediction& p) {
   if (!p.reason.empty())
-    return fmt::format("{},{},{},,,,,,{}\n", csv_quote(p.id), csv_quote(p.source), measured_text(p),
-                       csv_quote(p.reason));
-  return fmt::format("{},{},{:g},{:.6g},{:.6g},{:.6g},{:.6f},{},\n", csv_quote(p.id),
+    return fmt::format("{},{},{},,,,,,,,,{}\n", csv_quote(p.id), csv_quote(p.source),
+                       measured_text(p), csv_quote(p.reason));
+  const char* matches = !p.planner_matches ? "" : *p.planner_matches ? "yes" : "no";
+  return fmt::format("{},{},{:g},{:.6g},{:.6g},{:.6g},{:.6f},{},{},{},{},{}\n", csv_quote(p.id),
                      csv_quote(p.source), p.measured, p.predicted, p.lo, p.hi, p.error,
-                     csv_quote(p.sharding));
+                     csv_quote(p.sharding), csv_quote(p.published_sharding), matches,
+                     csv_quote(p.ranking), csv_quote("compared with " + p.target));
 }
 
 RatioStats ratio_stats(const std::string& source, std::vector<double> r) {
@@ -231,18 +268,18 @@ FitRuns<est::Sample> fit_runs(const std::vector<MeasuredRun>& rows) {
   return out;
 }
 
-// 22 of the 23 published runs come from one source: each run is held out on its own (the
-// leave-one-out residuals; with fewer than 9 residuals a 90% conformal interval is infinite).
+// Each source is held out as a whole, as the transformer runs' sources are.
 FitRuns<est::DlrmSample> fit_runs(const std::vector<MeasuredDlrmRun>& rows) {
   FitRuns<est::DlrmSample> out;
   for (const auto& r : rows) {
     if (!r.reason.empty()) continue;
-    out.groups.push_back("run " + r.id);
+    out.groups.push_back(r.source);
     out.support.push_back({SupportFamily::dlrm, r.gpu, r.point.workload.precision,
                            regime_of(r.point.best_sharding, r.point.sharding), 1});
     out.samples.push_back(
         {r.point.workload, r.point.cluster, r.point.best_sharding, r.point.sharding,
-         static_cast<double>(r.point.workload.global_batch) / r.measured_samples_per_s});
+         static_cast<double>(r.point.workload.global_batch) / r.measured_samples_per_s, 1,
+         r.point.any_row_wise});
   }
   return out;
 }
@@ -273,7 +310,8 @@ std::string format_predictions_csv(const ValidationReport& report) {
                  "predicted_step_time_s_hi,rel_error,framework,mem_per_gpu_gb,fits_hbm,reason{}\n",
                  report.best ? ",best_step_time_s,best_plan" : "")
            : "id,source,measured_samples_per_s,predicted_samples_per_s,predicted_samples_per_s_lo,"
-             "predicted_samples_per_s_hi,rel_error,sharding,reason\n";
+             "predicted_samples_per_s_hi,rel_error,sharding,published_sharding,planner_matches,"
+             "sharding_ranking,reason\n";
   for (const Prediction& p : report.rows)
     csv += step ? step_time_csv_line(p, report.best) : throughput_csv_line(p);
   return csv;
@@ -298,6 +336,9 @@ std::string format_summary(const ValidationReport& report) {
   if (report.repaired)
     out += fmt::format("; {} with a misreported plan repaired (see the reason column)",
                        report.repaired);
+  if (report.planner_compared)
+    out += fmt::format("; the planner picks the published sharding on {} of {} runs",
+                       report.planner_matched, report.planner_compared);
   if (report.out_of_memory)
     out += fmt::format(
         "; the memory model puts {} measured runs over HBM capacity ({} dense, {} MoE; "
@@ -310,8 +351,7 @@ std::string format_summary(const ValidationReport& report) {
 std::string format_report(const ValidationReport& report) {
   const ErrorStats& all = report.errors;
   return format_error_table(report) + format_summary(report) +
-         fmt::format("{} MAPE: {:.2f}%  median: {:.2f}%  geomean: {:.2f}%\n",
-                     report.measure == Measure::step_time ? "step-time" : "throughput",
+         fmt::format("{} MAPE: {:.2f}%  median: {:.2f}%  geomean: {:.2f}%\n", "step-time",
                      100 * all.mape, 100 * all.median, 100 * all.geomean);
 }
 

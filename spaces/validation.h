@@ -58,6 +58,13 @@ struct Prediction {
   std::string repair;       // step time: the repair of a misreported plan, if any
   std::string defaults;     // step time: the runtime settings left unknown and their defaults
   std::string sharding;     // throughput: the planner's placement of the run's sharding
+  std::string target;       // throughput: the column compared with (train-only or as published)
+  std::string published_sharding;
+  // Throughput: every sharding of the run's tables (each for all tables, and the planner's best
+  // placement as "best"), fastest first ("hybrid < best < column < ..."), and whether the
+  // planner's placement is of the kind the published run used (nullopt: no published kind).
+  std::string ranking;
+  std::optional<bool> planner_matches;
   // With a best-plan search: the best plan's predicted step and the plan as "tp 8 pp 8 ...";
   // nullopt when the search found no plan or did not run.
   std::optional<double> best_step_s;
@@ -73,6 +80,8 @@ struct ValidationReport {
   ErrorStats errors;
   std::size_t unpredicted = 0;
   std::size_t out_of_memory = 0;      // predicted runs the memory model puts over HBM capacity
+  std::size_t planner_compared = 0;   // throughput: runs with a published sharding to compare
+  std::size_t planner_matched = 0;    // of them, where the planner picks the published kind
   std::size_t out_of_memory_moe = 0;  // of them, Mixture-of-Experts runs
   std::size_t repaired = 0;           // predicted runs whose misreported plan was repaired
 };

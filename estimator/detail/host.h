@@ -31,6 +31,15 @@ inline constexpr double kDispatchLaunches = 24;
 inline constexpr double kFusedDispatchLaunches = 8;
 inline constexpr double kLaunchesPerLocalExpert = 8;
 
+// The seconds of `host_s` of kernel launches a step (or layer) waits for when its kernels run
+// `gpu_s`: none when a CUDA graph replays them; all of them when the host waits for the GPU
+// before it launches on (a sync: it cannot run ahead); else what the GPU's work does not cover.
+// The transformer and recommendation-model steps share it.
+inline double exposed_host_s(double host_s, double gpu_s, bool graphed, bool synced) noexcept {
+  if (graphed) return 0;
+  return synced ? host_s : std::max(0.0, host_s - gpu_s);
+}
+
 }  // namespace detail
 
 // The launches of the mean layer before an MoE layer's dispatch (attention, router, a dense
@@ -64,9 +73,9 @@ inline double Estimator::exposed_launch_s(const Plan& plan, double layer_s,
                                           double experts_s) const noexcept {
   const LayerLaunches l = layer_launches(plan);
   if (!syncs_before_experts(plan))
-    return std::max(0.0, l.before_dispatch_s + l.from_dispatch_s - layer_s);
-  return std::max(0.0, l.before_dispatch_s - (layer_s - experts_s)) +
-         std::max(0.0, l.from_dispatch_s - experts_s);
+    return detail::exposed_host_s(l.before_dispatch_s + l.from_dispatch_s, layer_s, false, false);
+  return detail::exposed_host_s(l.before_dispatch_s, layer_s - experts_s, false, false) +
+         detail::exposed_host_s(l.from_dispatch_s, experts_s, false, false);
 }
 
 inline bool Estimator::syncs_before_experts(const Plan& plan) const noexcept {

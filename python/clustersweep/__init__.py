@@ -265,7 +265,10 @@ best(file=None, *, objective="step_time", top=5, framework=None, **settings) -> 
 
 The best parallel plans of one model on one cluster by the exact plan search: the JSON of
 `clustersweep best --json` (plans, best first, each with its step time, interval, support and
-frameworks; stats). A plan setting given (tp=8) fixes it.
+frameworks; stats). A plan setting given (tp=8) fixes it. For a recommendation model
+(model="dlrmv2-dcnv2"), the planner's best placement and every sharding of its tables, fits
+first and fastest first (shardings: rank, sharding, placement, step_time_s, samples_per_s,
+hbm_gb, fits).
 """,
 )
 _document(

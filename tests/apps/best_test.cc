@@ -1,8 +1,11 @@
 // clustersweep best end to end: the search's answer equals exhaustive enumeration, each plan it
 // prints is the one estimate computes, the spec it searches is a sweep spec, and its input errors.
+// A recommendation model's answer: every sharding, ranked, each the one estimate computes.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 
 #include "tests/apps/run.h"
 
@@ -241,9 +244,6 @@ TEST(BestErrors, NameTheFlag) {
                "--price-per-kwh: expected a finite number >= 0, got 'nan'");
   expect_error(with(kBase, {"--gpu-hour-usd", "B200-180GB=5"}),
                "--gpu-hour-usd: 'B200-180GB' is not an accelerator of --gpu (H100-SXM5-80GB)");
-  expect_error({"best", "--model", "dlrmv2-dcnv2", "--gpu", "H100-SXM5-80GB", "--nodes", "8"},
-               "--model: best searches transformer plans; a recommendation model's best sharding "
-               "is estimate's default (--sharding best)");
   expect_error({"best", "--model", "gpt3-175b", "--nodes", "8"},
                "--gpu: required (an accelerator of the catalog, e.g. H100-SXM5-80GB)");
   expect_error(with(kBase, {"--framework", "jax"}),
@@ -258,12 +258,129 @@ TEST(BestErrors, NameTheFlag) {
                "'selective:attention'");
 }
 
+// ---- Recommendation models: the planner's best placement and every sharding, ranked
+
+const std::vector<std::string> kDlrm = {
+    "best", "--model", "dlrmv2-dcnv2", "--gpu", "H100-SXM5-80GB", "--gpus", "16"};
+
+// Every sharding once (table_row only with two nodes or more), those that fit first, each group
+// fastest first; "best" is at least as fast as every sharding that fits, and each row is the
+// point `estimate --sharding NAME` computes.
+TEST(BestDlrm, RanksEverySharding) {
+  for (const char* gpus : {"16", "8"}) {
+    SCOPED_TRACE(fmt::format("{} GPUs", gpus));
+    const std::vector<std::string> point = {"--model",        "dlrmv2-dcnv2", "--gpu",
+                                            "H100-SXM5-80GB", "--gpus",       gpus};
+    const auto json = run_json(with(with({"best"}, point), {"--top", "20"}));
+    EXPECT_EQ(json["model"], "dlrmv2-dcnv2");
+    EXPECT_EQ(json["num_gpus"], std::stoi(gpus));
+    std::multiset<std::string> names;
+    for (const auto& row : json["shardings"]) names.insert(row["sharding"].get<std::string>());
+    std::multiset<std::string> want = {"best", "table",  "row",      "column",
+                                       "data", "hybrid", "fused_row"};
+    if (std::string(gpus) == "16") want.insert("table_row");  // 2 nodes of 8
+    EXPECT_EQ(names, want);
+    const auto& rows = json["shardings"];
+    bool any_fits = false;
+    double best_step = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_EQ(rows[i]["rank"], i + 1);
+      if (rows[i]["fits"].get<bool>()) any_fits = true;
+      if (rows[i]["sharding"] == "best") best_step = rows[i]["step_time_s"].get<double>();
+      if (i == 0) continue;
+      const auto& prev = rows[i - 1];
+      EXPECT_FALSE(rows[i]["fits"].get<bool>() && !prev["fits"].get<bool>()) << rows;
+      if (rows[i]["fits"] == prev["fits"]) {
+        EXPECT_GE(rows[i]["step_time_s"].get<double>(), prev["step_time_s"].get<double>()) << rows;
+      }
+    }
+    ASSERT_TRUE(any_fits);
+    for (const auto& row : rows) {
+      if (row["sharding"] == "best") {
+        EXPECT_TRUE(row["fits"].get<bool>()) << row;  // the planner's fits where any placement does
+        continue;
+      }
+      if (row["fits"].get<bool>()) {
+        EXPECT_LE(best_step, row["step_time_s"].get<double>()) << row;
+      }
+    }
+    for (const auto& row : rows) {
+      auto flags = with({"estimate"}, point);
+      if (row["sharding"] != "best") flags = with(flags, {"--sharding", row["sharding"]});
+      const auto one = run_json(flags);
+      EXPECT_EQ(one["step_time_s"]["total"], row["step_time_s"]) << row;
+      EXPECT_EQ(one["samples_per_s"], row["samples_per_s"]) << row;
+      EXPECT_EQ(one["feasible"], row["fits"]) << row;
+    }
+  }
+}
+
+// The table and the JSON rank the same shardings in the same order, the JSON's step in the
+// table's; --top (5 by default) keeps the first.
+TEST(BestDlrm, TheTableIsTheJsonsRanking) {
+  for (const std::vector<std::string>& top :
+       std::vector<std::vector<std::string>>{{}, {"--top", "3"}, {"--top", "20"}}) {
+    SCOPED_TRACE(fmt::format("{}", fmt::join(top, " ")));
+    const auto json = run_json(with(kDlrm, top));
+    const Result text = run(with(kDlrm, top));
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    const std::size_t want = top.empty() ? 5 : std::min<std::size_t>(std::stoul(top[1]), 8);
+    ASSERT_EQ(json["shardings"].size(), want);
+    EXPECT_NE(text.out.find("best shardings of dlrmv2-dcnv2 on 16 x H100-SXM5-80GB (2 nodes), "
+                            "global batch 65536, framework any, by step_time\n"),
+              std::string::npos)
+        << text.out;
+    EXPECT_EQ(text.out.find("(--top)") != std::string::npos, want < 8) << text.out;
+    // The rows: after the header line, up to the blank line.
+    std::istringstream lines(text.out.substr(text.out.find("  #  sharding")));
+    std::string line;
+    std::getline(lines, line);
+    std::vector<std::string> rows;
+    while (std::getline(lines, line) && !line.empty()) rows.push_back(line);
+    ASSERT_EQ(rows.size(), json["shardings"].size()) << text.out;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& row = json["shardings"][i];
+      std::istringstream fields(rows[i]);
+      std::size_t rank = 0;
+      std::string name;
+      fields >> rank >> name;
+      EXPECT_EQ(rank, i + 1) << rows[i];
+      EXPECT_EQ(name, row["sharding"].get<std::string>()) << rows[i];
+      if (name == "best") {
+        EXPECT_NE(rows[i].find(fmt::format("best ({})", row["placement"].get<std::string>())),
+                  std::string::npos)
+            << rows[i];
+      }
+      EXPECT_NE(rows[i].find(fmt::format(" {:.4g} s ", row["step_time_s"].get<double>())),
+                std::string::npos)
+          << rows[i];
+      EXPECT_NE(rows[i].find(row["fits"].get<bool>() ? "  yes" : "  out of memory"),
+                std::string::npos)
+          << rows[i];
+    }
+  }
+}
+
+TEST(BestErrors, ADlrmModelNamesTheFlag) {
+  expect_error(with(kDlrm, {"--sharding", "row"}),
+               "--sharding: best ranks every sharding; leave it out");
+  expect_error(with(kDlrm, {"--objective", "energy"}),
+               "--objective: must be step_time for a recommendation model (best ranks its "
+               "shardings by step time), got 'energy'");
+  expect_error(with(kDlrm, {"--robust"}),
+               "--robust: for a transformer's plan search; best ranks a recommendation model's "
+               "every sharding, leave it out");
+}
+
 TEST(Best, HelpExitsZero) {
   const Result r = run({"best", "--help"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("Usage: clustersweep best"), std::string::npos);
   EXPECT_NE(r.out.find("--objective"), std::string::npos);
   EXPECT_NE(r.out.find("--exhaustive"), std::string::npos);
+  EXPECT_NE(r.out.find("A recommendation model (DLRM, DCNv2) has no parallel plan: best ranks"),
+            std::string::npos)
+      << r.out;
 }
 
 }  // namespace

@@ -423,8 +423,10 @@ TEST(Estimate, TransformersRejectRecommendationModelSettings) {
 
 TEST(Estimate, RecommendationModelsRejectTransformerSettings) {
   expect_error(with(kDlrm, {"--tp", "2"}), "--tp: not a setting of recommendation models");
-  expect_error(with(kDlrm, {"--sharding", "rows"}),
-               "--sharding: must be table, row, column, table_row, data or best, got 'rows'");
+  expect_error(
+      with(kDlrm, {"--sharding", "rows"}),
+      "--sharding: must be table, row, column, table_row, data, hybrid, fused_row or best, "
+      "got 'rows'");
   expect_error(with(kDlrm, {"--bottom-mlp", "512-x"}),
                "--bottom-mlp: must be up to 8 layer widths joined by '-', e.g. 512-256-128, got "
                "'512-x'");

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <vector>
 
 namespace clustersweep::estimator {
 namespace {
@@ -76,7 +77,8 @@ DlrmEstimate exhaustive(const DlrmEstimator& e) {
       plan.device[t] = g;
       visit(t + 1);
     }
-    for (Sharding s : {Sharding::row_wise, Sharding::column_wise, Sharding::data}) {
+    for (Sharding s : {Sharding::row_wise, Sharding::column_wise, Sharding::data, Sharding::hybrid,
+                       Sharding::fused_row}) {
       plan.sharding[t] = s;
       plan.device[t] = 0;
       visit(t + 1);
@@ -166,6 +168,83 @@ TEST(Dlrm, MoreBandwidthNeverSlowsAStep) {
       previous = fixed.time.total_s;
     }
   }
+}
+
+TEST(Dlrm, ALargerNvlinkDomainNeverSlowsAStep) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 24; ++trial) {
+    const DlrmWorkload w =
+        workload(4 + trial % 23, rng, trial % 2 ? Interaction::dcnv2 : Interaction::dot);
+    const int gpus = 8 << (trial % 4);  // 8..64 GPUs in trays of 4
+    const auto sharding = static_cast<Sharding>(trial % kNumShardings);
+    double previous = INFINITY, previous_best = INFINITY;
+    for (int domain : {4, 8, 16, 36, 72}) {
+      Cluster c = cluster(gpus, 4);
+      c.nvlink_domain = domain;
+      const DlrmEstimator e(w, c, calibration());
+      // The same placement in every domain, then the planner's own.
+      const DlrmEstimate fixed =
+          e.estimate(plan_sharding(DlrmEstimator(w, cluster(gpus, 4), calibration()), sharding));
+      EXPECT_LE(fixed.time.total_s, previous * (1 + 1e-12))
+          << trial << " " << to_string(sharding) << " domain " << domain;
+      previous = fixed.time.total_s;
+      const double best = e.estimate(plan_best_sharding(e)).time.total_s;
+      EXPECT_LE(best, previous_best * (1 + 1e-12)) << trial << " best, domain " << domain;
+      previous_best = best;
+    }
+    // One domain over every GPU: no byte leaves NVLink, so scale-out bandwidth does not matter.
+    Cluster one = cluster(gpus, 4);
+    one.nvlink_domain = gpus;
+    Cluster slow = one;
+    slow.inter_node_bytes_per_s /= 100;
+    const DlrmEstimator a(w, one, calibration()), b(w, slow, calibration());
+    EXPECT_DOUBLE_EQ(a.estimate(plan_sharding(a, sharding)).time.total_s,
+                     b.estimate(plan_sharding(b, sharding)).time.total_s)
+        << trial;
+  }
+}
+
+// The host's launches are a cost per step: throughput grows with the batch and saturates, most
+// steeply where the host syncs every step (TorchRec), not at all in a CUDA graph (HugeCTR).
+TEST(Dlrm, TheFixedPerStepCostMakesThroughputGrowWithTheBatchAndSaturate) {
+  std::mt19937 rng(12);
+  Calibration c = calibration();
+  c.dlrm.launch_s = 2e-5;
+  c.dlrm.per_step_overhead_s = 1e-3;
+  for (DlrmFramework f : {DlrmFramework::any, DlrmFramework::hugectr, DlrmFramework::torchrec}) {
+    DlrmWorkload w = workload(26, rng);
+    w.framework = f;
+    std::vector<double> rate;
+    for (std::int64_t batch = 256; batch <= (std::int64_t{1} << 20); batch *= 2) {
+      w.global_batch = batch;
+      const DlrmEstimator e(w, cluster(8), c);
+      rate.push_back(e.estimate(plan_sharding(e, Sharding::table_wise)).samples_per_s);
+    }
+    for (std::size_t i = 1; i < rate.size(); ++i)
+      EXPECT_GT(rate[i], rate[i - 1]) << to_string(f) << " at batch " << (256 << i);
+    // Doubling a small batch nearly doubles throughput; doubling a large one barely helps.
+    EXPECT_GT(rate[1] / rate[0], 1.5) << to_string(f);
+    EXPECT_LT(rate.back() / rate[rate.size() - 2], 1.1) << to_string(f);
+    EXPECT_LT(rate.back() / rate[rate.size() - 2], rate[1] / rate[0]) << to_string(f);
+  }
+  // At a small batch the sync exposes every launch; a CUDA graph none. (In tf32 every framework
+  // exchanges the same bytes: HugeCTR's half-precision exchange does not apply.)
+  DlrmWorkload w = workload(26, rng);
+  w.global_batch = 2048;
+  w.precision = Precision::tf32;
+  double step[kNumDlrmFrameworks];
+  for (int f = 0; f < kNumDlrmFrameworks; ++f) {
+    w.framework = static_cast<DlrmFramework>(f);
+    const DlrmEstimator e(w, cluster(8), c);
+    const DlrmPlan plan = plan_sharding(e, Sharding::table_wise);
+    step[f] = e.estimate(plan).time.total_s;
+    if (w.framework == DlrmFramework::torchrec) {
+      EXPECT_NEAR(step[f] - step[static_cast<int>(DlrmFramework::hugectr)],
+                  e.launches_per_step(plan) * c.dlrm.launch_s, 1e-12);
+    }
+  }
+  EXPECT_LE(step[static_cast<int>(DlrmFramework::hugectr)], step[0]);
+  EXPECT_LE(step[0], step[static_cast<int>(DlrmFramework::torchrec)]);
 }
 
 TEST(Dlrm, ThePlannerNeverPicksAPlacementThatDoesNotFitWhenOneDoes) {

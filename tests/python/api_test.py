@@ -103,7 +103,8 @@ class Errors(unittest.TestCase):
             ("estimate", dict(base, model="llama-8b")),  # an unknown model
             ("best", dict(base, objective="fast")),
             ("best", dict(base, top=0)),
-            ("best", dict(base, model="dlrmv2-dcnv2")),
+            ("best", dict(base, model="dlrmv2-dcnv2", sharding="row")),
+            ("best", dict(base, model="dlrmv2-dcnv2", objective="energy")),
         ]
         for command, settings in cases:
             with self.subTest(command=command, **settings):
@@ -146,6 +147,14 @@ class Commands(unittest.TestCase):
         for result in (want, got):
             del result["stats"]["seconds"]
         self.assertEqual(got, want)
+
+    def test_best_of_a_recommendation_model_ranks_its_shardings(self):
+        settings = dict(model="dlrmv2-dcnv2", gpu="H100-SXM5-80GB", gpus=16)
+        want = cli_json("best", *flags(settings), "--json")
+        got = clustersweep.best(**settings)
+        self.assertEqual(got, want)
+        self.assertEqual([s.rank for s in got.shardings], [1, 2, 3, 4, 5])  # --top 5
+        self.assertIn("best", [s.sharding for s in got.shardings])
 
     def test_plan_equals_the_commands_json(self):
         spec = os.path.join(SOURCE, "examples", "quick.toml")

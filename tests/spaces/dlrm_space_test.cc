@@ -44,7 +44,7 @@ TEST(DlrmSpace, AxesAreTheWorkloadTheClusterAndTheSharding) {
                        "expansion_gb", "expansion_gbytes_per_s", "power_cap_w", "sharding"}));
   EXPECT_TRUE(s.axes()[kDlrmSharding].is_plan);
   EXPECT_FALSE(s.axes()[kDlrmExpansionGbytesPerS].is_plan);
-  EXPECT_EQ(s.plan_points(), 6u);
+  EXPECT_EQ(s.plan_points(), 8u);
   EXPECT_EQ(s.designs(), 2u * 2 * 2 * 2 * 2);
   EXPECT_DOUBLE_EQ(s.training_samples(), 4e9);
   // Both models publish 65,536 samples a step: one concrete batch.
@@ -101,13 +101,13 @@ TEST(DlrmSpace, ErrorsNameTheKeyAndWhatIsValid) {
             "\"bf16\", got \"fp8\"");
   EXPECT_EQ(error_of(head + "model = \"dlrmv2-dcnv2\"\nseq_len = 8\n" + cluster),
             "d.toml:4:1: workload.seq_len: unknown key; valid keys are: family, model, "
-            "global_batch, precision, training_samples");
+            "global_batch, precision, training_samples, framework");
   EXPECT_EQ(error_of(head + "model = \"dlrmv2-dcnv2\"\n" + cluster + "[plan]\ntp = 2\n"),
             "d.toml:8:1: plan.tp: unknown key; valid keys are: sharding");
   EXPECT_EQ(
       error_of(head + "model = \"dlrmv2-dcnv2\"\n" + cluster + "[plan]\nsharding = \"rows\"\n"),
       "d.toml:8:12: plan.sharding: must be one of \"best\", \"table\", \"row\", \"column\", "
-      "\"table_row\", \"data\", got \"rows\"");
+      "\"table_row\", \"data\", \"hybrid\", \"fused_row\", got \"rows\"");
   EXPECT_EQ(
       error_of("constraints = [\"dp > 1\"]\n" + head + "model = \"dlrmv2-dcnv2\"\n" + cluster),
       "d.toml:1:17: constraints[0]: unknown name 'dp'; did you mean 'gpu'?\n"

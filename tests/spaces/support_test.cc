@@ -103,7 +103,7 @@ TEST(Support, BuiltInTablesCountTheShippedRuns) {
   const CalibrationSupport& s = builtin_support();
   EXPECT_EQ(s.of(SupportFamily::dense).runs, 224);
   EXPECT_EQ(s.of(SupportFamily::moe).runs, 91);
-  EXPECT_EQ(s.of(SupportFamily::dlrm).runs, 23);
+  EXPECT_EQ(s.of(SupportFamily::dlrm).runs, 79);
   // Every B200 run of the data is fp8: B200 in bf16 has no dense support.
   EXPECT_EQ(point_support(s, SupportFamily::dense, "B200-180GB", est::Precision::bf16, 0, 1).runs,
             0);

@@ -102,8 +102,10 @@ TEST(Validation, ErrorTableAndSummary) {
             "all                          3   21.67%   25.00%   19.57%   30.00%\n");
   const std::string text = format_report(report);
   EXPECT_TRUE(text.ends_with("step-time MAPE: 21.67%  median: 25.00%  geomean: 19.57%\n")) << text;
+  // A throughput report's errors are on the step too (global batch / throughput).
   report.measure = Measure::throughput;
-  EXPECT_NE(format_report(report).find("throughput MAPE: 21.67%"), std::string::npos);
+  EXPECT_TRUE(
+      format_report(report).ends_with("step-time MAPE: 21.67%  median: 25.00%  geomean: 19.57%\n"));
 }
 
 TEST(Validation, SummaryOfAllPredicted) {
@@ -133,11 +135,17 @@ TEST(Validation, PredictionsCsvColumns) {
             "r,A,,,,,,,,,why,,\n");
   report.measure = Measure::throughput;
   report.rows[0].sharding = "table-wise, 4 GPUs";
+  report.rows[0].published_sharding = "table";
+  report.rows[0].planner_matches = false;
+  report.rows[0].ranking = "best < column < table";
+  report.rows[0].target = "train_only_samples_per_s";
   EXPECT_EQ(format_predictions_csv(report),
             "id,source,measured_samples_per_s,predicted_samples_per_s,predicted_samples_per_s_lo,"
-            "predicted_samples_per_s_hi,rel_error,sharding,reason\n"
-            "r,A,2,2.5,2,3,0.250000,\"table-wise, 4 GPUs\",\n"
-            "r,A,,,,,,,why\n");
+            "predicted_samples_per_s_hi,rel_error,sharding,published_sharding,planner_matches,"
+            "sharding_ranking,reason\n"
+            "r,A,2,2.5,2,3,0.250000,\"table-wise, 4 GPUs\",table,no,best < column < table,"
+            "compared with train_only_samples_per_s\n"
+            "r,A,,,,,,,,,,why\n");
 }
 
 TEST(Validation, BestRatiosPerSource) {
