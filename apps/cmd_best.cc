@@ -307,7 +307,7 @@ nlohmann::ordered_json best_shardings(const po::variables_map& vm, const spaces:
           flag));
   const spaces::DlrmPoint pt = spaces::resolve_dlrm(settings);
   const est::DlrmEstimator estimator(pt.workload, pt.cluster, pt.calibration);
-  const std::vector<spaces::RankedSharding> ranked = spaces::rank_shardings(pt, estimator);
+  const std::vector<spaces::RankedSharding> ranked = spaces::rank_shardings(estimator);
   const std::vector<ShardingRow> rows = sharding_rows(pt, ranked, vm["top"].as<std::size_t>());
   if (json) return make_dlrm_json(pt, rows);
   print_dlrm_text(pt, rows, ranked.size());

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <limits>
 
+#include "estimator/detail/collectives.h"
 #include "estimator/detail/host.h"
 
 namespace clustersweep::estimator {
@@ -232,12 +233,10 @@ DlrmEstimator::DlrmEstimator(const DlrmWorkload& workload, const Cluster& cluste
   domain_ = std::clamp(cluster_.nvlink_domain > 0 ? cluster_.nvlink_domain : gpus_per_node_, 1,
                        std::max(1, cluster_.num_gpus));
   // An all-reduce that leaves the domain drives the NICs of the domain's members together, as
-  // the transformer's collectives (estimator/detail/collectives.h).
-  allreduce_bytes_per_s_ = cluster_.num_gpus <= domain_
-                               ? allreduce_nvlink_bytes_per_s_
-                               : std::min(allreduce_nvlink_bytes_per_s_,
-                                          (1 + calibration.nic_aggregation * (domain_ - 1)) *
-                                              allreduce_inter_node_bytes_per_s_);
+  // the transformer's collectives.
+  allreduce_bytes_per_s_ = detail::collective_bytes_per_s(
+      1, std::max(1, cluster_.num_gpus), domain_, allreduce_nvlink_bytes_per_s_,
+      allreduce_inter_node_bytes_per_s_, calibration.nic_aggregation);
   expansion_bytes_per_s_ = cluster_.expansion_bytes_per_s * c.expansion_eff;
 
   // The dense part runs data-parallel on the local batch.
@@ -287,16 +286,14 @@ DlrmEstimator::DlrmEstimator(const DlrmWorkload& workload, const Cluster& cluste
   // none and powers of two, within a share of the room for tables.
   const double row_bytes = m.embedding_dim * table_bytes_;
   for (int t = 0; t < std::min(m.num_tables, kMaxTables); ++t) {
-    const double lookups = static_cast<double>(workload_.global_batch) * m.pooling[t];
     const double budget =
         std::max(0.0, table_capacity_) / (4.0 * m.num_tables) / (row_bytes + state_elements_ * 4);
     double best_k = 0, best_s = std::numeric_limits<double>::infinity();
     for (double k = 0; k <= std::min(m.rows[t], budget); k = k == 0 ? 1024 : 2 * k) {
-      const double cold = 1 - zipf_hit_share(k, m.rows[t], m.index_skew);
-      const double sent = (lookups * cold / gpus) * (m.embedding_dim * wire_bytes_ + kIdBytes);
-      const double s =
-          exchange_seconds(sent * (domain_ - 1) / gpus, sent * (gpus - domain_) / gpus) +
-          reduce_seconds(k * row_bytes) * (1 - c.dense_overlap);
+      TableLoad exchange;
+      spread(served_lookups(t, k) * (m.embedding_dim * wire_bytes_ + kIdBytes), exchange);
+      const double s = exchange_seconds(exchange.intra_bytes, exchange.inter_bytes) +
+                       reduce_seconds(k * row_bytes) * (1 - c.dense_overlap);
       if (s < best_s) {
         best_s = s;
         best_k = k;
@@ -307,6 +304,19 @@ DlrmEstimator::DlrmEstimator(const DlrmWorkload& workload, const Cluster& cluste
   for (int t = 0; t < std::min(m.num_tables, kMaxTables); ++t)
     for (int s = 0; s < kNumShardings; ++s)
       table_loads_[t][s] = compute_table_load(t, static_cast<Sharding>(s));
+}
+
+void DlrmEstimator::spread(double bytes, TableLoad& load) const noexcept {
+  const double gpus = std::max(1, cluster_.num_gpus);
+  load.intra_bytes = bytes * (domain_ - 1) / gpus;
+  load.inter_bytes = bytes * (gpus - domain_) / gpus;
+}
+
+double DlrmEstimator::served_lookups(int t, double k) const noexcept {
+  const auto& m = workload_.model;
+  const double hot = k > 0 ? zipf_hit_share(k, m.rows[t], m.index_skew) : 0;
+  return static_cast<double>(workload_.global_batch) * m.pooling[t] * (1 - hot) /
+         std::max(1, cluster_.num_gpus);
 }
 
 double DlrmEstimator::reduce_seconds(double bytes) const noexcept {
@@ -367,19 +377,15 @@ DlrmEstimator::TableLoad DlrmEstimator::compute_table_load(int t,
   // split into the part for its NVLink domain's peers and for the GPUs beyond it (scale-out).
   const double peers = domain_;
   const double node = std::min<double>(gpus, gpus_per_node_);
-  auto spread = [&](double bytes) {
-    load.intra_bytes = bytes * (peers - 1) / gpus;
-    load.inter_bytes = bytes * (gpus - peers) / gpus;
-  };
   double shard_lookups = lookups, shard_rows = rows, shard_row_bytes = row_bytes;
   switch (sharding) {
     case Sharding::table_wise:
-      spread(batch * wire_bytes);
+      spread(batch * wire_bytes, load);
       break;
     case Sharding::row_wise:
       shard_lookups = lookups / gpus;
       shard_rows = rows / gpus;
-      spread(batch * wire_bytes);  // partial sums, reduce-scattered
+      spread(batch * wire_bytes, load);  // partial sums, reduce-scattered
       break;
     case Sharding::column_wise: {
       const double shards = std::min(gpus, std::max(1.0, d / kColumnShardWidth));
@@ -388,7 +394,7 @@ DlrmEstimator::TableLoad DlrmEstimator::compute_table_load(int t,
       const double share = shards / gpus;
       shard_lookups = lookups * share;
       shard_rows = rows * share;
-      spread(batch * wire_bytes / shards * share);
+      spread(batch * wire_bytes / shards * share, load);
       break;
     }
     case Sharding::table_row_wise: {
@@ -411,12 +417,12 @@ DlrmEstimator::TableLoad DlrmEstimator::compute_table_load(int t,
       // GPUs of their samples after receiving their ids; the frequent rows of a hybrid table
       // serve the GPU's own samples.
       const double k = sharding == Sharding::hybrid ? frequent_rows_[t] : 0;
-      const double hot = k > 0 ? zipf_hit_share(k, rows, m.index_skew) : 0;
-      shard_lookups = lookups * (1 - hot) / gpus;
+      shard_lookups = served_lookups(t, k);
       shard_rows = std::max(1.0, (rows - k) / gpus);
-      spread(shard_lookups * (wire_bytes + kIdBytes));
+      spread(shard_lookups * (wire_bytes + kIdBytes), load);
       load.reduce_bytes = k * row_bytes;
       if (k > 0) {
+        const double hot = zipf_hit_share(k, rows, m.index_skew);
         const double local = lookup_seconds(lookups * hot / gpus, row_bytes, k, cache_rows, 0);
         // The replicated rows' update streams them and their state once per step.
         load.seconds = local * (1 + backward_factor_) +
@@ -428,15 +434,14 @@ DlrmEstimator::TableLoad DlrmEstimator::compute_table_load(int t,
   const double fwd =
       lookup_seconds(shard_lookups, shard_row_bytes, std::max(1.0, shard_rows), cache_rows, 0);
   load.seconds += fwd * (1 + backward_factor_);
-  // Replicated tables keep every row; the others a share (column shards average over the GPUs).
+  // Replicated tables keep every row, a hybrid table its frequent rows and a share of the rest;
+  // the others a share (column shards average over the GPUs).
   const double share = sharding == Sharding::data || sharding == Sharding::table_wise ? 1
                        : sharding == Sharding::table_row_wise ? 1.0 / gpus_per_node_
                                                               : 1 / gpus;
-  load.memory = rows * (row_bytes + state) * share;
-  if (sharding == Sharding::hybrid) {
-    const double k = frequent_rows_[t];
-    load.memory = (k + (rows - k) / gpus) * (row_bytes + state);
-  }
+  const double k = frequent_rows_[t];
+  load.memory = sharding == Sharding::hybrid ? (k + (rows - k) / gpus) * (row_bytes + state)
+                                             : rows * (row_bytes + state) * share;
   return load;
 }
 

@@ -222,6 +222,11 @@ class DlrmEstimator {
 
   // Ring all-reduce over every GPU of `bytes` of gradients.
   double reduce_seconds(double bytes) const noexcept;
+  // Splits `bytes` a GPU sends evenly to every GPU into the NVLink domain's share and the rest.
+  void spread(double bytes, TableLoad& load) const noexcept;
+  // Lookups of table `t` a GPU serves when its rows are a 1/gpus share of the rows beyond the `k`
+  // replicated on every GPU (hybrid, fused_row).
+  double served_lookups(int t, double k) const noexcept;
   double lookup_seconds(double lookups, double row_bytes, double rows, double cache_rows,
                         double expansion_share) const noexcept;
 };

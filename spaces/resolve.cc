@@ -69,14 +69,6 @@ bool Settings::boolean(const std::string& name, bool fallback) const {
   throw InputError(fmt::format("{}: must be true or false, got '{}'", s.where, s.text));
 }
 
-namespace {
-constexpr const char* kFrameworkHelp =
-    "training framework: any (default; every plan), megatron-core, fsdp2 or deepspeed: only the "
-    "plans it runs, its runtime settings as defaults (spaces/data/frameworks.toml); for "
-    "recommendation models any (the host runs ahead of the GPU), hugectr (whole-step CUDA "
-    "graphs) or torchrec (the host syncs every step)";
-}  // namespace
-
 const std::vector<SettingInfo>& setting_infos() {
   static const std::vector<SettingInfo> kInfos = [] {
     std::vector<SettingInfo> infos = {
@@ -198,7 +190,7 @@ const std::vector<SettingInfo>& setting_infos() {
                         {st.name,
                          std::string_view(st.name) == "framework" ? SettingFamily::every
                                                                   : SettingFamily::transformer,
-                         std::string_view(st.name) == "framework" ? kFrameworkHelp : st.help});
+                         st.help});
     return infos;
   }();
   return kInfos;
@@ -672,7 +664,7 @@ est::DlrmPlan place_tables(const DlrmPoint& point, const est::DlrmEstimator& est
                               : est::plan_sharding(estimator, point.sharding);
 }
 
-std::vector<RankedSharding> rank_shardings(const DlrmPoint&, const est::DlrmEstimator& estimator) {
+std::vector<RankedSharding> rank_shardings(const est::DlrmEstimator& estimator) {
   std::vector<RankedSharding> out;
   auto add = [&](std::string name, const est::DlrmPlan& plan) {
     out.push_back({std::move(name), plan, estimator.estimate(plan)});

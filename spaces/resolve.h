@@ -219,8 +219,7 @@ struct RankedSharding {
   estimator::DlrmPlan plan;
   estimator::DlrmEstimate estimate;
 };
-std::vector<RankedSharding> rank_shardings(const DlrmPoint& point,
-                                           const estimator::DlrmEstimator& estimator);
+std::vector<RankedSharding> rank_shardings(const estimator::DlrmEstimator& estimator);
 // "table" when every table is table_wise, else the count of each: "row:5 table:21".
 std::string describe_placement(const DlrmPoint& point, const estimator::DlrmPlan& plan);
 

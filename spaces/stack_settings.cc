@@ -47,7 +47,9 @@ constexpr StackSetting framework_setting() {
   StackSetting s = enum_setting<&est::Stack::framework, est::kNumFrameworks>(
       "framework",
       "training framework: any (default; every plan), megatron-core, fsdp2 or deepspeed: only "
-      "the plans it runs, its runtime settings as defaults (spaces/data/frameworks.toml)");
+      "the plans it runs, its runtime settings as defaults (spaces/data/frameworks.toml); for "
+      "recommendation models any (the host runs ahead of the GPU), hugectr (whole-step CUDA "
+      "graphs) or torchrec (the host syncs every step)");
   s.all_from = 1;
   return s;
 }

@@ -114,7 +114,7 @@ Prediction predict(const MeasuredDlrmRun& r, const est::Calibration& calibration
   out.sharding = describe_placement(r.point, plan);
   out.target = r.target;
   out.published_sharding = r.published_sharding;
-  const auto ranked = rank_shardings(r.point, estimator);
+  const auto ranked = rank_shardings(estimator);
   for (const RankedSharding& s : ranked)
     out.ranking += fmt::format("{}{}{}", out.ranking.empty() ? "" : " < ", s.name,
                                s.estimate.feasible ? "" : " (out of memory)");
@@ -351,8 +351,8 @@ std::string format_summary(const ValidationReport& report) {
 std::string format_report(const ValidationReport& report) {
   const ErrorStats& all = report.errors;
   return format_error_table(report) + format_summary(report) +
-         fmt::format("{} MAPE: {:.2f}%  median: {:.2f}%  geomean: {:.2f}%\n", "step-time",
-                     100 * all.mape, 100 * all.median, 100 * all.geomean);
+         fmt::format("step-time MAPE: {:.2f}%  median: {:.2f}%  geomean: {:.2f}%\n", 100 * all.mape,
+                     100 * all.median, 100 * all.geomean);
 }
 
 BestRatios best_ratios(const ValidationReport& report) {

@@ -40,20 +40,29 @@ inline double all_gather_s(double bytes, int n, double bytes_per_s, double alpha
   return (n - 1.0) / n * bytes / bytes_per_s + (n - 1.0) * alpha_s;
 }
 
+// Per-rank bandwidth of a collective over n ranks at stride `stride` in NVLink domains of
+// `domain` GPUs (at least 1): NVLink inside one domain, else the scale-out of the q members inside
+// one domain driven together, never more than NVLink. The recommendation model's all-reduce
+// uses it too.
+inline double collective_bytes_per_s(int stride, int n, int domain, double nvlink_bytes_per_s,
+                                     double scale_out_bytes_per_s,
+                                     double nic_aggregation) noexcept {
+  if (static_cast<std::int64_t>(stride) * n <= domain) return nvlink_bytes_per_s;
+  const double per_domain =
+      std::clamp(static_cast<double>(domain / std::max(stride, 1)), 1.0, static_cast<double>(n));
+  const double nics = 1.0 + nic_aggregation * (per_domain - 1.0);
+  return std::min(nvlink_bytes_per_s, nics * scale_out_bytes_per_s);
+}
+
 }  // namespace detail
 
 inline void Estimator::link(int stride, int n, double& bytes_per_s, double& alpha) const noexcept {
   const int domain = std::max(cluster_.nvlink_domain, 1);
-  if (static_cast<std::int64_t>(stride) * n <= domain) {
-    bytes_per_s = nvlink_bytes_per_s_;
-    alpha = nvlink_latency_s_;
-  } else {
-    const double per_domain =
-        std::clamp(static_cast<double>(domain / std::max(stride, 1)), 1.0, static_cast<double>(n));
-    const double nics = 1.0 + calibration_.nic_aggregation * (per_domain - 1.0);
-    bytes_per_s = std::min(nvlink_bytes_per_s_, nics * inter_node_bytes_per_s_);
-    alpha = inter_node_latency_s_;
-  }
+  bytes_per_s =
+      detail::collective_bytes_per_s(stride, n, domain, nvlink_bytes_per_s_,
+                                     inter_node_bytes_per_s_, calibration_.nic_aggregation);
+  alpha =
+      static_cast<std::int64_t>(stride) * n <= domain ? nvlink_latency_s_ : inter_node_latency_s_;
 }
 
 }  // namespace clustersweep::estimator
