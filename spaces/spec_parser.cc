@@ -343,7 +343,8 @@ class Parser {
       const auto* name = n->as_string();
       if (!name || !estimator::parse_dlrm_framework(name->get(), im_.dlrm_framework))
         r_.fail(*n, "workload.framework",
-                fmt::format("must be any, hugectr or torchrec, got {}", describe_node(*n)));
+                fmt::format("must be any, hugectr or torchrec, got {}",
+                            name ? fmt::format("\"{}\"", name->get()) : describe_node(*n)));
     }
   }
 

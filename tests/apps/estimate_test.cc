@@ -427,6 +427,9 @@ TEST(Estimate, RecommendationModelsRejectTransformerSettings) {
       with(kDlrm, {"--sharding", "rows"}),
       "--sharding: must be table, row, column, table_row, data, hybrid, fused_row or best, "
       "got 'rows'");
+  expect_error(with(kDlrm, {"--framework", "megatron-core"}),
+               "--framework: a recommendation model's framework must be any, hugectr or torchrec, "
+               "got 'megatron-core'");
   expect_error(with(kDlrm, {"--bottom-mlp", "512-x"}),
                "--bottom-mlp: must be up to 8 layer widths joined by '-', e.g. 512-256-128, got "
                "'512-x'");

@@ -96,6 +96,9 @@ TEST(DlrmSpace, ErrorsNameTheKeyAndWhatIsValid) {
   EXPECT_EQ(error_of(head + "model = \"dlrm-smal\"\n" + cluster),
             "d.toml:3:9: workload.model: unknown recommendation model 'dlrm-smal'; did you mean "
             "'dlrm-criteo-small'?");
+  EXPECT_EQ(error_of(head + "model = \"dlrmv2-dcnv2\"\nframework = \"megatron-core\"\n" + cluster),
+            "d.toml:4:13: workload.framework: must be any, hugectr or torchrec, got "
+            "\"megatron-core\"");
   EXPECT_EQ(error_of(head + "model = \"dlrmv2-dcnv2\"\nprecision = \"fp8\"\n" + cluster),
             "d.toml:4:13: workload.precision: must be one of \"fp32\", \"tf32\", \"fp16\", "
             "\"bf16\", got \"fp8\"");
