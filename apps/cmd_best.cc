@@ -118,7 +118,10 @@ void print_text(const spaces::Point& pt, const est::Estimator& estimator,
     return;
   }
   // The stack is the one the flags give (design_spec() fixes it): the same for every plan.
-  std::cout << fmt::format("stack {}\n\n", stack_text(s.plans.front().plan.stack));
+  std::cout << fmt::format("stack {}\n", stack_text(s.plans.front().plan.stack));
+  if (const std::string assumed = assumed_stack_text(pt.origin); !assumed.empty())
+    std::cout << fmt::format("      {}\n", assumed);
+  std::cout << '\n';
   std::cout << fmt::format("{:>3} {:>4}{:>4}{:>6}{:>4}{:>4}", "#", "tp", "pp", "dp", "cp", "vp");
   if (moe) std::cout << fmt::format("{:>5}{:>5}", "ep", "etp");
   std::cout << fmt::format(" {:>4} {:>4} {:<9} {:<3} {:<7} {:<14} {:>10} {:>12} {:>9} {:>6}\n",
@@ -256,7 +259,7 @@ void print_dlrm_text(const spaces::DlrmPoint& pt, const std::vector<ShardingRow>
   std::cout << fmt::format(
       "best shardings of {} on {} x {} ({} nodes), global batch {}, framework {}, by step_time\n",
       pt.model_name, c.num_gpus, pt.gpu_name, pt.nodes, pt.workload.global_batch,
-      est::to_string(pt.workload.framework));
+      dlrm_framework_text(pt));
   if (rows.size() < ranked)
     std::cout << fmt::format("the first {} of {} (--top)\n", rows.size(), ranked);
   std::cout << '\n';

@@ -97,7 +97,10 @@ void print_text(const Point& pt, const est::Estimate& e, const TrainingJob& job)
       p.sequence_parallel ? "on" : "off", p.zero,
       est::recompute_label(p.recompute, p.recompute_modules), p.micro_batch,
       w.global_batch / (static_cast<long long>(p.dp) * p.micro_batch), est::to_string(p.offload));
-  std::cout << fmt::format("stack     {}\n\n", stack_text(p.stack));
+  std::cout << fmt::format("stack     {}\n", stack_text(p.stack));
+  if (const std::string assumed = assumed_stack_text(pt.origin); !assumed.empty())
+    std::cout << fmt::format("          {}\n", assumed);
+  std::cout << '\n';
   if (est::is_moe(m))
     std::cout << fmt::format(
         "experts   ep {} etp {} edp {}, {}\n\n", p.ep, p.etp,
@@ -199,7 +202,7 @@ void print_dlrm_text(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
       widths(m.bottom_mlp), est::to_string(m.interaction), widths(m.top_mlp));
   std::cout << fmt::format(
       "workload  global batch {} samples, {}, {} sparse optimizer, framework {}\n", w.global_batch,
-      est::to_string(w.precision), est::to_string(m.optimizer), est::to_string(w.framework));
+      est::to_string(w.precision), est::to_string(m.optimizer), dlrm_framework_text(pt));
   std::cout << fmt::format(
       "cluster   {} x {} ({} nodes x {}), NVLink {:g} GB/s, scale-out {:g} Gbit/s per GPU, HBM "
       "{:g} GB\n",

@@ -1,6 +1,7 @@
 #include "apps/estimate_output.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <iostream>
@@ -250,6 +251,22 @@ std::string stack_text(const est::Stack& stack) {
   for (const spaces::StackSetting& st : spaces::stack_settings())
     out += fmt::format("{}{} {}", out.empty() ? "" : ", ", st.name, st.value_name(st.get(stack)));
   return out;
+}
+
+std::string assumed_stack_text(const std::map<std::string, spaces::Origin>& origin) {
+  std::vector<std::string> names;
+  for (const spaces::StackSetting& st : spaces::stack_settings())
+    if (origin.count(st.name)) names.emplace_back(st.name);
+  if (names.empty()) return {};
+  return fmt::format("assumed (not given): {}; --framework and the stack flags choose",
+                     fmt::join(names, ", "));
+}
+
+std::string dlrm_framework_text(const spaces::DlrmPoint& point) {
+  const char* name = est::to_string(point.workload.framework);
+  if (!point.origin.count("framework")) return name;
+  return fmt::format("{} (assumed: the fastest {} runs; --framework to choose)", name,
+                     point.gpu_name);
 }
 
 nlohmann::ordered_json step_time_json(const est::StepTime& t) {

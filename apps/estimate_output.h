@@ -2,6 +2,7 @@
 // How a transformer estimate is shown, shared by `estimate` (one plan) and `best` (its top
 // plans): the parts of the step time and of the memory per GPU in one order with one label each,
 // as text rows and as JSON.
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -68,6 +69,13 @@ nlohmann::json json_number(double x);
 nlohmann::ordered_json plan_json(const estimator::Plan& plan);
 // "cuda_graph none, dispatcher alltoall, ..., attention_kernel cudnn": every stack setting.
 std::string stack_text(const estimator::Stack& stack);
+// The stack settings (framework first) that the user did not give, as an answer assumed them:
+// "assumed (not given): framework, cuda_graph, ...; --framework and the stack flags choose", or ""
+// when every one was given. `origin` is the resolved point's (a setting given has none).
+std::string assumed_stack_text(const std::map<std::string, spaces::Origin>& origin);
+// A recommendation model's framework as an answer took it: "hugectr", or "hugectr (assumed: the
+// fastest GB200-186GB runs; --framework to choose)" when the user gave none.
+std::string dlrm_framework_text(const spaces::DlrmPoint& point);
 nlohmann::ordered_json step_time_json(const estimator::StepTime& time);
 nlohmann::ordered_json memory_json(const estimator::Memory& memory,
                                    const estimator::Cluster& cluster);

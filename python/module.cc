@@ -19,6 +19,7 @@
 #include "clustersweep/version.h"
 #include "engine/point_table.h"
 #include "spaces/point_table.h"
+#include "spaces/resolve.h"
 
 namespace py = pybind11;
 using namespace clustersweep;
@@ -270,6 +271,13 @@ PYBIND11_MODULE(_core, m) {
         py::arg("spec_text"), py::arg("spec_name"), py::arg("output_columns"));
   // A column estimate_many computes again: a store's own, or one analysis prices from them (what
   // open_store's rows hold besides the axes).
+  // {store column: setting} of the names that differ ("num_gpus": "gpus"), each an alias of the
+  // other in the module's keyword arguments and tables.
+  m.def("column_settings", [] {
+    py::dict out;
+    for (const auto& [column, setting] : spaces::kColumnSettings) out[column] = setting;
+    return out;
+  });
   m.def("is_output_column", [](const std::string& name) {
     return engine::is_output_column(name) || analysis::is_priced_column(name);
   });

@@ -1,6 +1,7 @@
 #include "spaces/catalog.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -221,6 +222,13 @@ AcceleratorEntry parse_accelerator(const toml::table& table, std::string_view fi
   entry.default_nvlink_domain = r.integer("nvlink_domain");
   entry.source = r.string("source");
   r.optional_string("idle_source");
+  if (std::string vendor = r.optional_string("vendor"); !vendor.empty()) {
+    static constexpr const char* kVendors[] = {"nvidia", "amd", "google", "intel", "aws"};
+    if (std::find(std::begin(kVendors), std::end(kVendors), vendor) == std::end(kVendors))
+      r.fail(*table.get("vendor"), "vendor",
+             fmt::format("must be one of {}, got '{}'", fmt::join(kVendors, ", "), vendor));
+    entry.vendor = std::move(vendor);
+  }
   r.finish();
   return entry;
 }

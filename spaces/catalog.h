@@ -18,7 +18,10 @@ struct AcceleratorEntry {
   int default_gpus_per_node = 8;
   int default_nvlink_domain = 8;
   double default_node_overhead_w = 0;  // per server/tray beyond the GPUs
-  std::string source;                  // where the numbers come from
+  // Who makes the part ("nvidia", "amd", ...): which software stacks run on it, e.g. HugeCTR's
+  // whole-step CUDA graphs only where CUDA runs (spaces/frameworks.h).
+  std::string vendor = "nvidia";
+  std::string source;  // where the numbers come from
 };
 
 struct ModelEntry {

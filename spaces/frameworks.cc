@@ -167,4 +167,8 @@ std::vector<std::string> frameworks_running(est::Plan plan,
   return names;
 }
 
+estimator::DlrmFramework default_dlrm_framework(const AcceleratorEntry& gpu) noexcept {
+  return gpu.vendor == "nvidia" ? estimator::DlrmFramework::hugectr : estimator::DlrmFramework::any;
+}
+
 }  // namespace clustersweep::spaces

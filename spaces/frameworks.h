@@ -9,7 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include "estimator/dlrm.h"
 #include "estimator/estimator.h"
+#include "spaces/catalog.h"
 #include "spaces/stack_settings.h"
 
 namespace clustersweep::spaces {
@@ -46,5 +48,11 @@ void apply_framework_defaults(estimator::Framework framework,
 // marks, each with its own defaults for the others: {"megatron-core", "fsdp2"}.
 std::vector<std::string> frameworks_running(estimator::Plan plan,
                                             const std::array<bool, kNumStackSettings>& given);
+
+// The framework a recommendation model is taken to train in when none is given: the fastest of
+// the frameworks the part runs, which is how its published runs ran. That is HugeCTR's whole-step
+// CUDA graphs where CUDA runs (every MLPerf DLRMv2 submission, A100 to GB200 NVL72), else `any`
+// (the host runs ahead of the GPU).
+estimator::DlrmFramework default_dlrm_framework(const AcceleratorEntry& gpu) noexcept;
 
 }  // namespace clustersweep::spaces

@@ -39,9 +39,7 @@ std::pair<const char*, std::string> spec_key(bool dlrm, int i, const std::string
   const int plan_first = dlrm ? int{kDlrmSharding} : int{kTp};
   if (i < cluster_first) return {"workload", name};
   if (i >= plan_first) return {"plan", name};
-  if (name == "num_nodes") return {"cluster", "nodes"};
-  if (name == "num_gpus") return {"cluster", "gpus"};
-  return {"cluster", name};
+  return {"cluster", std::string(setting_of_column(name))};
 }
 
 toml::table& subtable(toml::table& root, const char* name) {
@@ -309,6 +307,8 @@ TableSpace table_space(PointTable table, std::string_view spec_text, std::string
     throw InputError(fmt::format("{}:{}:{}: {}", spec_name, e.source().begin.line,
                                  e.source().begin.column, e.description()));
   }
+  // A column may be named as the flag is ("gpus") or as the store names it ("num_gpus").
+  for (TableColumn& c : table.columns) c.name = column_of_setting(c.name);
   const bool dlrm = table_is_dlrm(table, spec);
   if (!dlrm) add_framework_defaults(table);
   drop_unused_expansion_bandwidth(table);

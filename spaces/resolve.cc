@@ -241,6 +241,18 @@ est::Workload resolve_workload(const ModelChoice& model, int seq_len, std::int64
   return w;
 }
 
+std::string_view column_of_setting(std::string_view name) noexcept {
+  for (const auto& [column, setting] : kColumnSettings)
+    if (name == setting) return column;
+  return name;
+}
+
+std::string_view setting_of_column(std::string_view name) noexcept {
+  for (const auto& [column, setting] : kColumnSettings)
+    if (name == column) return setting;
+  return name;
+}
+
 est::PipelineSplit default_pipeline_split(const est::Model& model, int pp, int vp) noexcept {
   for (int i = 0; i < est::kNumPipelineSplits; ++i) {
     const auto split = static_cast<est::PipelineSplit>(i);
@@ -646,9 +658,13 @@ DlrmPoint resolve_dlrm(const Settings& s, const est::Calibration& calibration) {
     throw InputError(fmt::format(
         "{}: a recommendation model's framework must be any, hugectr or torchrec, got '{}'",
         s.at("framework").where, s.at("framework").text));
-  origin("framework", Origin::fallback);
 
   const ResolvedCluster rc = resolve_cluster(s, pt.calibration, pt.origin);
+  if (!s.has("framework")) {
+    pt.workload.framework =
+        default_dlrm_framework(Catalog::builtin().accelerator(rc.gpu_name, s.where("gpu")));
+    origin("framework", Origin::catalog);
+  }
   pt.gpu_name = rc.gpu_name;
   pt.cluster = rc.cluster;
   pt.nodes = rc.nodes;

@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "estimator/dlrm.h"
@@ -77,6 +78,15 @@ struct SettingInfo {
   const char* help;
 };
 const std::vector<SettingInfo>& setting_infos();
+// The store's columns whose setting (flag, spec key) has another name: {column, setting}. Each
+// name is an alias of the other where a user gives points (a table's columns, the Python
+// module's keyword arguments).
+inline constexpr std::pair<const char*, const char*> kColumnSettings[] = {{"num_gpus", "gpus"},
+                                                                          {"num_nodes", "nodes"}};
+// The store column of a setting's name ("gpus" -> "num_gpus"); any other name as it is.
+std::string_view column_of_setting(std::string_view name) noexcept;
+// The setting of a store column's name ("num_gpus" -> "gpus"); any other name as it is.
+std::string_view setting_of_column(std::string_view name) noexcept;
 // "seq_len" -> "seq-len".
 std::string flag_name(std::string_view setting);
 

@@ -295,8 +295,10 @@ std::vector<MeasuredRun> read_runs(const std::string& path,
       notes.push_back(fmt::format("{} {}: predicted with {}", d.setting->name, d.why,
                                   d.setting->value_name(d.setting->get(pt.plan.stack))));
     run.defaults = fmt::format("{}", fmt::join(notes, "; "));
-    if (const Violation v = check(pt))
+    if (const Violation v = check(pt)) {
       run.reason = fmt::format("cannot be estimated: {}: {}", to_string(v.rule), message(v));
+      run.refused_by_rule = true;
+    }
     run.sample = {pt.workload, pt.cluster, pt.plan, run.measured_s};
     run.settings = std::move(settings);
     runs.push_back(std::move(run));
@@ -324,6 +326,10 @@ bool has_column(const std::string& path, std::string_view column) {
 bool is_dlrm_runs(const std::string& path) { return has_column(path, "num_tables"); }
 
 namespace {
+// A published recommendation run that names no framework is predicted with `any`, not with
+// estimate's default (the fastest its part runs): nothing says it ran whole-step graphs.
+constexpr const char* kUnnamedDlrmFramework = "any";
+
 // The recommendation-model framework a model label names as one of its words, case-insensitive
 // ("DLRM-TorchRec-CriteoTB" is torchrec); empty when it names none.
 std::string dlrm_framework_of_label(std::string_view label) {
@@ -373,9 +379,9 @@ std::vector<MeasuredDlrmRun> read_dlrm_runs(const std::string& path,
     std::string framework = columns.count("framework") ? text("framework") : "";
     if (framework.empty()) framework = dlrm_framework_of_label(text("model"));
     if (framework.empty() && run.published_sharding == "hybrid") framework = "hugectr";
-    if (!framework.empty())
-      settings.set("framework", framework,
-                   columns.count("framework") ? where("framework") : where("model"));
+    if (framework.empty()) framework = kUnnamedDlrmFramework;
+    settings.set("framework", framework,
+                 columns.count("framework") ? where("framework") : where("model"));
     // A model the catalog does not know is described by its columns alone.
     if (settings.has("model") && !catalog.find_dlrm_model(settings.at("model").text))
       settings.erase("model");
@@ -501,6 +507,7 @@ std::vector<MeasuredEnergyRun> read_energy_runs(const std::string& path,
     if (run.dlrm) {
       for (const auto& c : kEnergyDlrmColumns)
         if (!text(c.column).empty()) settings.set(c.setting, text(c.column), where(c.column));
+      settings.set("framework", kUnnamedDlrmFramework, where("model"));
       run.dlrm_point = resolve_dlrm(settings, calibration);
     } else {
       for (const auto& c : kEnergyColumns)

@@ -20,6 +20,9 @@ struct MeasuredRun {
   // Why the run cannot be predicted ("unknown accelerator 'X'", a broken rule); empty when it can,
   // and then `sample` holds its point.
   std::string reason;
+  // Whether a rule refused the run's plan ("cannot be estimated: RULE: ..."): a published run did
+  // run, so this counts apart from the rows nothing could predict (no measurement, no accelerator).
+  bool refused_by_rule = false;
   // A repair made to a misreported plan so that the run can still be predicted, as written in the
   // reason column (empty when the row is taken as published).
   std::string repair;

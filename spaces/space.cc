@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "base/format.h"
+#include "spaces/frameworks.h"
 #include "spaces/space_impl.h"
 #include "spaces/spec_reader.h"
 
@@ -90,7 +91,8 @@ bool Space::Impl::fill_dlrm_design(std::uint64_t design, DlrmDesign& out,
   const double batch = axes[kDlrmGlobalBatch].numbers[out.axis_index[kDlrmGlobalBatch]];
   out.workload.global_batch = batch > 0 ? static_cast<std::int64_t>(batch) : model.global_batch;
   out.workload.precision = precisions[out.axis_index[kDlrmPrecision]];
-  out.workload.framework = dlrm_framework;
+  out.workload.framework =
+      dlrm_framework.value_or(default_dlrm_framework(*gpus[out.axis_index[kDlrmGpu]]));
   out.cluster = resolve_cluster(*gpus[out.axis_index[kDlrmGpu]],
                                 cluster_settings(out.axis_index.data(), kDlrmGpu), calibration);
   const auto& c = out.cluster;

@@ -3,6 +3,7 @@
 // (space.cc). Internal to spaces/.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,7 +77,9 @@ struct Space::Impl {
   std::vector<const DlrmModelEntry*> dlrm_models;
   std::vector<ShardingChoice> shardings;
   double training_samples = kDefaultTrainingSamples;
-  estimator::DlrmFramework dlrm_framework = estimator::DlrmFramework::any;
+  // The spec's [workload] framework; without one each design takes its accelerator's default
+  // (default_dlrm_framework), as estimate does.
+  std::optional<estimator::DlrmFramework> dlrm_framework;
 
   double training_tokens = kDefaultTrainingTokens;
   int lora_rank = 0;

@@ -341,7 +341,10 @@ class Parser {
                                       kDefaultTrainingSamples);
     if (const toml::node* n = t.get("framework")) {
       const auto* name = n->as_string();
-      if (!name || !estimator::parse_dlrm_framework(name->get(), im_.dlrm_framework))
+      estimator::DlrmFramework framework{};
+      if (name && estimator::parse_dlrm_framework(name->get(), framework))
+        im_.dlrm_framework = framework;
+      else
         r_.fail(*n, "workload.framework",
                 fmt::format("must be any, hugectr or torchrec, got {}",
                             name ? fmt::format("\"{}\"", name->get()) : describe_node(*n)));

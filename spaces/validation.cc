@@ -57,6 +57,7 @@ Prediction row_of(const std::string& id, const std::string& source, double measu
 Prediction predict(const MeasuredRun& r, const est::Calibration& calibration, bool best,
                    bool robust) {
   Prediction out = row_of(r.id, r.source, r.measured_s, r.reason);
+  out.refused_by_rule = r.refused_by_rule;
   if (!r.reason.empty()) return out;
   out.moe = est::is_moe(r.sample.workload.model);
   out.framework = est::to_string(r.sample.plan.stack.framework);
@@ -131,6 +132,7 @@ void summarize(ValidationReport& report) {
   for (const Prediction& p : report.rows) {
     if (!p.reason.empty()) {
       ++report.unpredicted;
+      report.refused_by_rule += p.refused_by_rule;
       continue;
     }
     all.push_back(std::fabs(p.error));
@@ -331,8 +333,12 @@ std::string format_error_table(const ValidationReport& report) {
 
 std::string format_summary(const ValidationReport& report) {
   std::string out = fmt::format("predicted {} of {} rows", report.errors.n, report.rows.size());
+  // A published run did run: a rule that refuses one is named apart, never folded into the rest.
   if (report.unpredicted)
-    out += fmt::format("; {} could not be predicted (see the reason column)", report.unpredicted);
+    out += fmt::format(
+        "; {} could not be predicted, {} of them refused by a rule (see the reason "
+        "column)",
+        report.unpredicted, report.refused_by_rule);
   if (report.repaired)
     out += fmt::format("; {} with a misreported plan repaired (see the reason column)",
                        report.repaired);

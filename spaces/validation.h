@@ -45,9 +45,10 @@ enum class Measure : std::uint8_t { step_time, throughput };
 struct Prediction {
   std::string id;
   std::string source;
-  double measured = 0;   // in the report's Measure; 0 when the file gives none
-  std::string reason;    // why the run could not be predicted; empty when it was
-  double predicted = 0;  // and its 90% prediction interval [lo, hi]
+  double measured = 0;           // in the report's Measure; 0 when the file gives none
+  std::string reason;            // why the run could not be predicted; empty when it was
+  bool refused_by_rule = false;  // step time: the reason is a rule refusing the run's plan
+  double predicted = 0;          // and its 90% prediction interval [lo, hi]
   double lo = 0;
   double hi = 0;
   double error = 0;  // relative: predicted / measured - 1
@@ -79,6 +80,7 @@ struct ValidationReport {
   std::map<std::string, ErrorStats> errors_by_source;
   ErrorStats errors;
   std::size_t unpredicted = 0;
+  std::size_t refused_by_rule = 0;    // of the unpredicted, runs whose plan a rule refused
   std::size_t out_of_memory = 0;      // predicted runs the memory model puts over HBM capacity
   std::size_t planner_compared = 0;   // throughput: runs with a published sharding to compare
   std::size_t planner_matched = 0;    // of them, where the planner picks the published kind

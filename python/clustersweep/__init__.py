@@ -12,7 +12,8 @@ extension `clustersweep._core`), with the same names, defaults and error message
     estimate_many(points)                            # a DataFrame of points, at the C++ speed
 
 A keyword argument is the command's flag with '_' for '-' (tp=8 is --tp 8, sequence_parallel=True
-is --sequence-parallel true); None leaves a flag out. Bad input raises InputError with the one line
+is --sequence-parallel true), or the store's column of it (num_gpus=8 is --gpus 8); None leaves a
+flag out. estimate_many's columns and keyword arguments take either name as well. Bad input raises InputError with the one line
 the command prints after "error: ". See docs/python.md.
 """
 
@@ -81,11 +82,12 @@ def _text(value):
 def _argv(command, kwargs, positional=()):
     """The command line of keyword arguments: the same flags, so the same parsing and errors."""
     takes_value = _options(command)
+    settings = _core.column_settings()  # a store column's name is an alias of its flag's
     argv = [_text(p) for p in positional]
     for key, value in kwargs.items():
         if value is None:
             continue
-        flag = key.replace("_", "-")
+        flag = settings.get(key, key).replace("_", "-")
         if flag not in takes_value:  # the command names it as the command line would
             argv += ["--" + flag, _text(value)]
             continue
@@ -308,8 +310,9 @@ estimate_many.__doc__ = """
 estimate_many(points, spec=None, columns="summary", **constants) -> pandas.DataFrame
 
 Evaluates a table of points at the estimator's speed: one row a point, columns named as the
-store's axis columns (model, gpu, num_gpus or num_nodes, tp, pp, micro_batch, recompute...; a
-column left out takes its default, a keyword argument gives every row one value). Returns the
+store's axis columns or as the flags (model, gpu, num_gpus or gpus, num_nodes or nodes, tp, pp,
+micro_batch, recompute...; a column left out takes its default, a keyword argument gives every row
+one value). Returns the
 store's columns for every row, in the table's order and index: the axes with defaults resolved,
 dp, feasible, infeasible_reason and the metrics, label columns as pandas Categoricals. `columns`
 is the spec's `[output] columns`: "summary" (the metrics a store keeps by default), "all" (every

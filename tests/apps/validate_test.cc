@@ -431,7 +431,9 @@ TEST(Validate, RowsThatCannotBePredictedGetAReason) {
   // An uneven pipeline split ran, so it is predicted (critical stage: ceil(96/40) layers a chunk).
   EXPECT_TRUE(rows[4].starts_with("4,TEST,8.408,")) << rows[4];
   EXPECT_TRUE(rows[4].ends_with(",")) << rows[4];
-  EXPECT_NE(r.out.find("predicted 2 of 4 rows; 2 could not be predicted"), std::string::npos)
+  EXPECT_NE(r.out.find("predicted 2 of 4 rows; 2 could not be predicted, 1 of them refused by a "
+                       "rule (see the reason column)"),
+            std::string::npos)
       << r.out;
 }
 

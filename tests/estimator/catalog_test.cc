@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "spaces/frameworks.h"
 
 namespace clustersweep::spaces {
 namespace {
@@ -170,7 +171,21 @@ TEST(Catalog, ParsesAMinimalCatalog) {
   ASSERT_EQ(c.accelerators().size(), 1u);
   EXPECT_DOUBLE_EQ(c.accelerators()[0].accelerator.peak_flops[static_cast<int>(Precision::bf16)],
                    100e12);
-  EXPECT_EQ(c.models()[0].model.kv_heads, 4);  // defaults to heads
+  EXPECT_EQ(c.models()[0].model.kv_heads, 4);       // defaults to heads
+  EXPECT_EQ(c.accelerators()[0].vendor, "nvidia");  // when not given
+}
+
+// The vendor says which stacks run on a part: a recommendation model on an NVIDIA part is taken to
+// run HugeCTR's whole-step graphs when no framework is given, elsewhere `any`.
+TEST(Catalog, VendorOfAPart) {
+  EXPECT_EQ(Catalog::builtin().accelerator("MI300X-192GB", "--gpu").vendor, "amd");
+  EXPECT_EQ(default_dlrm_framework(Catalog::builtin().accelerator("MI300X-192GB", "--gpu")),
+            estimator::DlrmFramework::any);
+  EXPECT_EQ(default_dlrm_framework(Catalog::builtin().accelerator("GB200-186GB", "--gpu")),
+            estimator::DlrmFramework::hugectr);
+  EXPECT_EQ(parse_error(std::string(kOneAccelerator) + "vendor = \"acme\"\n", kOneModel),
+            "accelerators.toml:13:10: accelerator.vendor: must be one of nvidia, amd, google, "
+            "intel, aws, got 'acme'");
 }
 
 TEST(Catalog, ParseErrorsNameFileLineAndColumn) {

@@ -313,6 +313,36 @@ columns = "all"
         self.assertNotIn("tokens_per_s", out.columns)
         self.assertIsInstance(out.recompute.dtype, pd.CategoricalDtype)
 
+    def test_flag_and_column_names_are_aliases_of_each_other(self):
+        # estimate takes the store's column names, estimate_many the flags' names.
+        by_flag = clustersweep.estimate(model="llama3-8b", gpu="H100-SXM5-80GB", gpus=64, tp=4)
+        by_column = clustersweep.estimate(
+            model="llama3-8b", gpu="H100-SXM5-80GB", num_gpus=64, tp=4
+        )
+        self.assertEqual(by_flag, by_column)
+        by_nodes = clustersweep.estimate(model="llama3-8b", gpu="H100-SXM5-80GB", num_nodes=8, tp=4)
+        self.assertEqual(by_nodes.step_time_s.total, by_flag.step_time_s.total)
+        for table, constants in [
+            (pd.DataFrame({"tp": [4], "gpus": [64]}), {}),
+            (pd.DataFrame({"tp": [4], "nodes": [8]}), {}),
+            (pd.DataFrame({"tp": [4]}), {"gpus": 64}),
+            (pd.DataFrame({"tp": [4]}), {"num_gpus": 64}),
+        ]:
+            with self.subTest(columns=list(table.columns), constants=constants):
+                got = clustersweep.estimate_many(
+                    table, model="llama3-8b", gpu="H100-SXM5-80GB", **constants
+                )
+                self.assertEqual(list(got.num_gpus), [64])
+                self.assertEqual(got.step_time_s[0], by_flag.step_time_s.total)
+        self.assertEqual(
+            error_text(lambda: clustersweep.estimate_many(
+                pd.DataFrame({"gpus": [8], "num_nodes": [1]}),
+                model="llama3-8b", gpu="H100-SXM5-80GB",
+            )),
+            "columns 'num_nodes' and 'num_gpus': give the cluster size once (num_gpus is "
+            "num_nodes x gpus_per_node)",
+        )
+
     def test_errors_name_the_row_and_the_column(self):
         base = dict(model="llama3-8b", gpu="H100-SXM5-80GB", num_gpus=8)
         cases = [

@@ -92,7 +92,8 @@ TEST(Validation, ErrorTableAndSummary) {
   report.repaired = 1;
   report.out_of_memory = 1;
   EXPECT_EQ(format_summary(report),
-            "predicted 3 of 4 rows; 1 could not be predicted (see the reason column); 1 with a "
+            "predicted 3 of 4 rows; 1 could not be predicted, 0 of them refused by a rule (see the "
+            "reason column); 1 with a "
             "misreported plan repaired (see the reason column); the memory model puts 1 measured "
             "runs over HBM capacity (1 dense, 0 MoE; fits_hbm)\n");
   EXPECT_EQ(format_error_table(report),
