@@ -55,7 +55,7 @@ test-asan: deps-test
 	  echo "test-asan: $${t}_tests"; \
 	  $(ASAN_ENV) build-asan/tests/$$t/$${t}_tests --gtest_brief=1 --gtest_filter='$(ASAN_GTEST_FILTER)'; \
 	done
-	echo "test-asan: engine_mpi_tests on 2 ranks"
+	@echo "test-asan: engine_mpi_tests on 2 ranks"
 	$(ASAN_ENV) mpiexec -n 2 --oversubscribe build-asan/tests/engine/engine_mpi_tests --gtest_brief=1
 
 # Each fuzzer for FUZZ_SECONDS on a copy of its seed corpus (tests/fuzz/run.sh); fails on a finding.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target of a fuzz build (cmake --preset fuzz) in parallel (one per core),
 # each on a fresh copy of its seed corpus, so the checked-in corpus only changes by hand. Each runs
-# for as long as it still finds new coverage: it stops once QUIET seconds pass without a NEW line
-# (an input that reached code or a feature no earlier input did), and after SECONDS at most.
+# for as long as it still finds new coverage: it stops once QUIET seconds pass without its edge
+# coverage growing (an input that reached code no earlier input did), and after SECONDS at most.
 # Fails on any finding: a crash, a sanitizer report, an unexpected exception, a leak or an input
 # slower than 10 s. The input that found it is kept under BUILD/fuzz-artifacts/.
 #   usage: tests/fuzz/run.sh [BUILD_DIR=build-fuzz] [SECONDS=60] [FUZZER...]
@@ -33,8 +33,10 @@ for name in "${fuzzers[@]}"; do
 done
 
 # Stops a target (SIGINT: libFuzzer prints its final stats and exits with -interrupt_exitcode)
-# once its log has had no NEW line for $quiet seconds after the seed corpus was read (INITED).
-declare -A last_new=() new_lines=() stopped=()
+# once its edge coverage (`cov:` on its NEW lines) has not grown for $quiet seconds after the seed
+# corpus was read (INITED). Not the feature count (`ft:`, which NEW lines also report): that counts
+# hit-count buckets too and keeps growing for minutes on code already covered.
+declare -A last_new=() coverage=() stopped=()
 start=$SECONDS
 while :; do
   running=0
@@ -43,9 +45,9 @@ while :; do
     kill -0 "${pids[$i]}" 2>/dev/null || continue
     running=1
     grep -q 'INITED' "$work/$name.log" 2>/dev/null || continue
-    n=$(grep -c $'\tNEW ' "$work/$name.log" || true)
-    if [[ ${new_lines[$name]:-} != "$n" ]]; then
-      new_lines[$name]=$n
+    n=$(grep -o 'cov: [0-9]*' "$work/$name.log" | tail -n 1 || true)
+    if [[ ${coverage[$name]:-} != "$n" ]]; then
+      coverage[$name]=$n
       last_new[$name]=$SECONDS
     elif ((SECONDS - last_new[$name] >= quiet)) && [[ -z ${stopped[$name]:-} ]]; then
       stopped[$name]=$((SECONDS - start))
