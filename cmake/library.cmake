@@ -15,7 +15,7 @@ endfunction()
 # binary from tests/FOLDER/*_test.cc, each of its tests a CTest test with LABELS (`ctest -L unit`,
 # docs/testing.md). A GROUP gives its suites other labels instead: the suites of a binary that run
 # the built clustersweep under MPI are not unit tests, and a contributor who runs `ctest -L unit`
-# wants seconds, not minutes. FIXTURES, LOCK and ENVIRONMENT apply to every test of the binary.
+# wants no sweeps through MPI. FIXTURES, LOCK and ENVIRONMENT apply to every test of the binary.
 function(clustersweep_test name)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "LOCK" "LABELS;GROUP;FIXTURES;ENVIRONMENT")
   if(NOT arg_LABELS)
