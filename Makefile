@@ -3,14 +3,22 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 PRESET_RUN = release
 PRESET_TEST = ci
-# The unit-test binaries that also run under ASan/UBSan (the asan preset, build-asan/). Left to the
-# normal run: the suites that sweep end to end through `clustersweep run` (Open MPI's MPI_Init
-# leaks by design, which LeakSanitizer reports), the browser render test, and the two-minute search
-# property test (its smaller twin runs). docs/testing.md.
-ASAN_TESTS = base estimator spaces analysis
-ASAN_GTEST_FILTER = -CliTest.*:StoreErrors.*:StackSummaryTest.*:RenderTest.*:Search.EqualsExhaustiveEnumerationOnThousandsOfRandomDesigns
+# The test binaries that also run under ASan/UBSan (the asan preset, build-asan/): the engine and
+# its store (engine_tests, and engine_mpi_tests on 2 ranks), the parsers (base, spaces, slurm), the
+# estimator, jobs and the analysis. The suites that run the sanitized clustersweep, MPI_Init
+# included (ASAN_MPI_SUITES), run in a second pass without LeakSanitizer: Open MPI leaks in
+# MPI_Init by design, through components it loads and unloads, so the stacks have no names a
+# suppression file could match; every other check stays on, and the first pass checks leaks in
+# everything else. Left to the normal run (ASAN_SKIP): the exhaustive search-equality tests
+# (minutes under ASan, pure computation the Release run already checks), the Chromium render test,
+# and the two tests that make HDF5 1.10 read past a heap object on purpose (ASan stops them inside
+# HDF5, which is what the tests show clustersweep survives). docs/testing.md.
+ASAN_TESTS = base estimator spaces jobs engine analysis slurm
+ASAN_MPI_SUITES = Agreement.*:RunTest.*:StoreFailures.*:CliTest.*:StoreErrors.*:StackSummaryTest.*:StatusCli.*:SubmitCli.*:MergeRefuses.*:*MergeKeep.*
+ASAN_SKIP = Search.EqualsExhaustiveEnumeration*:RenderTest.*:StoreReader.MetadataThatBreaksHdf5IsDamageAndThisProcessSurvives:StoreErrors.DamagedMetadataOrRows
 ASAN_ENV = ASAN_OPTIONS=check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1 \
-	UBSAN_OPTIONS=print_stacktrace=1
+	UBSAN_OPTIONS=print_stacktrace=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+ASAN_MPI_ENV = $(subst detect_stack_use_after_return=1,detect_stack_use_after_return=1:detect_leaks=0,$(ASAN_ENV))
 FUZZ_SECONDS ?= 60
 
 .PHONY: run test deps deps-test build build-test install-python test-asan fuzz bench clean
@@ -48,8 +56,11 @@ test-asan: deps-test
 	cmake --build --preset asan -j $(JOBS)
 	set -e; for t in $(ASAN_TESTS); do \
 	  echo "test-asan: $${t}_tests"; \
-	  $(ASAN_ENV) build-asan/tests/$$t/$${t}_tests --gtest_brief=1 --gtest_filter='$(ASAN_GTEST_FILTER)'; \
+	  $(ASAN_ENV) build-asan/tests/$$t/$${t}_tests --gtest_brief=1 --gtest_filter='-$(ASAN_SKIP):$(ASAN_MPI_SUITES)'; \
+	  $(ASAN_MPI_ENV) build-asan/tests/$$t/$${t}_tests --gtest_brief=1 --gtest_filter='$(ASAN_MPI_SUITES)-$(ASAN_SKIP)'; \
 	done
+	@echo "test-asan: engine_mpi_tests on 2 ranks"
+	$(ASAN_MPI_ENV) mpiexec -n 2 --oversubscribe build-asan/tests/engine/engine_mpi_tests --gtest_brief=1
 
 # Each fuzzer for FUZZ_SECONDS on a copy of its seed corpus (tests/fuzz/run.sh); fails on a finding.
 fuzz: deps-test

@@ -1,9 +1,14 @@
 #include "tests/slurm/cluster/cluster_util.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <thread>
@@ -12,6 +17,31 @@
 #include "tests/slurm/test_util.h"
 
 namespace clustersweep::slurm::testing {
+
+ProcessResult mpirun_sweep(const std::string& spec, const std::string& store, int ranks) {
+  const auto run = [&](const std::string& out) {
+    return run_process({"mpirun", "-n", std::to_string(ranks), "--oversubscribe",
+                        CLUSTERSWEEP_BINARY, "run", spec, "-o", out, "--progress", "none",
+                        "--no-summary"});
+  };
+  const char* shared = std::getenv("CLUSTERSWEEP_SLURM_REFERENCES");
+  if (!shared || !*shared) return run(store);
+  // Keyed by the spec's text, not its path: the tests run copies of the same spec.
+  const std::string key =
+      fmt::format("{}/{:016x}-{}-ranks", shared, std::hash<std::string>{}(read_text(spec)), ranks);
+  std::filesystem::create_directories(shared);
+  const int lock = ::open((key + ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (lock < 0) return run(store);
+  ::flock(lock, LOCK_EX);  // released by close(), or by the process's end
+  ProcessResult result;
+  if (!std::filesystem::exists(key + ".h5")) {
+    result = run(key + ".partial.h5");
+    if (result.exit_code == 0) std::filesystem::rename(key + ".partial.h5", key + ".h5");
+  }
+  if (result.exit_code == 0) std::filesystem::copy_file(key + ".h5", store);
+  ::close(lock);
+  return result;
+}
 
 Waited wait_for_jobs(const std::vector<std::string>& ids, double timeout_s) {
   SlurmScheduler slurm;

@@ -18,11 +18,12 @@ inline ProcessResult clustersweep(std::vector<std::string> args) {
   return run_process(args);
 }
 
-// The reference: `mpirun -n RANKS clustersweep run SPEC -o STORE`, outside Slurm.
-inline ProcessResult mpirun_sweep(const std::string& spec, const std::string& store, int ranks) {
-  return run_process({"mpirun", "-n", std::to_string(ranks), "--oversubscribe", CLUSTERSWEEP_BINARY,
-                      "run", spec, "-o", store, "--progress", "none", "--no-summary"});
-}
+// The reference: `mpirun -n RANKS clustersweep run SPEC -o STORE`, outside Slurm. Under ctest the
+// real-Slurm tests of one run share their references (CLUSTERSWEEP_SLURM_REFERENCES, a folder the
+// fixture SlurmReferences empties before the run and deletes after it): the first test that needs
+// a spec's reference at a rank count computes it there, under a lock, and the others copy it. The
+// requeue spec's reference is a minute of one core, and three tests compare against it.
+ProcessResult mpirun_sweep(const std::string& spec, const std::string& store, int ranks);
 
 // Empty when the stores hold the same data, else the difference (compare_stores.py, h5py).
 inline std::string store_difference(const std::string& a, const std::string& b) {

@@ -36,30 +36,55 @@ const auto* const registered = ::testing::AddGlobalTestEnvironment(new StopAtExi
 
 }  // namespace
 
+// Under CTest, one cluster serves every test of the run: a fixture (tests/slurm/cluster/fixture.sh)
+// starts it in CLUSTERSWEEP_SLURM_DIR before the first test that needs it and stops it after the
+// last, and each test process only points its clients at it. Without that variable (a test binary
+// run by hand) the process starts a cluster of its own and stops it when it ends.
 LocalSlurm* LocalSlurm::get() {
   if (tried) return instance().get();
   tried = true;
-  const char* tmp = std::getenv("TMPDIR");
-  std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/clustersweep-local-slurm-XXXXXX";
-  if (!::mkdtemp(dir.data())) {
-    reason = "cannot create a folder for the local Slurm";
-    return nullptr;
-  }
-  // With our PID, the cluster also stops if this process is killed (a test timeout).
-  const auto started = run_process({"bash", kScript, "start", dir, std::to_string(::getpid())});
-  if (started.exit_code == 77) {
-    reason =
-        fmt::format("Slurm cannot run on this machine, so the real-scheduler tests are skipped: {}",
-                    started.err);
-    std::filesystem::remove_all(dir);
-    return nullptr;
-  }
-  if (started.exit_code != 0) {
-    ADD_FAILURE() << "scripts/local-slurm.sh start " << dir << " failed (exit " << started.exit_code
-                  << "):\n"
-                  << started.err;
-    reason = "the local Slurm did not start";
-    return nullptr;
+  const char* shared = std::getenv("CLUSTERSWEEP_SLURM_DIR");
+  std::string dir;
+  if (shared && *shared) {
+    dir = shared;
+    if (std::filesystem::exists(dir + "/skip")) {
+      reason = fmt::format(
+          "Slurm cannot run on this machine, so the real-scheduler tests are skipped: {}",
+          run_process({"cat", dir + "/skip"}).out);
+      return nullptr;
+    }
+    const auto status = run_process({"bash", kScript, "status", dir});
+    if (status.exit_code != 0) {
+      ADD_FAILURE() << "the shared Slurm cluster in " << dir << " (CLUSTERSWEEP_SLURM_DIR) does "
+                    << "not answer; ctest starts it (fixture.sh), or unset the variable to start "
+                    << "one in this process:\n"
+                    << status.err;
+      reason = "the shared Slurm cluster does not answer";
+      return nullptr;
+    }
+  } else {
+    const char* tmp = std::getenv("TMPDIR");
+    dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/clustersweep-local-slurm-XXXXXX";
+    if (!::mkdtemp(dir.data())) {
+      reason = "cannot create a folder for the local Slurm";
+      return nullptr;
+    }
+    // With our PID, the cluster also stops if this process is killed (a test timeout).
+    const auto started = run_process({"bash", kScript, "start", dir, std::to_string(::getpid())});
+    if (started.exit_code == 77) {
+      reason = fmt::format(
+          "Slurm cannot run on this machine, so the real-scheduler tests are skipped: {}",
+          started.err);
+      std::filesystem::remove_all(dir);
+      return nullptr;
+    }
+    if (started.exit_code != 0) {
+      ADD_FAILURE() << CLUSTERSWEEP_SLURM_SCRIPT << " start " << dir << " failed (exit "
+                    << started.exit_code << "):\n"
+                    << started.err;
+      reason = "the local Slurm did not start";
+      return nullptr;
+    }
   }
   // DIR/env: SLURM_CONF, PATH, and what the jobs' MPI needs on this cluster (the multi-node one
   // keeps Open MPI to its nodes' network).
@@ -77,7 +102,7 @@ LocalSlurm* LocalSlurm::get() {
   // Our jobs may run anywhere in the test's environment; none of them is inside a Slurm job.
   for (const char* v : {"SLURM_JOB_ID", "SLURM_JOBID", "SLURM_NODELIST", "SLURM_NTASKS"})
     ::unsetenv(v);
-  instance().reset(new LocalSlurm(dir));
+  instance().reset(new LocalSlurm(dir, !(shared && *shared)));
   return instance().get();
 }
 
@@ -92,6 +117,7 @@ std::string LocalSlurm::log(const std::string& daemon) const {
 }
 
 LocalSlurm::~LocalSlurm() {
+  if (!owned_) return;  // the fixture's cluster: the fixture stops it
   const auto stopped = run_process({"bash", kScript, "stop", dir_});
   if (stopped.exit_code != 0)
     std::fprintf(stderr, "local-slurm stop failed: %s\n", stopped.err.c_str());

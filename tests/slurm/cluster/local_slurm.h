@@ -1,9 +1,10 @@
 #pragma once
-// A private Slurm cluster for the duration of a test process: scripts/local-slurm.sh starts
-// munged, slurmctld and slurmd in a scratch folder (or, built with CLUSTERSWEEP_SLURM_SCRIPT,
-// scripts/multinode-slurm.sh three nodes in network namespaces); the cluster's DIR/env (SLURM_CONF,
-// the jobs' MPI settings) then applies to every Slurm client this process starts (sbatch, squeue,
-// and clustersweep's).
+// A private Slurm cluster for the tests: scripts/local-slurm.sh starts munged, slurmctld and
+// slurmd in a scratch folder (or, built with CLUSTERSWEEP_SLURM_SCRIPT, scripts/multinode-slurm.sh
+// three nodes in network namespaces); the cluster's DIR/env (SLURM_CONF, the jobs' MPI settings)
+// then applies to every Slurm client this process starts (sbatch, squeue, and clustersweep's).
+// Under CTest the cluster is the one a fixture started for the whole run (CLUSTERSWEEP_SLURM_DIR);
+// a test binary run by hand starts and stops its own.
 #include <string>
 
 #include "slurm/process.h"
@@ -25,8 +26,9 @@ class LocalSlurm {
   ~LocalSlurm();
 
  private:
-  explicit LocalSlurm(std::string dir) : dir_(std::move(dir)) {}
+  LocalSlurm(std::string dir, bool owned) : dir_(std::move(dir)), owned_(owned) {}
   std::string dir_;
+  bool owned_;  // started by this process, so stopped by it
 };
 
 // GTEST_SKIP()s the test with the reason when there is no cluster.
