@@ -101,6 +101,14 @@ constexpr CalibrationField kFields[] = {
      "HBM passes over the routed tokens for permutation and unpermutation, forward"},
     {"layer_overhead_s", &Calibration::moe_layer_overhead_s, 0.0, 0.005,
      "host syncs per MoE layer per micro-batch (fwd+bwd), which a CUDA graph of the layer removes"},
+    // The two below keep the MoE runs from pulling hbm_eff and low_precision_gemm_eff, which the
+    // dense runs share, towards what only the routed kernels reach (docs/calibration.md).
+    {"routed_hbm_eff", &Calibration::moe_routed_hbm_eff, 0.2, 1.0,
+     "achieved HBM bandwidth of the routed tokens' permutation and activation kernels, relative "
+     "to hbm_eff"},
+    {"low_precision_expert_eff", &Calibration::moe_low_precision_expert_eff, 0.3, 1.0,
+     "fp8/fp4 expert GEMM efficiency relative to low_precision_gemm_eff (per-expert scaling and "
+     "casts over small GEMMs)"},
     {"interval_lo", &Calibration::moe_interval_lo, 0, 0,
      "90% prediction interval of a MoE step: lowest measured / predicted"},
     {"interval_hi", &Calibration::moe_interval_hi, 0, 0,
@@ -133,7 +141,7 @@ constexpr CalibrationField kFields[] = {
 };
 constexpr std::size_t kFirstMoeField = 30;
 static_assert(std::string_view(kFields[kFirstMoeField].name) == "load_cv");
-constexpr std::size_t kFirstPowerField = 41;
+constexpr std::size_t kFirstPowerField = 43;
 static_assert(std::string_view(kFields[kFirstPowerField].name) == "gemm_power");
 
 }  // namespace

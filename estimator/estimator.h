@@ -309,6 +309,14 @@ struct Calibration {
   double moe_a2a_overlap = 0.3;
   double moe_permute_passes = 4;    // HBM passes over the routed tokens (permute, unpermute)
   double moe_layer_overhead_s = 0;  // host sync per MoE layer per micro-batch (not in a graph)
+  // The routed tokens' memory-bound kernels (permutation gathers and scatters by routing index,
+  // the activation over each expert's variable-length chunk) reach this fraction of the
+  // bandwidth a dense layer's streaming elementwise kernels reach (hbm_eff).
+  double moe_routed_hbm_eff = 1;
+  // fp8/fp4 expert GEMMs reach this fraction of the dense fp8/fp4 GEMM efficiency
+  // (low_precision_gemm_eff): each expert's chunk is quantized and scaled on its own and its GEMM
+  // is small, so the per-GEMM scaling and casting are amortized over fewer FLOPs.
+  double moe_low_precision_expert_eff = 1;
   // The 90% prediction interval of a step time as measured / predicted ratios, dense and MoE:
   // e^-q and e^q, q the conformal quantile of the held-out |log residuals| (`validate --fit` sets
   // them; docs/calibration.md, "Prediction intervals"). The step is in [predicted x lo,

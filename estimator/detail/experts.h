@@ -22,6 +22,7 @@
 #include <cmath>
 
 #include "estimator/detail/collectives.h"
+#include "estimator/detail/model_counts.h"
 #include "estimator/detail/step.h"
 #include "estimator/estimator.h"
 
@@ -88,17 +89,22 @@ inline Estimator::MoeForward Estimator::moe_forward(const StepShape& s) const no
                                                  (expert_rows + c.moe_expert_half_rows)
                                            : 1.0;
   fwd.gemm = (gemm_s(expert_rows, h, in_out * fm / etp) + gemm_s(expert_rows, fm / etp, h)) *
-             local_experts / grouped;
+             local_experts / grouped /
+             // fp8/fp4 expert GEMMs lose more to per-expert scaling than the dense GEMMs.
+             (detail::is_low_precision(workload_.precision) ? c.moe_low_precision_expert_eff : 1.0);
   if (sf > 0) fwd.gemm += gemm_s(tokens, h, in_out * sf / t) + gemm_s(tokens, sf / t, h);
   fwd.operands = fwd.routed_rows / tokens * (2.0 * h + (1.0 + in_out) * fm / etp) +
                  (sf > 0 ? 2.0 * h + (1.0 + in_out) * sf / t : 0.0);
   if (m.num_experts > 1) fwd.gemm += gemm_s(tokens / t, h, m.num_experts);  // router
-  // Routed activations, and the permutation of the routed tokens to and from expert order.
+  // Routed activations, and the permutation of the routed tokens to and from expert order, at
+  // the routed kernels' bandwidth; the shared experts stream as a dense MLP does.
   fwd.memory = act_bytes_ *
-               (elementwise_f_ * (fwd.routed_rows * fm / etp + tokens * sf / t) +
-                (m.num_experts > 1 && !detail::fused_dispatch(plan.stack.dispatcher)
-                     ? c.moe_permute_passes * fwd.routed_rows * h
-                     : 0.0)) /
+               ((elementwise_f_ * fwd.routed_rows * fm / etp +
+                 (m.num_experts > 1 && !detail::fused_dispatch(plan.stack.dispatcher)
+                      ? c.moe_permute_passes * fwd.routed_rows * h
+                      : 0.0)) /
+                    c.moe_routed_hbm_eff +
+                elementwise_f_ * tokens * sf / t) /
                hbm_bytes_per_s_;
   // The expert-tensor-parallel collective over the routed tokens (with ep = 1 and etp = tp the
   // dense MLP's all-reduce), and the shared experts' tensor-parallel one.

@@ -106,21 +106,18 @@ TEST(Validate, PredictsEveryMixtureOfExpertsRunRepairingOnlyAnImpossibleExpertGr
 }
 
 TEST(Validate, ShippedCalibrationIsReproducible) {
+  // One fit of the dense and the MoE runs together gives every section of the shipped file (the
+  // other families' sections kept as shipped) and, from the same per-source fits that set the
+  // intervals, the leave-one-source-out figures: fitting once keeps this test to one refit.
   TempDir dir;
   const std::string fitted = (dir.path() / "calibration.toml").string();
-  // The shipped [calibration] and [moe] are fitted on the dense and the MoE runs together.
-  const Result r = run({"validate", kRuns, kMoeRuns, "--fit", fitted});
+  const Result r = run({"validate", kRuns, kMoeRuns, "--fit", fitted, "--held-out"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(calibration_section(read_file(fitted)),
             calibration_section(read_file(source_path("spaces/data/calibration.toml"))));
-}
-
-TEST(Validate, HeldOutIntervalsCoverTheSourcesLeftOut) {
   // Each source predicted by a fit on the others, in the interval of the others' held-out
   // residuals: the nominal 90% must hold within 80-98%. The median half-width is not the 20%
-  // once asked for (docs/calibration.md says why): a guard that the documented 27.2% does not grow.
-  const Result r = run({"validate", kRuns, kMoeRuns, "--held-out"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // once asked for (docs/calibration.md says why): a guard that the documented 28.4% does not grow.
   std::smatch m;
   const std::string out = r.out;
   ASSERT_TRUE(std::regex_search(
@@ -130,6 +127,15 @@ TEST(Validate, HeldOutIntervalsCoverTheSourcesLeftOut) {
   EXPECT_GE(std::stod(m[1]), 80.0);
   EXPECT_LE(std::stod(m[1]), 98.0);
   EXPECT_LE(std::stod(m[2]), 30.0);
+  // Neither family's accuracy on a stack the fit never saw may be bought with the other's: the
+  // shipped leave-one-source-out MAPEs (dense 13.88%, MoE 15.81%) plus 0.3 points.
+  for (const auto& [family, limit] : {std::pair{"dense", 14.18}, std::pair{"moe", 16.11}}) {
+    ASSERT_TRUE(std::regex_search(
+        out, m,
+        std::regex(fmt::format(R"(held-out {} MAPE ([0-9.]+)%  median ([0-9.]+)%)", family))))
+        << out;
+    EXPECT_LE(std::stod(m[1]), limit) << family;
+  }
 }
 
 // The cells of a CSV line without quoted commas in the columns asked for.
