@@ -6,7 +6,6 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
-#include <numeric>
 
 #include "base/csv.h"
 #include "estimator/dlrm.h"
@@ -479,12 +478,7 @@ HeldOutReport held_out_report(const HeldOut& h) {
     std::vector<double> errors;
     for (const double r : runs.residuals)
       if (std::isfinite(r)) errors.push_back(std::fabs(std::exp(-r) - 1.0));
-    std::sort(errors.begin(), errors.end());
-    if (!errors.empty()) {
-      family.mape =
-          std::accumulate(errors.begin(), errors.end(), 0.0) / static_cast<double>(errors.size());
-      family.median = sorted_median(errors);
-    }
+    family.errors = error_stats(std::move(errors));
     report.samples += family.samples;
     report.covered += family.covered;
     report.families.push_back(std::move(family));
@@ -516,8 +510,8 @@ std::string format_held_out(const HeldOutReport& report) {
                        100.0 * f.covered / f.samples);
   }
   for (const HeldOutFamily& f : report.families)
-    out += fmt::format("held-out {} MAPE {:.2f}%  median {:.2f}%\n", f.family, 100 * f.mape,
-                       100 * f.median);
+    out += fmt::format("held-out {} MAPE {:.2f}%  median {:.2f}%\n", f.family, 100 * f.errors.mape,
+                       100 * f.errors.median);
   return out + fmt::format("held-out coverage {:.1f}% of {} runs, median half-width {:.1f}%\n",
                            100.0 * report.covered / report.samples, report.samples,
                            100 * report.median_half_width);

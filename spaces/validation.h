@@ -177,7 +177,7 @@ struct HeldOutFamily {
   std::size_t samples = 0, covered = 0;
   // The error of the held-out predictions, |predicted / measured - 1| (leave-one-source-out):
   // what a run of a stack the calibration never saw may expect.
-  double mape = 0, median = 0;
+  ErrorStats errors;
 };
 struct HeldOutReport {
   std::vector<HeldOutFamily> families;  // by name

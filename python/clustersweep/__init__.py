@@ -13,8 +13,8 @@ extension `clustersweep._core`), with the same names, defaults and error message
 
 A keyword argument is the command's flag with '_' for '-' (tp=8 is --tp 8, sequence_parallel=True
 is --sequence-parallel true), or the store's column of it (num_gpus=8 is --gpus 8); None leaves a
-flag out. estimate_many's columns and keyword arguments take either name as well. Bad input raises InputError with the one line
-the command prints after "error: ". See docs/python.md.
+flag out. estimate_many's columns and keyword arguments take either name as well. Bad input raises
+InputError with the one line the command prints after "error: ". See docs/python.md.
 """
 
 import os as _os
@@ -60,6 +60,7 @@ def _result(value):
 
 
 _described = {}
+_column_settings = _core.column_settings()  # a store column's name is an alias of its flag's
 
 
 def _options(command):
@@ -82,12 +83,11 @@ def _text(value):
 def _argv(command, kwargs, positional=()):
     """The command line of keyword arguments: the same flags, so the same parsing and errors."""
     takes_value = _options(command)
-    settings = _core.column_settings()  # a store column's name is an alias of its flag's
     argv = [_text(p) for p in positional]
     for key, value in kwargs.items():
         if value is None:
             continue
-        flag = settings.get(key, key).replace("_", "-")
+        flag = _column_settings.get(key, key).replace("_", "-")
         if flag not in takes_value:  # the command names it as the command line would
             argv += ["--" + flag, _text(value)]
             continue

@@ -221,11 +221,11 @@ TEST(Validation, HeldOutCoverageAndHalfWidth) {
   // e^0.05 - 1 and 1 - e^-0.05 in turn, B's those of 0.1 (i - 9) for i = 10..19.
   double sum = 0;
   for (const double r : two_groups().residuals) sum += std::fabs(std::exp(-r) - 1.0);
-  EXPECT_NEAR(dense.mape, sum / 20, 1e-12);
+  EXPECT_NEAR(dense.errors.mape, sum / 20, 1e-12);
   // The 10th and 11th smallest of the 20: e^0.05 - 1 (A's largest) and 1 - e^-0.1 (B's i = 10).
-  EXPECT_NEAR(dense.median, (std::exp(0.05) - 1 + 1 - std::exp(-0.1)) / 2, 1e-12);
+  EXPECT_NEAR(dense.errors.median, (std::exp(0.05) - 1 + 1 - std::exp(-0.1)) / 2, 1e-12);
   EXPECT_NE(text.find(fmt::format("\nheld-out dense MAPE {:.2f}%  median {:.2f}%\n",
-                                  100 * dense.mape, 100 * dense.median)),
+                                  100 * dense.errors.mape, 100 * dense.errors.median)),
             std::string::npos)
       << text;
 }
