@@ -79,7 +79,7 @@ std::uint64_t export_rows(const Dataset& data, std::vector<std::string> columns,
     std::vector<engine::Column> schema;
     for (const auto& name : columns) {
       const Column& c = data.column(name, "--columns");
-      schema.push_back(engine::Column{c.name, c.unit, "", c.type, c.labels});
+      schema.push_back(engine::Column{c.name, c.unit, "", c.type, c.labels, {}});
     }
     table = std::make_unique<engine::TableWriter>(file.temporary(), schema, attributes);
   }

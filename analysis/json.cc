@@ -115,7 +115,11 @@ Json summary_json(const Dataset& data, const Summary& s, const std::string& wher
                         {"max_ratio", v.max_ratio}});
     stack.push_back({{"axis", setting.axis}, {"groups", setting.groups}, {"values", values}});
   }
-  out["stack"] = {{"kept_plans_only", s.stack_by_design}, {"settings", std::move(stack)}};
+  Json fixed = Json::object();
+  for (const auto& [setting, value] : s.fixed_stack) fixed[setting] = value;
+  out["stack"] = {{"kept_plans_only", s.stack_by_design},
+                  {"settings", std::move(stack)},
+                  {"fixed", std::move(fixed)}};
   out["constant_axes"] = s.constant_axes;
   return out;
 }

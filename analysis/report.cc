@@ -139,11 +139,13 @@ std::string summary_section(const Dataset& data, const Summary& s) {
         "reports up to 1.4x).</p>\n",
         e.groups, e.improved, e.enabled, e.max_gain, e.median_gain);
   html += "<h3>Software stack settings</h3>\n";
-  if (s.stack.empty()) return html + "<p>Not swept.</p>\n";
+  const std::string fixed =
+      s.fixed_stack.empty() ? "" : "<p>" + xml_escape(describe_fixed_stack(s)) + "</p>\n";
+  if (s.stack.empty()) return html + "<p>Not swept.</p>\n" + fixed;
   html += "<ul>\n";
   for (const auto& setting : s.stack)
     html += "<li>" + xml_escape(describe_stack_setting(setting, s.stack_by_design)) + "</li>\n";
-  return html + "</ul>\n";
+  return html + "</ul>\n" + fixed;
 }
 
 // What the times to train hold, and how many feasible points lie beyond the calibration's runs.

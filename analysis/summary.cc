@@ -164,6 +164,7 @@ Summary summarize(const Dataset& data, const std::string& target, ScanOptions op
   s.stack_by_design = keeps_chosen_plans(data);
   std::vector<StackTally> stack;  // one per stack axis the spec swept (its labels are the values)
   for (std::size_t a : stack_axes) {
+    if (axes[a]->labels.size() == 1) s.fixed_stack.emplace_back(axes[a]->name, axes[a]->labels[0]);
     if (axes[a]->labels.size() < 2) continue;
     StackTally& tally = stack.emplace_back(a, axes[a]->labels.size());
     for (std::size_t b : stack_axes)
@@ -437,6 +438,12 @@ std::string describe_stack_setting(const StackSettingWorth& w, bool by_design) {
   return parts.empty() ? text : fmt::format("{}; {}", text, fmt::join(parts, ", "));
 }
 
+std::string describe_fixed_stack(const Summary& s) {
+  std::vector<std::string> parts;
+  for (const auto& [setting, value] : s.fixed_stack) parts.push_back(setting + " " + value);
+  return fmt::format("the same at every point: {}", fmt::join(parts, ", "));
+}
+
 void print_summary(std::ostream& out, const Dataset& data, const Summary& s) {
   const Column& target = *data.find(s.target);
   out << fmt::format("Store: {}\n", data.source().path());
@@ -512,6 +519,7 @@ void print_summary(std::ostream& out, const Dataset& data, const Summary& s) {
   if (s.stack.empty()) out << "  not swept\n";
   for (const auto& setting : s.stack)
     out << wrapped("  ", describe_stack_setting(setting, s.stack_by_design));
+  if (!s.fixed_stack.empty()) out << wrapped("  ", describe_fixed_stack(s));
 }
 
 }  // namespace clustersweep::analysis

@@ -77,6 +77,9 @@ struct Summary {
   std::vector<std::string> constant_axes;  // axes with one value among the selected rows
   bool stack_by_design = false;  // the store kept chosen plans only: `stack` counts the choices
   std::vector<StackSettingWorth> stack;  // in axis order
+  // The stack's settings with one value in the store, (setting, value) in axis order: what every
+  // answer assumed, the spec's choice or its default.
+  std::vector<std::pair<std::string, std::string>> fixed_stack;
 };
 
 inline constexpr std::size_t kMaxListedValues = 24;
@@ -98,6 +101,8 @@ TextTable swept_axes_table(const Summary& summary);
 // groups than the setting says in how many. With `by_design`: "dispatcher (12 kept plans):
 // hybridep in 10, deepep in 2".
 std::string describe_stack_setting(const StackSettingWorth& setting, bool by_design);
+// "the same at every point: framework any, cuda_graph none, ...": Summary::fixed_stack.
+std::string describe_fixed_stack(const Summary& summary);
 
 // "gpu=H100-SXM5-80GB num_nodes=64 ... | tp=8 pp=4 ..." for one row: design axes, then plan axes,
 // leaving out the axes named in `skip` (e.g. those with one value in the whole sweep).

@@ -34,7 +34,12 @@ TransformerChunkEvaluator::TransformerChunkEvaluator(const spaces::Space& space,
   reason_col_ = schema.index("infeasible_reason");
   num_gpus_col_ = schema.index("num_gpus");
   const auto& axes = space.axes();
-  for (int i = 0; i < spaces::kNumAxes; ++i) axis_col_[i] = schema.index(axes[i].name);
+  // A constant column is filled once, when its RowBlock grows: no row writes it.
+  auto unless_constant = [&](std::size_t c) {
+    return c != Schema::npos && schema.columns[c].constant ? Schema::npos : c;
+  };
+  for (int i = 0; i < spaces::kNumAxes; ++i)
+    axis_col_[i] = unless_constant(schema.index(axes[i].name));
   odometer_end_ = spaces::kTp;
   for (int i = spaces::kTp; i < spaces::kNumAxes; ++i)
     if (axes[i].size() > 1) odometer_end_ = i + 1;

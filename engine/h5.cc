@@ -309,7 +309,7 @@ bool exists(hid_t parent, const std::string& name) {
 }
 
 Id create_dataset(hid_t parent, const std::string& name, hid_t type, std::uint64_t rows,
-                  const std::string& context, const Filters& filters) {
+                  const std::string& context, const Filters& filters, const Fill* fill) {
   const std::string what = fmt::format("cannot create dataset '{}'", name);
   Id dcpl = property_list(H5P_DATASET_CREATE, context);
   if (filters.any() && rows > 0) {
@@ -321,14 +321,31 @@ Id create_dataset(hid_t parent, const std::string& name, hid_t type, std::uint64
             what.c_str());
   } else {
     check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), context, what.c_str());
-    check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), context, what.c_str());
+    check(H5Pset_alloc_time(dcpl.get(), fill ? H5D_ALLOC_TIME_LATE : H5D_ALLOC_TIME_EARLY), context,
+          what.c_str());
   }
-  check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), context, what.c_str());
+  // A dataset without storage reads as its fill value only if fill values are written "if set"
+  // (HDF5's default); with "never" a read of it leaves the reader's buffer as it was.
+  if (fill)
+    check(H5Pset_fill_value(dcpl.get(), fill->mem_type, fill->value), context, what.c_str());
+  else
+    check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), context, what.c_str());
   Id space = dataspace_1d(rows, context);
   return Id(check(H5Dcreate2(parent, name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(),
                              H5P_DEFAULT),
                   context, what.c_str()),
             H5Dclose);
+}
+
+bool fill_value(hid_t dataset, hid_t mem_type, void* value, const std::string& context) {
+  Id dcpl(check(H5Dget_create_plist(dataset), context, "cannot read a dataset's properties"),
+          H5Pclose);
+  H5D_fill_value_t status{};
+  check(H5Pfill_value_defined(dcpl.get(), &status), context, "cannot read a dataset's fill value");
+  if (status != H5D_FILL_VALUE_USER_DEFINED) return false;
+  check(H5Pget_fill_value(dcpl.get(), mem_type, value), context,
+        "cannot read a dataset's fill value");
+  return true;
 }
 
 namespace {

@@ -138,11 +138,25 @@ struct Filters {
   bool any() const noexcept { return shuffle || deflate > 0; }
 };
 
+// A dataset's fill value: what every row reads as until written, `value` of type `mem_type`.
+struct Fill {
+  hid_t mem_type;
+  const void* value;
+};
+
 // A 1-D dataset of `rows` elements of `type`. Without filters: contiguous, allocated now and never
 // filled, so the file's metadata is final at creation and later writes only touch raw data. With
-// filters: chunked (filters.chunk_rows rows a chunk), each chunk allocated when written.
+// filters: chunked (filters.chunk_rows rows a chunk), each chunk allocated when written. With a
+// `fill`: a dataset that is never written and reads as the fill value in every row; contiguous,
+// it takes no room in the file (its storage would be allocated at the first write). Opened for
+// writing in a file open on MPI ranks, HDF5 allocates and fills a dataset's storage: leave it
+// unopened there, or give it filters.
 Id create_dataset(hid_t parent, const std::string& name, hid_t type, std::uint64_t rows,
-                  const std::string& context, const Filters& filters = {});
+                  const std::string& context, const Filters& filters = {},
+                  const Fill* fill = nullptr);
+// The fill value `create_dataset` gave `dataset`, as `mem_type` into `value`; false (and `value`
+// untouched) for a dataset with HDF5's default fill value.
+bool fill_value(hid_t dataset, hid_t mem_type, void* value, const std::string& context);
 // Whether a dataset is chunked and filtered: in a file opened on MPI ranks, HDF5 1.10 writes it
 // only collectively.
 bool is_filtered(hid_t dataset, const std::string& context);

@@ -51,8 +51,10 @@ RowLayout read_row_layout(const std::string& path) {
     layout.chunks = h5::extent(done.get(), path);
   }
   for (const auto& c : schema.columns) {
-    layout.column_offset.push_back(data_offset(file.get(), c.name, layout.rows, path));
-    layout.element_size.push_back(element_size(c.type));
+    // A constant column is its dataset's fill value: no bytes in the file to write.
+    layout.column_offset.push_back(c.constant ? 0
+                                              : data_offset(file.get(), c.name, layout.rows, path));
+    layout.element_size.push_back(c.constant ? 0 : element_size(c.type));
   }
   layout.chunk_done_offset = data_offset(file.get(), "progress/chunk_done", layout.chunks, path);
   layout.chunk_rows_offset = data_offset(file.get(), "progress/chunk_rows", layout.chunks, path);

@@ -21,7 +21,9 @@ namespace clustersweep::engine {
 // Where a store's raw data lie in its file (little-endian, as the store's types are).
 struct RowLayout {
   std::vector<std::uint64_t> column_offset;  // file offset of each column's first row
-  std::vector<std::size_t> element_size;     // bytes of one value of each column
+  // Bytes of one value of each column in the file; 0 for a constant column (Column::constant),
+  // whose dataset has no storage.
+  std::vector<std::size_t> element_size;
   std::uint64_t rows = 0;
   std::uint64_t chunks = 0;
   std::uint64_t chunk_done_offset = 0;  // /progress/chunk_done: uint8 per chunk

@@ -109,7 +109,7 @@ std::size_t Schema::row_bytes() const noexcept {
 namespace {
 
 void add(Schema& s, std::string name, std::string unit, std::string role, ColumnType type) {
-  s.columns.push_back(Column{std::move(name), std::move(unit), std::move(role), type, {}});
+  s.columns.push_back(Column{std::move(name), std::move(unit), std::move(role), type, {}, {}});
 }
 
 // The type of a column holding up to the largest cluster's GPU count: the cluster-size axis
@@ -156,10 +156,12 @@ Schema full_schema(const spaces::Space& space) {
     if (axis.is_label) {
       add(s, axis.name, axis.unit, role, label_type(axis.labels.size()));
       s.columns.back().labels = axis.labels;
+      if (axis.labels.size() == 1) s.columns.back().constant = 0.0;
     } else {
-      add(s, axis.name, axis.unit, role,
-          narrowest_type(axis.is_plan ? axis.numbers
-                                      : design_axis_values(space, static_cast<int>(i))));
+      const std::vector<double> values =
+          axis.is_plan ? axis.numbers : design_axis_values(space, static_cast<int>(i));
+      add(s, axis.name, axis.unit, role, narrowest_type(values));
+      if (values.size() == 1) s.columns.back().constant = values.front();
     }
   }
   switch (space.family()) {
@@ -233,6 +235,7 @@ Schema make_schema(const spaces::Space& space) {
 RowBlock::RowBlock(const Schema& schema) {
   for (const auto& c : schema.columns) {
     types_.push_back(c.type);
+    constants_.push_back(c.constant);
     visit(c.type, [&](auto* tag) {
       data_.emplace_back(std::vector<std::remove_pointer_t<decltype(tag)>>());
     });
@@ -261,7 +264,16 @@ void grow(std::vector<T>& v, std::size_t n) {
 void RowBlock::resize(std::size_t rows) {
   if (rows > capacity_) {
     const std::size_t capacity = std::max(rows, capacity_ + capacity_ / 2);
-    for (auto& d : data_) std::visit([capacity](auto& v) { grow(v, capacity); }, d);
+    for (std::size_t c = 0; c < data_.size(); ++c)
+      std::visit(
+          [&](auto& v) {
+            grow(v, capacity);
+            using T = typename std::decay_t<decltype(v)>::value_type;
+            if (constants_[c])
+              std::fill(v.begin() + static_cast<std::ptrdiff_t>(capacity_), v.end(),
+                        static_cast<T>(*constants_[c]));
+          },
+          data_[c]);
     capacity_ = capacity;
   }
   rows_ = rows;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -77,6 +78,10 @@ struct Column {
   std::string role;  // "id", "design_axis", "plan_axis", "metric"
   ColumnType type = ColumnType::f64;
   std::vector<std::string> labels;  // label columns: the names of codes 0..n-1
+  // The value of every row (a label's code), where the space gives the column one value (an axis
+  // with one value, a catalog default that resolves to one): the store keeps it as the dataset's
+  // fill value and writes no row of it, and a RowBlock holds it from the start.
+  std::optional<double> constant = std::nullopt;
 };
 
 // A metric column: one output of a family's estimator per point. A family's metric columns are the
@@ -313,7 +318,7 @@ class RowBlock {
   std::size_t columns() const noexcept { return data_.size(); }
   ColumnType type(std::size_t column) const noexcept { return types_[column]; }
   // Sets the number of rows; never shrinks the arrays, so a block reused for chunk after chunk
-  // allocates (and zero-fills) only while it grows.
+  // allocates (and fills: zeros, or a constant column's value) only while it grows.
   void resize(std::size_t rows);
   void clear() noexcept { rows_ = 0; }
   std::size_t capacity() const noexcept { return capacity_; }
@@ -338,6 +343,7 @@ class RowBlock {
 
  private:
   std::vector<ColumnType> types_;
+  std::vector<std::optional<double>> constants_;  // Column::constant
   std::vector<Data> data_;
   std::size_t rows_ = 0;
   std::size_t capacity_ = 0;  // elements of every array

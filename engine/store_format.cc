@@ -307,6 +307,13 @@ Schema read_columns(hid_t file, const std::string& path) {
     if (length != *rows)
       throw damaged(path,
                     fmt::format("column '{}' has {} rows, the store {}", shown, length, *rows));
+    // A constant column (Column::constant) is the one with a fill value of its own.
+    h5::Id mem_type = memory_type(*column, path);
+    visit(column->type, [&](auto* tag) {
+      std::remove_pointer_t<decltype(tag)> value{};
+      if (h5::fill_value(dataset.get(), mem_type.get(), &value, path))
+        column->constant = static_cast<double>(value);
+    });
     schema.columns.push_back(std::move(*column));
   }
   // Rows are identified by it (merge orders and counts them by it).

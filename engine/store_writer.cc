@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <type_traits>
 
 #include "base/error.h"
 #include "engine/h5.h"
@@ -85,10 +86,23 @@ void fill_file(h5::File& file, const std::string& path, const StoreHeader& heade
   std::vector<h5::Id> datasets;
   for (const auto& column : header.schema.columns) {
     h5::Id type = format::file_type(column, path);
+    // A constant column is its fill value, never written: no room in the file, and every reader
+    // reads the value in every row.
+    h5::Id mem_type = format::memory_type(column, path);
+    std::uint64_t value = 0;  // room for any column type's value
+    if (column.constant)
+      visit(column.type, [&](auto* tag) {
+        using T = std::remove_pointer_t<decltype(tag)>;
+        static_assert(sizeof(T) <= sizeof value);
+        const auto v = static_cast<T>(*column.constant);
+        std::memcpy(&value, &v, sizeof v);
+      });
+    const h5::Fill fill{mem_type.get(), &value};
     // A staging file is written a chunk at a time by independent ranks: never compressed.
     h5::Id dataset =
         h5::create_dataset(root, column.name, type.get(), header.rows, path,
-                           format::column_filters(header.staging ? "none" : header.compression));
+                           format::column_filters(header.staging ? "none" : header.compression),
+                           column.constant ? &fill : nullptr);
     h5::write_attribute(dataset.get(), "units", column.unit, path);
     h5::write_attribute(dataset.get(), "role", column.role, path);
     if (is_label(column.type)) write_flags(dataset.get(), column, path);
@@ -230,6 +244,7 @@ void StoreWriter::write(std::uint64_t offset, const RowBlock& block, std::size_t
     if (block.type(c) != m.schema.columns[c].type)
       throw Error(fmt::format("{}: column '{}' has another type in the block", m.file.path(),
                               m.schema.columns[c].name));
+    if (m.schema.columns[c].constant) continue;  // its fill value
     const auto* base = static_cast<const unsigned char*>(block.raw(c));
     const std::size_t element = H5Tget_size(m.mem_types[c].get());
     h5::write(m.datasets[c].get(), m.mem_types[c].get(), offset, count, base + first * element,

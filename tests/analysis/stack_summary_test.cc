@@ -184,11 +184,14 @@ TEST_F(StackSummaryTest, EachSettingAgainstItsBestValueAtOtherwiseEqualPoints) {
   print_summary(out, data, s);
   const auto rows = read_rows(data);
   const auto lines = stack_section(out.str());
-  ASSERT_EQ(lines.size(), 3u) << out.str();
+  ASSERT_EQ(lines.size(), 4u) << out.str();
   EXPECT_EQ(lines[0], brute_force_line(data, rows, "cuda_graph")) << out.str();
   EXPECT_EQ(lines[1], brute_force_line(data, rows, "dispatcher")) << out.str();
   EXPECT_EQ(lines[2], brute_force_line(data, rows, "token_routing")) << out.str();
   EXPECT_EQ(lines[1].rfind("  dispatcher (", 0), 0u);
+  // The settings the spec left at one value: what every answer assumed.
+  EXPECT_EQ(lines[3].rfind("  the same at every point: framework any, a2a_overlap off, ", 0), 0u)
+      << lines[3];
 
   // Full graphs never read slower than none where the store's own points say they are not.
   const std::size_t graph = axis_index(data, "cuda_graph");
@@ -232,7 +235,7 @@ TEST_F(StackSummaryTest, ABestPerDesignStoreCountsTheChosenValues) {
   for (const Row& r : rows)
     if (r.feasible) ++kept, ++chosen[data.axes()[at]->format(r.axes[at])];
   const auto lines = stack_section(out.str());
-  ASSERT_EQ(lines.size(), 3u) << out.str();
+  ASSERT_EQ(lines.size(), 4u) << out.str();
   EXPECT_EQ(lines[1].rfind(fmt::format("  dispatcher ({} kept plans): ", kept), 0), 0u) << lines[1];
   for (const auto& [value, count] : chosen)
     EXPECT_NE(lines[1].find(fmt::format("{} in {}", value, count)), std::string::npos) << lines[1];
@@ -247,7 +250,10 @@ TEST_F(StackSummaryTest, AStoreSweepingNoSettingSaysSo) {
   const Result r = run(kBinary + " summary " + sweep_text("unswept", text));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("\nSoftware stack settings"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(":\n  not swept\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(":\n  not swept\n  the same at every point: framework any, cuda_graph none, "
+                       "dispatcher alltoall, token_routing dropless, "),
+            std::string::npos)
+      << r.out;
 }
 
 }  // namespace

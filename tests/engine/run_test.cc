@@ -496,7 +496,12 @@ divides = wide["num_gpus"] % mp == 0
 assert (wide["dp"][divides] * mp[divides] == wide["num_gpus"][divides]).all()
 assert (wide["dp"][~divides] == 0).all() and (~divides).any()
 assert f["step_time_s"].attrs["units"] in ("s", b"s")
-assert f.attrs["format"] == "clustersweep-store" and f.attrs["format_version"] == 7
+# A column with one value in the whole store (the spec's one precision) has no storage: it is its
+# fill value, which every row reads as; a swept column has its rows.
+assert f["precision"].id.get_storage_size() == 0 and f["precision"].fillvalue == 0
+assert (table["precision"] == 0).all() and (table["seq_len"] == 8192).all()
+assert f["tp"].id.get_storage_size() == n
+assert f.attrs["format"] == "clustersweep-store" and f.attrs["format_version"] == 8
 assert f.attrs["complete"] == 1 and f.attrs["mpi_size"] == 2
 assert "keep = \"all\"" in f.attrs["spec"]
 print("ok", n, int(ok.sum()))

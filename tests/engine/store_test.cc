@@ -172,6 +172,74 @@ TEST(Store, WritesAndReadsBackNarrowTypes) {
     EXPECT_EQ(std::memcmp(back.raw(c), b.raw(c), 3 * element_size(back.type(c))), 0) << c;
 }
 
+// A column with one value in every row is its dataset's fill value: the writers write none of its
+// rows (a block's own values for it are ignored), the file has no storage for it, and every reader
+// (schema, columns, row blocks) sees the value in every row.
+TEST(Store, AConstantColumnIsItsFillValueWithNoStorage) {
+  TempDir dir;
+  const std::string path = dir / "c.h5";
+  StoreHeader h = tiny_header(4);
+  h.schema.columns = {
+      {"point_id", "", "id", ColumnType::u64, {}},
+      {"seq_len", "", "design_axis", ColumnType::u16, {}, 8192.0},
+      {"gpu", "", "design_axis", ColumnType::label8, {"A100", "H100", "B200"}, 2.0},
+      {"tp", "", "plan_axis", ColumnType::u8, {}},
+  };
+  create_store(path, h);
+  RowBlock b(h.schema);
+  b.resize(4);
+  // A block holds a constant column's value from the start.
+  EXPECT_EQ(b.number(1, 3), 8192);
+  EXPECT_EQ(b.number(2, 0), 2);
+  for (std::size_t i = 0; i < 4; ++i) {
+    b.column<std::uint64_t>(0)[i] = i;
+    b.column<std::uint16_t>(1)[i] = 7;  // not written: the column is its fill value
+    b.column<std::uint8_t>(3)[i] = static_cast<std::uint8_t>(1 << i);
+  }
+  {
+    StoreWriter w = StoreWriter::open(path);
+    w.write(0, b, 0, 2);
+    w.write_progress(0, {1}, {2});
+    w.close();
+  }
+  // The run's own writer, for the other rows.
+  {
+    const RowLayout layout = read_row_layout(path);
+    EXPECT_EQ(layout.element_size, (std::vector<std::size_t>{8, 0, 0, 1}));
+    RowWriter w(path, layout, h.schema);
+    RowBlock rest(h.schema);
+    rest.append(b, 2);
+    rest.append(b, 3);
+    w.submit(0, 2, rest);
+    w.finish();
+  }
+  finalize_store(path, RunStats{});
+  {
+    const h5::File file = h5::File::open(path, false);
+    const Schema schema = format::read_schema(file.get(), path);
+    EXPECT_EQ(schema.columns[0].constant, std::nullopt);
+    EXPECT_EQ(schema.columns[1].constant, 8192.0);
+    EXPECT_EQ(schema.columns[2].constant, 2.0);
+    EXPECT_EQ(schema.columns[3].constant, std::nullopt);
+    for (const char* name : {"seq_len", "gpu"}) {
+      const h5::Id d = h5::open_dataset(file.get(), name, path);
+      EXPECT_EQ(H5Dget_storage_size(d.get()), 0u) << name;
+    }
+  }
+  const StoreReader r(path);
+  std::vector<double> v;
+  r.read("seq_len", 0, 4, v);
+  EXPECT_EQ(v, (std::vector<double>{8192, 8192, 8192, 8192}));
+  r.read("gpu", 0, 4, v);
+  EXPECT_EQ(v, (std::vector<double>{2, 2, 2, 2}));
+  r.read("tp", 0, 4, v);
+  EXPECT_EQ(v, (std::vector<double>{1, 2, 4, 8}));
+  RowBlock back;
+  r.read_rows(0, 4, back);
+  EXPECT_EQ(back.number(1, 2), 8192);
+  EXPECT_EQ(back.number(2, 3), 2);
+}
+
 // The run's writer: chunks handed over while the one before is being written land in their rows,
 // each marked done after them; a compressed store is no place for it.
 TEST(RowWriter, WritesEachChunkBehindTheNextAndMarksItDone) {
@@ -333,7 +401,7 @@ TEST(StoreReader, ClearErrorsForFilesThatAreNotStores) {
   }
   EXPECT_EQ(open_error(dir / "v9.h5"), "'" + (dir / "v9.h5") +
                                            "' has store format version 9; this clustersweep reads "
-                                           "versions 3 to 7 (use the clustersweep that "
+                                           "versions 3 to 8 (use the clustersweep that "
                                            "wrote it, or rerun the sweep)");
   test::write_file(dir / "run.h5.partial", "");
   EXPECT_EQ(open_error(dir / "run.h5"),
