@@ -8,12 +8,6 @@
 
 namespace clustersweep::engine {
 
-namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-}  // namespace
-
 DlrmChunkEvaluator::DlrmChunkEvaluator(const spaces::Space& space, const Schema& schema)
     : space_(space),
       schema_(schema),

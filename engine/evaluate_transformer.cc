@@ -11,12 +11,6 @@
 
 namespace clustersweep::engine {
 
-namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-}  // namespace
-
 TransformerChunkEvaluator::TransformerChunkEvaluator(const spaces::Space& space,
                                                      const Schema& schema, bool exhaustive)
     : space_(space),

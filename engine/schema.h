@@ -22,6 +22,9 @@ class Space;
 
 namespace clustersweep::engine {
 
+// What a metric of a point that was not evaluated, or does not run, holds.
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
 // Every column is stored at its natural width: the narrowest type that holds all its values
 // (a `keep = "all"` store is written at disk speed, so a byte a row is a byte of bandwidth).
 enum class ColumnType : std::uint8_t {
@@ -181,7 +184,7 @@ void metric_values(const std::array<MetricColumn, N>& metrics, const double* val
                    double* out) noexcept {
   for (std::size_t i = 0; i < N; ++i)
     out[i] =
-        feasible || !metrics[i].needs_run ? values[i] : std::numeric_limits<double>::quiet_NaN();
+        feasible || !metrics[i].needs_run ? values[i] : kNaN;
 }
 
 // The transformer family's metrics: what make_schema() declares and transformer_metric_values()

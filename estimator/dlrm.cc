@@ -12,7 +12,7 @@ namespace clustersweep::estimator {
 
 namespace {
 
-constexpr DlrmCalibrationField kFields[] = {
+constexpr DlrmCalibrationField kDlrmFields[] = {
     {"mlp_eff_max", &DlrmCalibration::mlp_eff_max, 0.2, 1.0,
      "fraction of dense peak a large MLP GEMM reaches"},
     {"mlp_half_dim", &DlrmCalibration::mlp_half_dim, 16, 2048,
@@ -99,8 +99,8 @@ constexpr double kLaunchesPerFeature = 6;
 
 }  // namespace
 
-const DlrmCalibrationField* dlrm_calibration_fields_begin() noexcept { return std::begin(kFields); }
-const DlrmCalibrationField* dlrm_calibration_fields_end() noexcept { return std::end(kFields); }
+const DlrmCalibrationField* dlrm_calibration_fields_begin() noexcept { return std::begin(kDlrmFields); }
+const DlrmCalibrationField* dlrm_calibration_fields_end() noexcept { return std::end(kDlrmFields); }
 
 const char* to_string(Sharding sharding) noexcept {
   return kShardingNames[static_cast<int>(sharding)];

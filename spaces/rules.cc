@@ -236,21 +236,21 @@ Violation check_plan(const est::Workload& w, const est::Cluster& c, const est::P
 
 namespace {
 // What a framework rule's violation names (Violation::values[1]); the stack's settings follow as
-// kFrameworkStack + their stack_settings() index.
+// kItemFrameworkStack + their stack_settings() index.
 enum FrameworkItem : int {
-  kTp,
-  kSp,
-  kPp,
-  kVp,
-  kCp,
-  kEp,
-  kEtp,
-  kSplit,
-  kZero,
-  kZeroWithPipeline,
-  kOffload,
-  kRecompute,
-  kFrameworkStack
+  kItemTp,
+  kItemSp,
+  kItemPp,
+  kItemVp,
+  kItemCp,
+  kItemEp,
+  kItemEtp,
+  kItemSplit,
+  kItemZero,
+  kItemZeroWithPipeline,
+  kItemOffload,
+  kItemRecompute,
+  kItemFrameworkStack
 };
 constexpr const char* kParallelismNames[] = {
     "tensor parallelism",       "sequence parallelism",
@@ -274,17 +274,17 @@ Violation check_framework(const est::Plan& p) noexcept {
   for (int i = 0; i < static_cast<int>(std::size(kinds)); ++i)
     if (kinds[i].first) return broken(Rule::framework_parallelism, fw, i, kinds[i].second);
   if (!has_bit(f.pipeline_split, static_cast<int>(p.pipeline_split)))
-    return broken(Rule::framework_parallelism, fw, kSplit, static_cast<int>(p.pipeline_split));
+    return broken(Rule::framework_parallelism, fw, kItemSplit, static_cast<int>(p.pipeline_split));
   if (!has_bit(p.pp > 1 ? f.zero_with_pipeline : f.zero, p.zero))
-    return broken(Rule::framework_memory, fw, p.pp > 1 ? kZeroWithPipeline : kZero, p.zero);
+    return broken(Rule::framework_memory, fw, p.pp > 1 ? kItemZeroWithPipeline : kItemZero, p.zero);
   if (!has_bit(f.offload, static_cast<int>(p.offload)))
-    return broken(Rule::framework_memory, fw, kOffload, static_cast<int>(p.offload));
+    return broken(Rule::framework_memory, fw, kItemOffload, static_cast<int>(p.offload));
   if (!has_bit(f.recompute, static_cast<int>(p.recompute)))
-    return broken(Rule::framework_memory, fw, kRecompute, static_cast<int>(p.recompute));
+    return broken(Rule::framework_memory, fw, kItemRecompute, static_cast<int>(p.recompute));
   const auto settings = stack_settings();
   for (int i = 0; i < kNumStackSettings; ++i)
     if (!has_bit(f.stack[static_cast<std::size_t>(i)], settings[i].get(p.stack)))
-      return broken(Rule::framework_stack, fw, kFrameworkStack + i, settings[i].get(p.stack));
+      return broken(Rule::framework_stack, fw, kItemFrameworkStack + i, settings[i].get(p.stack));
   return {};
 }
 
@@ -306,26 +306,26 @@ std::string framework_message(const Violation& v) {
   const int value = static_cast<int>(x[2]);
   const auto zero_name = [](int i) { return fmt::format("{}", i); };
   switch (x[1]) {
-    case kSplit:
+    case kItemSplit:
       return fmt::format("{} has no {} pipeline split (it runs {})", name,
                          est::to_string(static_cast<est::PipelineSplit>(value)),
                          values_of(f.pipeline_split, est::kNumPipelineSplits, [](int i) {
                            return est::to_string(static_cast<est::PipelineSplit>(i));
                          }));
-    case kZero:
+    case kItemZero:
       return fmt::format("{} does not run ZeRO stage {} (it runs zero {})", name, value,
                          values_of(f.zero, 4, zero_name));
-    case kZeroWithPipeline:
+    case kItemZeroWithPipeline:
       return fmt::format(
           "{} does not run ZeRO stage {} with pp > 1 (with a pipeline it runs zero {})", name,
           value, values_of(f.zero_with_pipeline, 4, zero_name));
-    case kOffload:
+    case kItemOffload:
       return fmt::format("{} does not offload {} (it offloads {})", name,
                          est::to_string(static_cast<est::Offload>(value)),
                          values_of(f.offload, 4, [](int i) {
                            return est::to_string(static_cast<est::Offload>(i));
                          }));
-    case kRecompute:
+    case kItemRecompute:
       return fmt::format("{} has no {} recompute (it runs {})", name,
                          est::to_string(static_cast<est::Recompute>(value)),
                          values_of(f.recompute, 3, [](int i) {
@@ -334,15 +334,15 @@ std::string framework_message(const Violation& v) {
     default:
       break;
   }
-  if (x[1] >= kFrameworkStack) {
-    const StackSetting& st = stack_settings()[static_cast<std::size_t>(x[1] - kFrameworkStack)];
+  if (x[1] >= kItemFrameworkStack) {
+    const StackSetting& st = stack_settings()[static_cast<std::size_t>(x[1] - kItemFrameworkStack)];
     return fmt::format("{} does not run {} {} (it runs {})", name, st.name, st.value_name(value),
-                       values_of(f.stack[static_cast<std::size_t>(x[1] - kFrameworkStack)],
+                       values_of(f.stack[static_cast<std::size_t>(x[1] - kItemFrameworkStack)],
                                  st.count, [&](int i) { return st.value_name(i); }));
   }
-  if (x[1] == kSp) return fmt::format("{} has no {}", name, kParallelismNames[kSp]);
+  if (x[1] == kItemSp) return fmt::format("{} has no {}", name, kParallelismNames[kItemSp]);
   return fmt::format("{} has no {} ({} {})", name, kParallelismNames[x[1]],
-                     x[1] == kVp ? "vp" : "degree", value);
+                     x[1] == kItemVp ? "vp" : "degree", value);
 }
 }  // namespace
 
