@@ -182,9 +182,7 @@ void model_metric_values(const Estimate& e, double energy_j, double pue, double*
 template <std::size_t N>
 void metric_values(const std::array<MetricColumn, N>& metrics, const double* values, bool feasible,
                    double* out) noexcept {
-  for (std::size_t i = 0; i < N; ++i)
-    out[i] =
-        feasible || !metrics[i].needs_run ? values[i] : kNaN;
+  for (std::size_t i = 0; i < N; ++i) out[i] = feasible || !metrics[i].needs_run ? values[i] : kNaN;
 }
 
 // The transformer family's metrics: what make_schema() declares and transformer_metric_values()

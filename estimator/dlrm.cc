@@ -99,7 +99,9 @@ constexpr double kLaunchesPerFeature = 6;
 
 }  // namespace
 
-const DlrmCalibrationField* dlrm_calibration_fields_begin() noexcept { return std::begin(kDlrmFields); }
+const DlrmCalibrationField* dlrm_calibration_fields_begin() noexcept {
+  return std::begin(kDlrmFields);
+}
 const DlrmCalibrationField* dlrm_calibration_fields_end() noexcept { return std::end(kDlrmFields); }
 
 const char* to_string(Sharding sharding) noexcept {
