@@ -23,6 +23,8 @@ function(clustersweep_test name)
   endif()
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cc)
   add_executable(${name} ${sources})
+  # A binary's test files share helper names in their anonymous namespaces: no unity build.
+  set_target_properties(${name} PROPERTIES UNITY_BUILD OFF)
   target_link_libraries(${name} PRIVATE ${arg_UNPARSED_ARGUMENTS} GTest::gtest GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
     CLUSTERSWEEP_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
