@@ -245,6 +245,7 @@ std::vector<MeasuredRun> read_runs(const std::string& path,
     MeasuredRun run;
     run.id = text("id");
     run.source = text("source");
+    run.at = where("gpu");
     if (text("step_time_s").empty()) {
       run.reason = "no measured step_time_s";
       runs.push_back(std::move(run));
@@ -362,6 +363,7 @@ std::vector<MeasuredDlrmRun> read_dlrm_runs(const std::string& path,
     MeasuredDlrmRun run;
     run.id = text("id");
     run.source = text("source");
+    run.at = where("gpu");
     if (text("samples_per_s").empty()) {
       run.reason = "no measured samples_per_s";
       runs.push_back(std::move(run));

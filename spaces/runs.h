@@ -16,6 +16,7 @@ struct MeasuredRun {
   std::string id;
   std::string source;
   std::string gpu;  // the accelerator's catalog key
+  std::string at;   // "FILE:LINE: column 'gpu'": where the row names its accelerator
   double measured_s = 0;
   // Why the run cannot be predicted ("unknown accelerator 'X'", a broken rule); empty when it can,
   // and then `sample` holds its point.
@@ -46,6 +47,7 @@ struct MeasuredDlrmRun {
   std::string id;
   std::string source;
   std::string gpu;
+  std::string at;  // "FILE:LINE: column 'gpu'": where the row names its accelerator
   // The training throughput the prediction is compared with: train_only_samples_per_s where the
   // file gives it (MLPerf's throughput without its periodic evaluations), else samples_per_s;
   // `target` names the column.
