@@ -102,7 +102,7 @@ CalibrateResult calibrate_runs(const po::variables_map& vm) {
               ? " --calibration " + std::filesystem::path(given("calibration")).filename().string()
               : std::string(),
           site.runs));
-  out.report = spaces::format_site_report(site) + fmt::format("wrote {}\n", out.output);
+  out.report = spaces::format_site_report(site);
   auto& j = out.json;
   j["runs"] = site.runs;
   j["ids"] = site.ids;
@@ -146,7 +146,7 @@ int calibrate(const Args& args) {
   if (vm->count("json"))
     std::cout << result.json.dump(2) << "\n";
   else
-    std::cout << result.report;
+    std::cout << result.report << fmt::format("wrote {}\n", result.output);
   return kExitOk;
 }
 

@@ -42,8 +42,7 @@ TEST(Calibrate, WritesACalibrationEveryCommandAccepts) {
   EXPECT_NE(r.out.find("dense intervals now ±"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("wrote " + site + "\n"), std::string::npos) << r.out;
   const std::string text = read_file(site);
-  EXPECT_NE(text.find("\nruns = 3\nids = [\"61\", \"64\", \"65\"]\n"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("\nruns = 3\nids = [\"61\", \"64\", \"65\"]\n"), std::string::npos) << text;
   r = run({"estimate", "--model", "gpt3-175b", "--gpu", "H100-SXM5-80GB", "--gpus", "1024", "--tp",
            "8", "--pp", "8", "--calibration", site});
   EXPECT_EQ(r.exit_code, 0) << r.err;
