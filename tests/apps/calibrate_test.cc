@@ -48,6 +48,11 @@ TEST(Calibrate, WritesACalibrationEveryCommandAccepts) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   r = run({"validate", runs, "--calibration", site});
   EXPECT_EQ(r.exit_code, 0) << r.err;
+  // A spec's top-level calibration key takes it.
+  const std::string spec = dir.file(
+      "spec.toml", "calibration = \"site.toml\"\n" + read_file(source_path("examples/quick.toml")));
+  r = run({"plan", spec});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   // A site file is a base too.
   const std::string again = (dir.path() / "again.toml").string();
   r = run({"calibrate", runs, "-o", again, "--calibration", site, "--json"});

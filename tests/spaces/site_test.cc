@@ -159,6 +159,41 @@ TEST(Site, ReportReadsLikeAdvice) {
             format_calibration(site.calibration, "h", site.support));
 }
 
+TEST(Site, ShotsPredictEachGroupsOtherRunsWithAFitWithoutItsSource) {
+  std::vector<MeasuredRun> rows;
+  for (MeasuredRun& r : read_runs(kData + "transformer_runs.csv", builtin_calibration()))
+    if (r.source == "NARAYANAN_SC21_T1" || r.source == "NARAYANAN_SC21_T2" ||
+        r.source == "MEGATRON_README_2020")
+      rows.push_back(std::move(r));
+  ShotsOptions options;
+  options.sweeps = 2;
+  options.draws = 2;
+  options.shots = 0;
+  const ShotsReport none = site_shots(rows, est::Calibration{}, options);
+  // MEGATRON_README_2020's V100 runs are two: too few for a group.
+  ASSERT_EQ(none.groups.size(), 3u);
+  EXPECT_EQ(none.groups[0].source + " " + none.groups[0].gpu,
+            "MEGATRON_README_2020 A100-SXM4-40GB");
+  for (const ShotsGroup& g : none.groups) {
+    EXPECT_EQ(g.shot_mape, g.no_shot_mape);  // no shot: the held-out fit alone
+    EXPECT_EQ(g.predictions, 2 * g.runs);
+  }
+  options.shots = 3;
+  const ShotsReport three = site_shots(rows, est::Calibration{}, options);
+  ASSERT_EQ(three.groups.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(three.groups[i].predictions, 2 * (three.groups[i].runs - 3));
+    EXPECT_GT(three.groups[i].median_half_width, 0);
+  }
+  const std::string table = format_shots(three);
+  EXPECT_EQ(table.rfind("\nsite calibration on 3 runs of each group held out with its source "
+                        "(2 draws)\n",
+                        0),
+            0u)
+      << table;
+  EXPECT_NE(table.find("3-shot MAPE "), std::string::npos) << table;
+}
+
 TEST(Site, ShippedPriorIsReproducible) {
   std::vector<SiteRun> runs = dense_runs();
   for (auto more : {site_runs(read_runs(kData + "moe_runs.csv", builtin_calibration())),
