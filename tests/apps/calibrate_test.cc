@@ -101,6 +101,9 @@ TEST(Calibrate, BadInputIsOneLineAndWritesNothing) {
                    "' is a runs file being read; name another file (an output never replaces an "
                    "input)");
   expect_error({"calibrate", kRuns}, "-o: missing; name the site calibration file to write");
+  const std::string spec = source_path("examples/quick.toml");
+  expect_error({"calibrate", spec, "-o", site},
+               spec + ":1: missing column 'id' (see the README of the validation data)");
   EXPECT_FALSE(std::filesystem::exists(site));
 }
 
