@@ -278,6 +278,7 @@ std::vector<MeasuredRun> read_runs(const std::string& path,
     if (settings.integer("pp", 1) == 1 && settings.has("vp")) settings.set("vp", "1", where("vp"));
     if (!catalog.find_accelerator(text("gpu"))) {
       run.reason = fmt::format("unknown accelerator '{}'", text("gpu"));
+      run.unknown_gpu = true;
       runs.push_back(std::move(run));
       return;
     }
@@ -399,6 +400,7 @@ std::vector<MeasuredDlrmRun> read_dlrm_runs(const std::string& path,
     run.measured_samples_per_s = settings.number(run.target, 0);
     if (!catalog.find_accelerator(text("gpu"))) {
       run.reason = fmt::format("unknown accelerator '{}'", text("gpu"));
+      run.unknown_gpu = true;
       runs.push_back(std::move(run));
       return;
     }

@@ -270,7 +270,7 @@ SiteRunsRead read_site_runs(const std::vector<std::string>& paths, const est::Ca
   SiteRunsRead out;
   auto take = [&](const std::string& path, const auto& rows) {
     for (const auto& r : rows) {
-      if (r.reason.rfind("unknown accelerator", 0) == 0)
+      if (r.unknown_gpu)
         throw InputError(fmt::format(
             "{}: {}; a site run must be on an accelerator of the catalog (clustersweep catalog)",
             r.at, r.reason));
@@ -574,12 +574,8 @@ SiteCalibration calibrate_site(const std::vector<SiteRun>& runs, const est::Cali
   const double agreement = n >= 2 ? (kScaleDof + standardised) / (kScaleDof + nn) : 1.0;
   const double log_half_width =
       kSiteZ90 * std::sqrt(agreement * (prior.within_sd * prior.within_sd + posterior_var / nn));
-  for (const auto& [f, count] : family_runs) {
-    const est::StepInterval i = family_interval(base, f);
-    if (f == site.main_family)
-      site.interval_scale = log_half_width / ((std::log(i.hi) - std::log(i.lo)) / 2);
+  for (const auto& [f, count] : family_runs)
     set_family_interval(site.calibration, f, {std::exp(-log_half_width), std::exp(log_half_width)});
-  }
   site.interval = family_interval(site.calibration, site.main_family);
   return site;
 }

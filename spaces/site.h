@@ -113,7 +113,6 @@ struct SiteCalibration {
   double loo_mape = 0;                    // of those predictions (NaN with one run)
   std::string disagreeing_run;  // the run farthest outside what the others predict, if notable
   double disagreement = 0;      // its standardised leave-one-out residual
-  double interval_scale = 1;    // the main family's interval half-width (log) / the base's
   // The family the report's interval is of (the one most runs are), its interval before and after.
   SupportFamily main_family = SupportFamily::dense;
   estimator::StepInterval base_interval, interval;
