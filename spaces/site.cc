@@ -5,11 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <limits>
 #include <map>
 #include <random>
-#include <set>
 
 #include "base/error.h"
 #include "estimator/fit.h"
