@@ -15,6 +15,7 @@
 #include "spaces/catalog.h"
 #include "spaces/energy_validation.h"
 #include "spaces/runs.h"
+#include "spaces/site.h"
 #include "spaces/support.h"
 #include "spaces/validation.h"
 
@@ -70,6 +71,13 @@ est::Calibration fit_and_write(const po::variables_map& vm, const std::string& r
   return fit.calibration;
 }
 
+spaces::ShotsOptions shots_options(const po::variables_map& vm) {
+  spaces::ShotsOptions options;
+  options.shots = vm["shots"].as<int>();
+  options.sweeps = vm["fit-sweeps"].as<int>();
+  return options;
+}
+
 void add_report(const spaces::ValidationReport& report, ValidateResult& out) {
   out.predictions_csv = spaces::format_predictions_csv(report);
   out.report += spaces::format_report(report);
@@ -97,6 +105,8 @@ void validate_dlrm(const po::variables_map& vm, const std::string& runs_path,
   add_report(spaces::validate_runs(rows, calibration), out);
   if (held && vm.count("held-out"))
     out.report += spaces::format_held_out(spaces::held_out_report(*held));
+  if (vm.count("shots"))
+    out.report += spaces::format_shots(spaces::site_shots(rows, fit_start, shots_options(vm)));
 }
 
 // Training-energy runs: each metered row's average power per GPU and energy at its own scope;
@@ -104,7 +114,7 @@ void validate_dlrm(const po::variables_map& vm, const std::string& runs_path,
 void validate_energy(const po::variables_map& vm, const std::string& runs_path,
                      est::Calibration calibration, const spaces::CalibrationSupport& support,
                      ValidateResult& out) {
-  for (const char* flag : {"best", "held-out"})
+  for (const char* flag : {"best", "held-out", "shots"})
     if (vm.count(flag))
       throw InputError(
           fmt::format("--{}: applies to step-time runs, not to the training-energy runs of {}",
@@ -146,7 +156,12 @@ std::optional<po::variables_map> parse_validate(const Args& args) {
       "also search every plan of each run's model, cluster, batch and precision (as `best` "
       "does) within the run's framework (its software column) and stack, and compare the best "
       "plan's predicted step time with the measured run's")(
-      "robust", "with --best: rank each run's plans as `best --robust` does");
+      "robust", "with --best: rank each run's plans as `best --robust` does")(
+      "shots", whole_value<int>(0, 1000),
+      "with --held-out: also site-calibrate each (source, accelerator) group of at least 6 runs "
+      "on K of its runs (5 seeded draws) with a fit without its source, and report the error of "
+      "its other runs next to the fit's alone, and the site intervals' coverage and half-width "
+      "(calibrate; docs/calibration.md)");
   po::positional_options_description positional;
   positional.add("runs", -1);
   return parse(
@@ -186,6 +201,8 @@ ValidateResult validate_runs(const po::variables_map& vm) {
   // Before anything is read or written.
   if (vm.count("robust") && !vm.count("best"))
     throw InputError("--robust: ranks the plans of --best; add --best");
+  if (vm.count("shots") && !vm.count("held-out"))
+    throw InputError("--shots: site-calibrates the groups --held-out holds out; add --held-out");
   if (!vm.count("runs")) throw InputError("RUNS.csv: missing; give one or more runs files");
   const auto runs_paths = vm["runs"].as<std::vector<std::string>>();
   {
@@ -271,6 +288,8 @@ ValidateResult validate_runs(const po::variables_map& vm) {
   if (best) out.report += spaces::format_best_ratios(spaces::best_ratios(validation));
   if (held && vm.count("held-out"))
     out.report += spaces::format_held_out(spaces::held_out_report(*held));
+  if (vm.count("shots"))
+    out.report += spaces::format_shots(spaces::site_shots(rows, fit_start, shots_options(vm)));
   return out;
 }
 

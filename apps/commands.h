@@ -10,6 +10,7 @@ namespace clustersweep::cli {
 int estimate(const Args& args);
 int best(const Args& args);
 int validate(const Args& args);
+int calibrate(const Args& args);
 int bench(const Args& args);
 int plan(const Args& args);
 int submit(const Args& args);
@@ -39,6 +40,13 @@ struct ValidateResult {
   std::string report;           // what is printed
 };
 ValidateResult validate_result(const Args& args);
+struct CalibrateResult {
+  std::string output;           // the file it writes
+  std::string toml;             // what it writes there
+  std::string report;           // what is printed
+  nlohmann::ordered_json json;  // what --json prints
+};
+CalibrateResult calibrate_result(const Args& args);
 nlohmann::ordered_json catalog_json(const Args& args);
 // The rows `export` wrote, without its message.
 std::uint64_t export_rows(const Args& args);

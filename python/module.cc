@@ -263,6 +263,14 @@ PYBIND11_MODULE(_core, m) {
     }
     return py::make_tuple(r.predictions_csv, r.report);
   });
+  m.def("calibrate", [](const cli::Args& a) {
+    cli::CalibrateResult r;
+    {
+      py::gil_scoped_release release;
+      r = cli::calibrate_result(a);
+    }
+    return py::make_tuple(r.output, r.toml, r.report, to_python(r.json));
+  });
   m.def("export", [](const cli::Args& a) {
     py::gil_scoped_release release;
     return cli::export_rows(a);

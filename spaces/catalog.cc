@@ -473,13 +473,13 @@ estimator::Calibration parse_calibration(std::string_view text, std::string_view
   Calibration calibration = base;
   for (const auto& [key, node] : root) {
     if (key.str() == "format_version") continue;
-    // The [support.*] tables are parse_support()'s.
-    if (key.str() == "support") continue;
+    // The [support.*] tables are parse_support()'s; [site] says how a site calibration was made.
+    if (key.str() == "support" || key.str() == "site") continue;
     if (key.str() != "calibration" && key.str() != "moe" && key.str() != "dlrm" &&
         key.str() != "power")
       throw InputError(fmt::format(
-          "{}: {}: unknown key; expected format_version, [calibration], [moe], [dlrm], [power] "
-          "and [support]",
+          "{}: {}: unknown key; expected format_version, [calibration], [moe], [dlrm], [power], "
+          "[support] and [site]",
           where(filename, key.source()), key.str()));
     if (!node.is_table())
       throw InputError(fmt::format("{}: {}: must be a table of parameters",

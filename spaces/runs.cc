@@ -245,6 +245,7 @@ std::vector<MeasuredRun> read_runs(const std::string& path,
     MeasuredRun run;
     run.id = text("id");
     run.source = text("source");
+    run.at = where("gpu");
     if (text("step_time_s").empty()) {
       run.reason = "no measured step_time_s";
       runs.push_back(std::move(run));
@@ -277,6 +278,7 @@ std::vector<MeasuredRun> read_runs(const std::string& path,
     if (settings.integer("pp", 1) == 1 && settings.has("vp")) settings.set("vp", "1", where("vp"));
     if (!catalog.find_accelerator(text("gpu"))) {
       run.reason = fmt::format("unknown accelerator '{}'", text("gpu"));
+      run.unknown_gpu = true;
       runs.push_back(std::move(run));
       return;
     }
@@ -362,6 +364,7 @@ std::vector<MeasuredDlrmRun> read_dlrm_runs(const std::string& path,
     MeasuredDlrmRun run;
     run.id = text("id");
     run.source = text("source");
+    run.at = where("gpu");
     if (text("samples_per_s").empty()) {
       run.reason = "no measured samples_per_s";
       runs.push_back(std::move(run));
@@ -397,6 +400,7 @@ std::vector<MeasuredDlrmRun> read_dlrm_runs(const std::string& path,
     run.measured_samples_per_s = settings.number(run.target, 0);
     if (!catalog.find_accelerator(text("gpu"))) {
       run.reason = fmt::format("unknown accelerator '{}'", text("gpu"));
+      run.unknown_gpu = true;
       runs.push_back(std::move(run));
       return;
     }

@@ -15,7 +15,9 @@ namespace clustersweep::spaces {
 struct MeasuredRun {
   std::string id;
   std::string source;
-  std::string gpu;  // the accelerator's catalog key
+  std::string gpu;           // the accelerator's catalog key
+  std::string at;            // "FILE:LINE: column 'gpu'": where the row names its accelerator
+  bool unknown_gpu = false;  // the catalog has no such accelerator (the reason says which)
   double measured_s = 0;
   // Why the run cannot be predicted ("unknown accelerator 'X'", a broken rule); empty when it can,
   // and then `sample` holds its point.
@@ -46,6 +48,8 @@ struct MeasuredDlrmRun {
   std::string id;
   std::string source;
   std::string gpu;
+  std::string at;            // "FILE:LINE: column 'gpu'": where the row names its accelerator
+  bool unknown_gpu = false;  // the catalog has no such accelerator (the reason says which)
   // The training throughput the prediction is compared with: train_only_samples_per_s where the
   // file gives it (MLPerf's throughput without its periodic evaluations), else samples_per_s;
   // `target` names the column.

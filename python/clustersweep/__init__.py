@@ -6,6 +6,7 @@ extension `clustersweep._core`), with the same names, defaults and error message
     estimate(model=..., gpu=..., gpus=..., tp=...)   # clustersweep estimate --json
     best(model=..., gpu=..., nodes=..., top=5)       # clustersweep best --json
     validate("runs.csv")                             # clustersweep validate -o (a DataFrame)
+    calibrate("mine.csv")                            # clustersweep calibrate -o (a Calibration)
     plan("spec.toml")                                # clustersweep plan --json
     open_store("results.h5")                         # clustersweep export -o FILE.nc (xarray)
     catalog.models(), catalog.accelerators()         # clustersweep catalog --json
@@ -27,8 +28,10 @@ __version__ = _core.__version__
 __all__ = [
     "Error",
     "InputError",
+    "Calibration",
     "Result",
     "best",
+    "calibrate",
     "catalog",
     "estimate",
     "estimate_many",
@@ -137,6 +140,55 @@ def validate(*runs, **options):
     return frame
 
 
+class Calibration:
+    """A site calibration (`clustersweep calibrate`): the TOML text of the calibration file, the
+    printed report and its JSON (`site`), kept in a file of its own for as long as the object
+    lives. estimate, best, validate and estimate_many take it as calibration=; os.fspath() and
+    str() give its file."""
+
+    def __init__(self, text, report, site):
+        import shutil
+        import weakref
+
+        folder = _tempfile.mkdtemp(prefix="clustersweep-calibration-")
+        weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
+        self.path = _os.path.join(folder, "site.toml")
+        with open(self.path, "w", encoding="utf-8") as f:
+            f.write(text)
+        self.text = text
+        self.report = report
+        self.site = _result(site)
+
+    def __fspath__(self):
+        return self.path
+
+    def __str__(self):
+        return self.path
+
+    def __repr__(self):
+        return "Calibration(%r)" % self.report.splitlines()[0] if self.report else "Calibration()"
+
+
+def calibrate(runs, base=None):
+    import pandas as pd
+
+    with _tempfile.TemporaryDirectory(prefix="clustersweep-") as folder:
+        if isinstance(runs, pd.DataFrame):
+            path = _os.path.join(folder, "runs.csv")
+            runs.to_csv(path, index=False)
+            paths = [path]
+        elif isinstance(runs, (str, _os.PathLike)):
+            paths = [_os.fspath(runs)]
+        else:
+            paths = [_os.fspath(r) for r in runs]
+        output = _os.path.join(folder, "site.toml")
+        argv = paths + ["-o", output]
+        if base is not None:
+            argv += ["--calibration", _os.fspath(base)]
+        _, text, report, site = _core.calibrate(argv)
+    return Calibration(text, report, site)
+
+
 class _Catalog:
     """The built-in catalog (`clustersweep catalog --json`), as DataFrames."""
 
@@ -222,7 +274,7 @@ def _evaluate(frame, constants, spec_text, spec_name, columns):
     return pd.DataFrame(data, index=frame.index, copy=False)
 
 
-def estimate_many(points, spec=None, columns="summary", **constants):
+def estimate_many(points, spec=None, columns="summary", calibration=None, **constants):
     import json
 
     import pandas as pd
@@ -235,6 +287,10 @@ def estimate_many(points, spec=None, columns="summary", **constants):
                 spec_text = f.read()
         except OSError as e:
             raise InputError("cannot read spec '%s': %s" % (spec, e.strerror)) from None
+    if calibration is not None:
+        # The spec's top-level key, before any table of the spec's own.
+        path = _os.path.abspath(_os.fspath(calibration))
+        spec_text = "calibration = %s\n" % json.dumps(path) + spec_text
     return _evaluate(
         frame,
         constants,
@@ -296,6 +352,22 @@ printed summary (MAPE, median, per source) is in frame.attrs["report"].
 """,
 )
 _document(
+    calibrate,
+    "calibrate",
+    """
+calibrate(runs, base=None) -> Calibration
+
+A site calibration from measured runs of your own cluster: `runs` is a DataFrame in the columns of
+transformer_runs.csv, moe_runs.csv or dlrm_runs.csv, a CSV file or a list of them; `base` a
+calibration file (default: the built-in calibration). The result is the file `clustersweep
+calibrate RUNS -o site.toml` writes (its text, report and JSON), which estimate, best, validate and
+estimate_many take as calibration=.
+
+    >>> site = clustersweep.calibrate("mine.csv")
+    >>> clustersweep.estimate(model="llama3-8b", gpu="H100-SXM5-80GB", gpus=8, calibration=site)
+""",
+)
+_document(
     open_store,
     "export",
     """
@@ -307,7 +379,8 @@ columns added: the same dataset `clustersweep export STORE -o FILE.nc` writes, r
 """,
 )
 estimate_many.__doc__ = """
-estimate_many(points, spec=None, columns="summary", **constants) -> pandas.DataFrame
+estimate_many(points, spec=None, columns="summary", calibration=None, **constants)
+    -> pandas.DataFrame
 
 Evaluates a table of points at the estimator's speed: one row a point, columns named as the
 store's axis columns or as the flags (model, gpu, num_gpus or gpus, num_nodes or nodes, tp, pp,
@@ -319,7 +392,8 @@ is the spec's `[output] columns`: "summary" (the metrics a store keeps by defaul
 breakdown and interval) or a list of names. A store's
 own rows (open_store(...).to_dataframe()) evaluate as they are: the computed columns are ignored.
 
-`spec` is a sweep spec whose other settings apply (training_tokens, [pricing], [reliability],
+`calibration` is a calibration file (or a Calibration from calibrate()), as a spec's top-level
+`calibration` key. `spec` is a sweep spec whose other settings apply (training_tokens, [pricing], [reliability],
 calibration, constraints); an axis it sweeps must be a column. Each row passes the same rules as
 a sweep's point: a row the rules remove is feasible = False with its infeasible_reason. Rows of
 one design (model, cluster) next to each other evaluate fastest.

@@ -33,15 +33,15 @@ TEST(Main, HelpListsEveryCommand) {
   const auto r = run({"--help"});
   EXPECT_EQ(r.exit_code, 0);
   for (const char* command :
-       {"run", "estimate", "validate", "bench", "plan", "summary", "pareto", "top", "energy",
-        "sensitivity", "report", "submit", "merge", "status"})
+       {"run", "estimate", "validate", "calibrate", "bench", "plan", "summary", "pareto", "top",
+        "energy", "sensitivity", "report", "submit", "merge", "status"})
     EXPECT_NE(r.out.find(fmt::format("\n  {} ", command)), std::string::npos) << command;
 }
 
 TEST(Main, EveryCommandHasHelp) {
   for (const char* command :
-       {"run", "estimate", "validate", "bench", "plan", "summary", "pareto", "top", "energy",
-        "sensitivity", "report", "submit", "merge", "status"}) {
+       {"run", "estimate", "validate", "calibrate", "bench", "plan", "summary", "pareto", "top",
+        "energy", "sensitivity", "report", "submit", "merge", "status"}) {
     const auto r = run({command, "--help"});
     EXPECT_EQ(r.exit_code, 0) << command;
     EXPECT_EQ(r.out.rfind(fmt::format("Usage: clustersweep {}", command), 0), 0u) << r.out;

@@ -178,6 +178,47 @@ class Commands(unittest.TestCase):
                 pd.testing.assert_frame_equal(got, want)
                 self.assertEqual(got.attrs["report"], printed)
 
+    def test_calibrate_writes_the_commands_file(self):
+        with tempfile.TemporaryDirectory() as folder:
+            runs = pd.read_csv(
+                os.path.join(SOURCE, "tests", "apps", "data", "transformer_runs.csv"),
+                dtype=str, keep_default_na=False)
+            mine = runs[runs.source == "DGXC_BENCH"].head(3)
+            path = os.path.join(folder, "runs.csv")
+            mine.to_csv(path, index=False)
+            out = os.path.join(folder, "site.toml")
+            code, printed, err = cli("calibrate", path, "-o", out)
+            self.assertEqual(code, 0, err)
+            with open(out, encoding="utf-8") as f:
+                want = f.read()
+            for given in (path, [path], mine):
+                site = clustersweep.calibrate(given)
+                self.assertEqual(site.text, want)
+                self.assertEqual(site.report + "wrote %s\n" % out, printed)
+                with open(site, encoding="utf-8") as f:
+                    self.assertEqual(f.read(), want)
+            self.assertEqual(site.site.runs, 3)
+            # Accepted as calibration= wherever a calibration file is, with the same answer.
+            point = dict(model="gpt3-175b", gpu="H100-SXM5-80GB", gpus=1024, tp=8, pp=8)
+            self.assertEqual(
+                clustersweep.estimate(calibration=site, **point),
+                cli_json("estimate", "--json", "--calibration", out, *flags(point)),
+            )
+            many = clustersweep.estimate_many(
+                pd.DataFrame({"tp": [8]}), calibration=site, columns=["step_time_s"],
+                model="gpt3-175b", gpu="H100-SXM5-80GB", num_gpus=1024, pp=8)
+            self.assertAlmostEqual(
+                many.step_time_s.iloc[0],
+                clustersweep.estimate(calibration=site, **point).step_time_s.total, places=12)
+            self.assertEqual(clustersweep.best(calibration=out, top=1, **point)["plans"],
+                             clustersweep.best(calibration=site, top=1, **point)["plans"])
+            # Bad input: the command's message.
+            with self.assertRaises(clustersweep.InputError) as raised:
+                clustersweep.calibrate(path, base=os.path.join(folder, "none.toml"))
+            self.assertEqual(str(raised.exception),
+                             cli_error("calibrate", path, "-o", os.path.join(folder, "x.toml"),
+                                       "--calibration", os.path.join(folder, "none.toml")))
+
     def test_catalog_equals_the_commands_json(self):
         for kind, function in (
             ("models", clustersweep.catalog.models),
