@@ -220,9 +220,14 @@ est::Calibration apply_site_factors(const est::Calibration& base, const SiteVect
   return c;
 }
 
-std::vector<SiteRun> site_runs(const std::vector<MeasuredRun>& rows) {
+namespace {
+
+// The rows a fit takes (those with no reason), each predicted from its fit sample; `measured_s`
+// reads a row's measured step from the row and its sample.
+template <class Row, class MeasuredS>
+std::vector<SiteRun> to_site_runs(const std::vector<Row>& rows, MeasuredS measured_s) {
   std::vector<SiteRun> out;
-  const FitRuns<est::Sample> runs = fit_runs(rows);
+  const auto runs = fit_runs(rows);
   std::size_t k = 0;
   for (const auto& r : rows) {
     if (!r.reason.empty()) continue;
@@ -232,7 +237,7 @@ std::vector<SiteRun> site_runs(const std::vector<MeasuredRun>& rows) {
     s.gpu = r.gpu;
     s.support = runs.support[k];
     s.family = s.support.family;
-    s.measured_s = r.measured_s;
+    s.measured_s = measured_s(r, runs.samples[k]);
     s.predict_s = [sample = runs.samples[k]](const est::Calibration& c) {
       return est::predict_step_s(sample, c);
     };
@@ -242,26 +247,16 @@ std::vector<SiteRun> site_runs(const std::vector<MeasuredRun>& rows) {
   return out;
 }
 
+}  // namespace
+
+std::vector<SiteRun> site_runs(const std::vector<MeasuredRun>& rows) {
+  return to_site_runs(rows, [](const MeasuredRun& r, const est::Sample&) { return r.measured_s; });
+}
+
 std::vector<SiteRun> site_runs(const std::vector<MeasuredDlrmRun>& rows) {
-  std::vector<SiteRun> out;
-  const FitRuns<est::DlrmSample> runs = fit_runs(rows);
-  std::size_t k = 0;
-  for (const auto& r : rows) {
-    if (!r.reason.empty()) continue;
-    SiteRun s;
-    s.id = r.id;
-    s.source = r.source;
-    s.gpu = r.gpu;
-    s.support = runs.support[k];
-    s.family = SupportFamily::dlrm;
-    s.measured_s = runs.samples[k].measured_step_s;
-    s.predict_s = [sample = runs.samples[k]](const est::Calibration& c) {
-      return est::predict_step_s(sample, c);
-    };
-    out.push_back(std::move(s));
-    ++k;
-  }
-  return out;
+  return to_site_runs(rows, [](const MeasuredDlrmRun&, const est::DlrmSample& sample) {
+    return sample.measured_step_s;
+  });
 }
 
 SiteRunsRead read_site_runs(const std::vector<std::string>& paths, const est::Calibration& base) {
