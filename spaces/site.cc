@@ -721,17 +721,17 @@ ShotsReport shots_of(const std::vector<SiteRun>& runs, FitWithout fit_without,
   return report;
 }
 
-}  // namespace
-
-ShotsReport site_shots(const std::vector<MeasuredRun>& rows, const est::Calibration& start,
-                       const ShotsOptions& options) {
-  const FitRuns<est::Sample> fit = fit_runs(rows);
+// The shots protocol on `rows`, each held-out base fitted from `start` on the other sources.
+template <class Row>
+ShotsReport site_shots_of(const std::vector<Row>& rows, const est::Calibration& start,
+                          const ShotsOptions& options) {
+  const auto fit = fit_runs(rows);
   est::FitOptions fit_options;
   fit_options.sweeps = options.sweeps;
   return shots_of(
       site_runs(rows),
       [&](const std::string& source) {
-        std::vector<est::Sample> others;
+        std::vector<typename decltype(fit.samples)::value_type> others;
         for (std::size_t i = 0; i < fit.samples.size(); ++i)
           if (fit.groups[i] != source) others.push_back(fit.samples[i]);
         return est::fit_calibration(others, start, fit_options).calibration;
@@ -739,20 +739,16 @@ ShotsReport site_shots(const std::vector<MeasuredRun>& rows, const est::Calibrat
       options);
 }
 
+}  // namespace
+
+ShotsReport site_shots(const std::vector<MeasuredRun>& rows, const est::Calibration& start,
+                       const ShotsOptions& options) {
+  return site_shots_of(rows, start, options);
+}
+
 ShotsReport site_shots(const std::vector<MeasuredDlrmRun>& rows, const est::Calibration& start,
                        const ShotsOptions& options) {
-  const FitRuns<est::DlrmSample> fit = fit_runs(rows);
-  est::FitOptions fit_options;
-  fit_options.sweeps = options.sweeps;
-  return shots_of(
-      site_runs(rows),
-      [&](const std::string& source) {
-        std::vector<est::DlrmSample> others;
-        for (std::size_t i = 0; i < fit.samples.size(); ++i)
-          if (fit.groups[i] != source) others.push_back(fit.samples[i]);
-        return est::fit_calibration(others, start, fit_options).calibration;
-      },
-      options);
+  return site_shots_of(rows, start, options);
 }
 
 std::string format_shots(const ShotsReport& report) {
