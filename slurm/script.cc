@@ -151,6 +151,8 @@ std::string sweep_script(const SweepJob& job) {
        "trap on_usr1 USR1\n\n";
   const std::string run_args = array ? "run \"$spec\" -o \"$store\" --shard \"$shard\" --resume"
                                      : "run \"$spec\" -o \"$store\" --resume";
+  // Not --kill-on-bad-exit: the ranks leave a checkpoint (exit 75) moments apart, and srun would
+  // then kill the last ones and report 143, a failure, instead of the checkpoint.
   s += job.launcher == Launcher::srun
            ? fmt::format("srun --mpi=pmix \"$clustersweep\" {} &\n", run_args)
            : fmt::format("mpirun \"$clustersweep\" {} &\n", run_args);

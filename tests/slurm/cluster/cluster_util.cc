@@ -97,7 +97,16 @@ std::string logs(const std::string& folder) {
   for (const auto& entry : std::filesystem::directory_iterator(folder))
     if (entry.path().extension() == ".out")
       text += fmt::format("---- {}\n{}", entry.path().string(), read_text(entry.path().string()));
-  return text + "---- slurmctld.log\n" + LocalSlurm::get()->log("slurmctld");
+  text += "---- slurmctld.log\n" + LocalSlurm::get()->log("slurmctld");
+  // The nodes' errors (the multi-node cluster's slurmd.nN.log): a job step's PMIx collectives
+  // fail there, not in the controller.
+  for (const auto& entry : std::filesystem::directory_iterator(LocalSlurm::get()->dir() + "/log")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("slurmd", 0) != 0 || entry.path().extension() != ".log") continue;
+    const auto errors = run_process({"grep", "-i", "-m", "40", "error", entry.path().string()});
+    text += fmt::format("---- {} (errors)\n{}", name, errors.out);
+  }
+  return text;
 }
 
 }  // namespace clustersweep::slurm::testing

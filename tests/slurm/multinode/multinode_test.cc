@@ -190,10 +190,26 @@ TEST(AcrossNodes, ATimeLimitSignalReachesTheRanksOnEveryNode) {
   // As the single-node requeue test: one minute, SIGUSR1 55 s before its end.
   const auto submitted = submit(dir, spec, {"--time", "1", "--signal-margin", "55"});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
-  const std::string id = first_line(submitted.out);
-  const auto waited = testing::wait_for_jobs({id}, 480);
-  ASSERT_EQ(reference.result().exit_code, 0) << reference.result().err;
+  std::string id = first_line(submitted.out);
+  auto waited = testing::wait_for_jobs({id}, 480);
   ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir.path());
+  // A rank can die inside MPI_Init here, before the sweep starts: a peer on another node left
+  // MPI_Init and sent its first message while this rank still waited in Open MPI's first PMIx
+  // fence, and ob1 had no handler for it yet (Open MPI 4.1.4 over TCP, Slurm 22.05's mpi/pmix,
+  // a loaded machine; docs/slurm.md, "Across nodes"). The job then fails or times out, and the
+  // documented way on is the job's own script, which resumes from the store.
+  if (waited.jobs.at(0).state != "COMPLETED" &&
+      contains(read_text(dir / fmt::format("results.h5.slurm-{}.out", id)),
+               "Segmentation fault")) {
+    std::fprintf(stderr, "time-limit test: a rank of job %s died (%s); resubmitting its script\n",
+                 id.c_str(), waited.jobs.at(0).state.c_str());
+    const auto again = run_process({"sbatch", "--parsable", dir / "results.h5.sbatch"});
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    id = first_line(again.out);
+    waited = testing::wait_for_jobs({id}, 480);
+    ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir.path());
+  }
+  ASSERT_EQ(reference.result().exit_code, 0) << reference.result().err;
   EXPECT_EQ(waited.jobs.at(0).state, "COMPLETED") << logs(dir.path());
   const std::string log = read_text(dir / fmt::format("results.h5.slurm-{}.out", id));
   // Every rank stopped for the signal: the sweep checkpointed (exit 75) rather than failing, which
