@@ -199,8 +199,7 @@ TEST(AcrossNodes, ATimeLimitSignalReachesTheRanksOnEveryNode) {
   // a loaded machine; docs/slurm.md, "Across nodes"). The job then fails or times out, and the
   // documented way on is the job's own script, which resumes from the store.
   if (waited.jobs.at(0).state != "COMPLETED" &&
-      contains(read_text(dir / fmt::format("results.h5.slurm-{}.out", id)),
-               "Segmentation fault")) {
+      contains(read_text(dir / fmt::format("results.h5.slurm-{}.out", id)), "Segmentation fault")) {
     std::fprintf(stderr, "time-limit test: a rank of job %s died (%s); resubmitting its script\n",
                  id.c_str(), waited.jobs.at(0).state.c_str());
     const auto again = run_process({"sbatch", "--parsable", dir / "results.h5.sbatch"});
