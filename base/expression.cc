@@ -36,7 +36,10 @@ std::string ExpressionError::caret(std::string_view text) const {
                      std::string(wide - 1, '~'));
 }
 
-namespace {
+// Named, not anonymous: ExpressionCompiler is Expression's friend, so its name is known outside
+// this file, and in a unity build a class with a member of a type from an anonymous namespace is
+// an error (-Wsubobject-linkage).
+namespace expression_syntax {
 
 bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 bool is_name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
@@ -136,8 +139,6 @@ std::vector<Token> tokenize(std::string_view s) {
     tokens.push_back(std::move(t));
   }
 }
-
-}  // namespace
 
 // Recursive descent, one function per precedence level, emitting postfix code and checking the
 // type of each operand as it goes.
@@ -462,8 +463,10 @@ class ExpressionCompiler {
   int max_stack_ = 0;
 };
 
+}  // namespace expression_syntax
+
 Expression Expression::compile(std::string_view text, const ExpressionNames& names) {
-  return ExpressionCompiler(text, names).run(text);
+  return expression_syntax::ExpressionCompiler(text, names).run(text);
 }
 
 namespace {

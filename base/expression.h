@@ -23,6 +23,10 @@
 
 namespace clustersweep {
 
+namespace expression_syntax {
+class ExpressionCompiler;  // expression.cc: compiles an expression's text
+}
+
 // A name an expression may read; name i of ExpressionNames::names is value i at evaluation.
 struct ExpressionName {
   std::string name;
@@ -114,7 +118,7 @@ class Expression {
   std::vector<Instruction> code_;
   std::vector<int> names_read_;
   int max_stack_ = 1;
-  friend class ExpressionCompiler;
+  friend class expression_syntax::ExpressionCompiler;
 };
 
 }  // namespace clustersweep

@@ -10,8 +10,10 @@
 # a second pass without LeakSanitizer: Open MPI leaks in MPI_Init by design, through components it
 # loads and unloads, so the stacks have no names a suppression file could match; every other check
 # stays on, and the first pass checks leaks in everything else. Left to the normal run (SKIP): the
-# exhaustive search-equality tests (minutes under ASan, pure computation the Release run already
-# checks), the Chromium render test, the two tests that make HDF5 1.10 read past a heap object on
+# brute-force tests of pure computation that the Release run already checks and that the other
+# tests of the same code run under ASan on small inputs: the exhaustive search-equality tests, the
+# search bounds against every plan of their box, the space counts against enumeration and the
+# refit of the shipped site prior (minutes under ASan); the Chromium render test, the two tests that make HDF5 1.10 read past a heap object on
 # purpose (ASan stops them inside HDF5, which is what the tests show clustersweep survives), and
 # the random-SIGKILL resume test (it needs its kills to land while chunks are written, a window the
 # sanitizers' slowdown of the evaluation against the writes moves; the normal run proves the
@@ -21,7 +23,7 @@ set -f  # the gtest filters' '*' are patterns for gtest, not for the shell
 build=$(cd "${1:-build-asan}" && pwd)
 jobs=${JOBS:-$(nproc)}
 mpi_suites='Agreement.*:RunTest.*:StoreFailures.*:CliTest.*:StoreErrors.*:StackSummaryTest.*:StatusCli.*:SubmitCli.*:MergeRefuses.*:*MergeKeep.*'
-skip='Search.EqualsExhaustiveEnumeration*:RenderTest.*:StoreReader.MetadataThatBreaksHdf5IsDamageAndThisProcessSurvives:StoreErrors.DamagedMetadataOrRows:RunTest.SigkillAtRandomMomentsThenResumeGivesIdenticalRows'
+skip='Search.EqualsExhaustiveEnumeration*:Search.BoundsAreBelowEveryPlanOfTheirBox:Space.CountsEqualBruteForce:Site.ShippedPriorIsReproducible:RenderTest.*:StoreReader.MetadataThatBreaksHdf5IsDamageAndThisProcessSurvives:StoreErrors.DamagedMetadataOrRows:RunTest.SigkillAtRandomMomentsThenResumeGivesIdenticalRows'
 asan=check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS=print_stacktrace=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
