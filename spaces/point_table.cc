@@ -317,6 +317,7 @@ TableSpace table_space(PointTable table, std::string_view spec_text, std::string
   // several must each be the row's default (checked once the space resolves the rows' designs).
   std::optional<TableColumn> dlrm_framework;
   std::vector<estimator::DlrmFramework> dlrm_framework_values;
+  const bool spec_framework = spec["workload"]["framework"].is_value();
   if (const auto at = std::find_if(table.columns.begin(), table.columns.end(),
                                    [](const TableColumn& c) { return c.name == "framework"; });
       dlrm && at != table.columns.end()) {
@@ -454,9 +455,11 @@ TableSpace table_space(PointTable table, std::string_view spec_text, std::string
       const estimator::DlrmFramework given = dlrm_framework_values[dlrm_framework->code(r)];
       if (given != design.workload.framework)
         throw InputError(fmt::format(
-            "row {}, column 'framework': {} is not the default of the row's accelerator ({}); a "
-            "table gives a recommendation model one framework, or each accelerator's default",
-            r, estimator::to_string(given), estimator::to_string(design.workload.framework)));
+            "row {}, column 'framework': {} is not {} ({}); a table gives a recommendation model "
+            "one framework, or each accelerator's default",
+            r, estimator::to_string(given),
+            spec_framework ? "the spec's framework" : "the default of the row's accelerator",
+            estimator::to_string(design.workload.framework)));
     }
   }
 

@@ -222,6 +222,9 @@ TEST(PointTable, ARecommendationModelsFrameworkIsOneOrEachAcceleratorsDefault) {
             "row 1, column 'framework': any is not the default of the row's accelerator "
             "(hugectr); a table gives a recommendation model one framework, or each "
             "accelerator's default");
+  EXPECT_EQ(error_of(t, "[workload]\nframework = \"torchrec\"\n"),
+            "row 0, column 'framework': hugectr is not the spec's framework (torchrec); a table "
+            "gives a recommendation model one framework, or each accelerator's default");
   t.columns[3] = labels("framework", {"hugectr", "tensorflow"});
   EXPECT_EQ(error_of(t),
             "row 1, column 'framework': must be any, hugectr or torchrec, got \"tensorflow\"");
