@@ -154,7 +154,13 @@ Summary summarize(const Dataset& data, const std::string& target, ScanOptions op
     if (c.name == "dp") dp_axis = a;
     if (c.name == "expansion_gb") expansion_gb = a;
     if (c.name == "num_gpus") num_gpus_axis = a;
-    (spaces::find_stack_setting(c.name) ? stack_axes : but_stack).push_back(a);
+    // A stack setting the plans sweep is compared at otherwise equal points. A recommendation
+    // model's framework belongs to its design (the spec's, or the accelerator's default): it only
+    // names what every point assumed, when it has one value.
+    const bool stack_setting = spaces::find_stack_setting(c.name) != nullptr;
+    (stack_setting && c.role == Role::plan_axis ? stack_axes : but_stack).push_back(a);
+    if (stack_setting && c.role != Role::plan_axis && c.labels.size() == 1)
+      s.fixed_stack.emplace_back(c.name, c.labels[0]);
     if (c.role != Role::design_axis) continue;
     design.push_back(a);
     if (is_workload_axis(c.name)) workload.push_back(a);

@@ -21,6 +21,8 @@ DlrmChunkEvaluator::DlrmChunkEvaluator(const spaces::Space& space, const Schema&
   reason_col_ = schema.index("infeasible_reason");
   num_gpus_col_ = schema.index("num_gpus");
   for (const auto& axis : space.axes()) axis_col_.push_back(schema.index(axis.name));
+  framework_col_ = schema.index(kDlrmFrameworkColumn);
+  framework_code_ = dlrm_framework_codes(schema);
   for (int m = 0; m < kNumDlrmMetrics; ++m) metric_col_[m] = schema.index(kDlrmMetrics[m].name);
 }
 
@@ -171,6 +173,9 @@ void DlrmChunkEvaluator::append(std::uint64_t point_id, estimator::Infeasible re
   // sharding axis's code.
   for (int i = 0; i < spaces::kNumDlrmDesignAxes; ++i) put(axis_col_[i], r, design_data_.value[i]);
   put(axis_col_[spaces::kDlrmSharding], r, static_cast<double>(point_id % plan_points_));
+  put(framework_col_, r,
+      static_cast<double>(
+          framework_code_[static_cast<std::size_t>(design_data_.workload.framework)]));
   if (num_gpus_col_ != axis_col_[spaces::kDlrmClusterSize])
     put(num_gpus_col_, r, design_data_.cluster.num_gpus);
   put(feasible_col_, r, e && e->feasible ? 1 : 0);

@@ -3,6 +3,7 @@
 // estimator::DlrmEstimator per design; each value of the sharding axis is placed by the planner
 // and estimated. A design has a handful of plans and the planner dominates, so rows are written
 // one at a time.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -50,6 +51,8 @@ class DlrmChunkEvaluator final : public FamilyEvaluator {
 
   std::size_t point_col_, design_col_, feasible_col_, reason_col_, num_gpus_col_;
   std::vector<std::size_t> axis_col_;
+  std::size_t framework_col_;
+  std::array<std::size_t, estimator::kNumDlrmFrameworks> framework_code_{};  // by DlrmFramework
   std::size_t metric_col_[kNumDlrmMetrics] = {};
 
   RowBlock rows_;

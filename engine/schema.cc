@@ -112,6 +112,14 @@ void add(Schema& s, std::string name, std::string unit, std::string role, Column
   s.columns.push_back(Column{std::move(name), std::move(unit), std::move(role), type, {}, {}});
 }
 
+// A label column of `labels` (codes 0..n-1); with one label it is constant: every row's code is 0.
+void add_labels(Schema& s, std::string name, std::string unit, std::string role,
+                std::vector<std::string> labels) {
+  add(s, std::move(name), std::move(unit), std::move(role), label_type(labels.size()));
+  if (labels.size() == 1) s.columns.back().constant = 0.0;
+  s.columns.back().labels = std::move(labels);
+}
+
 // The type of a column holding up to the largest cluster's GPU count: the cluster-size axis
 // (`size_axis`), times the largest node where it counts nodes.
 ColumnType gpu_count_type(const spaces::Space& space, int size_axis, int gpus_per_node_axis) {
@@ -154,9 +162,7 @@ Schema full_schema(const spaces::Space& space) {
     const spaces::Axis& axis = axes[i];
     const std::string role = axis.is_plan ? "plan_axis" : "design_axis";
     if (axis.is_label) {
-      add(s, axis.name, axis.unit, role, label_type(axis.labels.size()));
-      s.columns.back().labels = axis.labels;
-      if (axis.labels.size() == 1) s.columns.back().constant = 0.0;
+      add_labels(s, axis.name, axis.unit, role, axis.labels);
     } else {
       const std::vector<double> values =
           axis.is_plan ? axis.numbers : design_axis_values(space, static_cast<int>(i));
@@ -172,13 +178,35 @@ Schema full_schema(const spaces::Space& space) {
       add_outcome_columns(s, gpus, kTransformerMetrics.data(), kNumTransformerMetrics);
       break;
     }
-    case estimator::Family::dlrm:
+    case estimator::Family::dlrm: {
+      // The framework a design trains in is no axis: the spec's, or its accelerator's default.
+      // Named as the transformer's framework column, so that readers find one column.
+      std::vector<std::string> frameworks;
+      for (estimator::DlrmFramework f : space.dlrm_frameworks())
+        frameworks.emplace_back(estimator::to_string(f));
+      add_labels(s, kDlrmFrameworkColumn, "", "design_axis", std::move(frameworks));
       add_outcome_columns(s,
                           gpu_count_type(space, spaces::kDlrmClusterSize, spaces::kDlrmGpusPerNode),
                           kDlrmMetrics.data(), kNumDlrmMetrics);
       break;
+    }
   }
   return s;
+}
+
+std::array<std::size_t, estimator::kNumDlrmFrameworks> dlrm_framework_codes(const Schema& schema) {
+  std::array<std::size_t, estimator::kNumDlrmFrameworks> codes;
+  codes.fill(Schema::npos);
+  const std::size_t c = schema.index(kDlrmFrameworkColumn);
+  if (c == Schema::npos) return codes;
+  const std::vector<std::string>& labels = schema.columns[c].labels;
+  for (int f = 0; f < estimator::kNumDlrmFrameworks; ++f) {
+    const auto at = std::find(labels.begin(), labels.end(),
+                              estimator::to_string(static_cast<estimator::DlrmFramework>(f)));
+    if (at != labels.end())
+      codes[static_cast<std::size_t>(f)] = static_cast<std::size_t>(at - labels.begin());
+  }
+  return codes;
 }
 
 namespace {

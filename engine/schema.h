@@ -237,6 +237,10 @@ inline void transformer_metric_values(const estimator::Estimate& e, double steps
   metric_values(kTransformerMetrics, run, e.feasible, out);
 }
 
+// A recommendation-model store's column of the framework each row's design trains in (no axis:
+// the spec's `[workload] framework` or the accelerator's default), after the axes.
+inline constexpr const char* kDlrmFrameworkColumn = "framework";
+
 // The recommendation-model family's metrics, filled by dlrm_metric_values() in this order.
 inline constexpr auto kDlrmMetrics = join_metrics(
     kJobMetrics,
@@ -298,6 +302,9 @@ struct Schema {
 Schema make_schema(const spaces::Space& space);
 // Every column a store of `space` can keep: make_schema() with `[output] columns = "all"`.
 Schema full_schema(const spaces::Space& space);
+// The code of each estimator::DlrmFramework in the kDlrmFrameworkColumn column of `schema`, npos
+// where it is not among the column's labels: a design fills the column without looking up a name.
+std::array<std::size_t, estimator::kNumDlrmFrameworks> dlrm_framework_codes(const Schema& schema);
 
 // The values the store's column of design axis `axis` can hold: the axis's numbers, with a 0 that
 // means "catalog default" (Axis::zero_means_default) replaced by every default it resolves to

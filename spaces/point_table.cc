@@ -312,6 +312,31 @@ TableSpace table_space(PointTable table, std::string_view spec_text, std::string
   const bool dlrm = table_is_dlrm(table, spec);
   if (!dlrm) add_framework_defaults(table);
   drop_unused_expansion_bandwidth(table);
+  // A recommendation model's framework is no axis but the spec's `[workload] framework`, else
+  // each accelerator's default; a store's rows name it in a column: one value is the spec's,
+  // several must each be the row's default (checked once the space resolves the rows' designs).
+  std::optional<TableColumn> dlrm_framework;
+  std::vector<estimator::DlrmFramework> dlrm_framework_values;
+  const bool spec_framework = spec["workload"]["framework"].is_value();
+  if (const auto at = std::find_if(table.columns.begin(), table.columns.end(),
+                                   [](const TableColumn& c) { return c.name == "framework"; });
+      dlrm && at != table.columns.end()) {
+    for (std::size_t j = 0; j < at->size(); ++j) {
+      estimator::DlrmFramework f{};
+      if (!at->is_label || !estimator::parse_dlrm_framework(at->labels[j], f))
+        throw InputError(
+            fmt::format("row {}, column 'framework': must be any, hugectr or torchrec, got {}",
+                        at->first_row[j],
+                        at->is_label ? fmt::format("\"{}\"", at->labels[j])
+                                     : fmt::format("{}", at->numbers[j])));
+      dlrm_framework_values.push_back(f);
+    }
+    if (at->size() == 1)
+      subtable(spec, "workload").insert_or_assign("framework", at->labels.front());
+    else
+      dlrm_framework = std::move(*at);
+    table.columns.erase(at);
+  }
   const std::vector<Axis>& axes = family_axes(dlrm);
   std::vector<std::string> names;
   for (const Axis& a : axes) names.push_back(a.name);
@@ -417,6 +442,25 @@ TableSpace table_space(PointTable table, std::string_view spec_text, std::string
     table.columns.push_back(
         TableColumn::from_codes("pipeline_split", std::move(names), codes.data(), table.rows));
     return table_space(std::move(table), spec_text, spec_name, columns);
+  }
+
+  if (dlrm_framework) {
+    TableSpace probe{*space, std::move(table), axis_of_column};
+    const TableDigits digits = table_digits(probe);
+    table = std::move(probe.table);
+    DlrmDesign design;
+    for (std::size_t r = 0; r < table.rows; ++r) {
+      Violation why;
+      space->dlrm_design(digits.design[r], design, why);
+      const estimator::DlrmFramework given = dlrm_framework_values[dlrm_framework->code(r)];
+      if (given != design.workload.framework)
+        throw InputError(fmt::format(
+            "row {}, column 'framework': {} is not {} ({}); a table gives a recommendation model "
+            "one framework, or each accelerator's default",
+            r, estimator::to_string(given),
+            spec_framework ? "the spec's framework" : "the default of the row's accelerator",
+            estimator::to_string(design.workload.framework)));
+    }
   }
 
   // Every row is one point: an axis no column gives must have one value.

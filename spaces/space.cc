@@ -479,6 +479,18 @@ std::string Space::describe_point(std::uint64_t point_id) const {
 double Space::training_tokens() const noexcept { return impl_->training_tokens; }
 double Space::training_samples() const noexcept { return impl_->training_samples; }
 const std::vector<ShardingChoice>& Space::shardings() const noexcept { return impl_->shardings; }
+std::vector<estimator::DlrmFramework> Space::dlrm_frameworks() const {
+  if (impl_->dlrm_framework) return {*impl_->dlrm_framework};
+  std::vector<estimator::DlrmFramework> out;
+  for (int f = 0; f < estimator::kNumDlrmFrameworks; ++f) {
+    const auto framework = static_cast<estimator::DlrmFramework>(f);
+    if (std::any_of(impl_->gpus.begin(), impl_->gpus.end(), [&](const AcceleratorEntry* gpu) {
+          return default_dlrm_framework(*gpu) == framework;
+        }))
+      out.push_back(framework);
+  }
+  return out;
+}
 bool Space::dlrm_design(std::uint64_t design, DlrmDesign& out, Violation& why) const noexcept {
   return impl_->fill_dlrm_design(design, out, why);
 }

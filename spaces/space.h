@@ -312,6 +312,10 @@ class Space {
   bool dlrm_design(std::uint64_t design, DlrmDesign& out, Violation& why) const noexcept;
   // The values of its `sharding` axis, in axis order.
   const std::vector<ShardingChoice>& shardings() const noexcept;
+  // The frameworks its designs train in, in estimator::DlrmFramework order: the spec's
+  // `[workload] framework`, or else each accelerator's default (default_dlrm_framework()), as
+  // dlrm_design() resolves them.
+  std::vector<estimator::DlrmFramework> dlrm_frameworks() const;
   // Whether the spec's constraints keep sharding value `digit` of a design dlrm_design() accepted;
   // false with `why` (user_constraint) when one removes it.
   bool dlrm_plan(const DlrmDesign& design, std::uint32_t digit, Violation& why) const noexcept;

@@ -227,6 +227,12 @@ TEST_F(CliTest, EveryCommandReadsARecommendationModelStore) {
     EXPECT_EQ(r.err, "") << command;
   }
   EXPECT_TRUE(fs::exists(dir_ / "dlrm-report" / "index.html"));
+  // The framework every estimate assumed: the example's NVIDIA parts' default.
+  EXPECT_NE(summary.out.find("  the same at every point: framework hugectr\n"), std::string::npos)
+      << summary.out;
+  EXPECT_NE(slurp(dir_ / "dlrm-report" / "index.html")
+                .find("<p>the same at every point: framework hugectr</p>"),
+            std::string::npos);
 }
 
 TEST_F(CliTest, ParetoOnARealStoreEqualsBruteForce) {
@@ -589,7 +595,7 @@ TEST_F(CliTest, BadInputGetsOneClearErrorAndExitCode2) {
   expect_error(
       "summary " + v99,
       "clustersweep summary: error: '" + v99 +
-          "' has store format version 99; this clustersweep reads versions 3 to 8 (use the "
+          "' has store format version 99; this clustersweep reads versions 3 to 9 (use the "
           "clustersweep that wrote it, or rerun the sweep)");
 
   // A store holds one family, named in its root attributes.

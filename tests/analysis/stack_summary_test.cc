@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "analysis/dataset.h"
 #include "analysis/source.h"
@@ -254,6 +255,52 @@ TEST_F(StackSummaryTest, AStoreSweepingNoSettingSaysSo) {
                        "dispatcher alltoall, token_routing dropless, "),
             std::string::npos)
       << r.out;
+}
+
+// A recommendation model's framework is no axis but the spec's `[workload] framework`, else the
+// accelerator's default: its store keeps the one every estimate assumed in the column the
+// transformer's framework has, as a constant column when it is one, and the summary names it.
+TEST_F(StackSummaryTest, ARecommendationModelStoreNamesItsFramework) {
+  const std::string example =
+      testing::slurp(CLUSTERSWEEP_SOURCE_DIR "/examples/dlrmv2-sharding.toml");
+  ASSERT_NE(example.find("family = \"dlrm\"\n"), std::string::npos);
+  ASSERT_EQ(example.find("framework ="), std::string::npos);  // the accelerators' default
+  std::string given = example;
+  given.insert(given.find("family = \"dlrm\"\n") + 16, "framework = \"torchrec\"\n");
+  const std::string check = (dir_ / "dlrm_framework.py").string();
+  std::ofstream(check) << R"(
+import json, sys
+import h5py
+store, framework, summary = sys.argv[1], sys.argv[2], json.load(open(sys.argv[3]))
+with h5py.File(store, "r") as f:
+    column = f["framework"]
+    assert h5py.check_enum_dtype(column.dtype) == {framework: 0}, h5py.check_enum_dtype(column.dtype)
+    assert column.attrs["role"] in ("design_axis", b"design_axis")
+    assert column.id.get_storage_size() == 0 and column.fillvalue == 0
+    assert len(column) == f.attrs["rows"] and (column[:] == 0).all()
+    assert "framework" not in f["axes"]  # no axis of the spec
+assert summary["stack"]["fixed"] == {"framework": framework}, summary["stack"]
+assert summary["stack"]["settings"] == []
+)";
+  // Both accelerators of the example are NVIDIA's, whose default is HugeCTR's.
+  for (const auto& [name, text, framework] :
+       {std::tuple<std::string, std::string, std::string>{"dlrm-default", example, "hugectr"},
+        {"dlrm-torchrec", given, "torchrec"}}) {
+    SCOPED_TRACE(name);
+    const std::string store = sweep_text(name, text);
+    const Result r = run(kBinary + " summary " + store);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(
+        r.out.find(":\n  not swept\n  the same at every point: framework " + framework + "\n"),
+        std::string::npos)
+        << r.out;
+    const Result summary = run(kBinary + " summary " + store + " --json");
+    ASSERT_EQ(summary.code, 0) << summary.err;
+    const std::string json = (dir_ / (name + ".json")).string();
+    std::ofstream(json) << summary.out;
+    const Result py = run("/usr/bin/python3 " + check + " " + store + " " + framework + " " + json);
+    EXPECT_EQ(py.code, 0) << py.err;
+  }
 }
 
 }  // namespace

@@ -192,6 +192,44 @@ TEST(PointTable, UnsetStackSettingsTakeEachRowsFrameworkDefault) {
   EXPECT_EQ(names[static_cast<std::size_t>(rows.rows.number(c, 1))], "flash2");
 }
 
+// A recommendation model's framework is no axis: accelerators of two vendors give the store's
+// framework column each one's default, and a table of those rows evaluates as they were swept.
+TEST(PointTable, EvaluatesAsTheSweepOfTheSamePointsDlrmOfTwoVendors) {
+  std::string spec = test::small_dlrm_spec("all");
+  spec.replace(spec.find("A100-SXM4-40GB"), 14, "MI300X-192GB");
+  const Schema schema = make_schema(spaces::Space::parse(spec, "test.toml"));
+  const std::size_t c = schema.index("framework");
+  ASSERT_NE(c, Schema::npos);
+  EXPECT_EQ(schema.columns[c].labels, (std::vector<std::string>{"any", "hugectr"}));
+  EXPECT_FALSE(schema.columns[c].constant);
+  check_family(spec);
+}
+
+// A table's one framework is the spec's `[workload] framework` for every row; several must each be
+// the row's accelerator's default, as a store's rows are.
+TEST(PointTable, ARecommendationModelsFrameworkIsOneOrEachAcceleratorsDefault) {
+  spaces::PointTable t;
+  t.rows = 2;
+  t.columns = {labels("model", {"dlrmv2-dcnv2", "dlrmv2-dcnv2"}),
+               labels("gpu", {"H100-SXM5-80GB", "H100-SXM5-80GB"}), numbers("num_gpus", {8, 16}),
+               labels("framework", {"torchrec", "torchrec"})};
+  const TableRows rows = evaluate_table(spaces::table_space(t, "", "spec.toml"));
+  const std::size_t c = rows.schema.index("framework");
+  ASSERT_NE(c, Schema::npos);
+  EXPECT_EQ(rows.schema.columns[c].labels, std::vector<std::string>{"torchrec"});
+  t.columns[3] = labels("framework", {"hugectr", "any"});
+  EXPECT_EQ(error_of(t),
+            "row 1, column 'framework': any is not the default of the row's accelerator "
+            "(hugectr); a table gives a recommendation model one framework, or each "
+            "accelerator's default");
+  EXPECT_EQ(error_of(t, "[workload]\nframework = \"torchrec\"\n"),
+            "row 0, column 'framework': hugectr is not the spec's framework (torchrec); a table "
+            "gives a recommendation model one framework, or each accelerator's default");
+  t.columns[3] = labels("framework", {"hugectr", "tensorflow"});
+  EXPECT_EQ(error_of(t),
+            "row 1, column 'framework': must be any, hugectr or torchrec, got \"tensorflow\"");
+}
+
 TEST(PointTable, OutputColumnsAreTheStoresComputedOnes) {
   EXPECT_TRUE(is_output_column("step_time_s"));
   EXPECT_TRUE(is_output_column("samples_per_s"));
