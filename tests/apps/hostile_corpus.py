@@ -76,6 +76,14 @@ CASES = [
     ("clobber", ["validate", "runs.csv", "--fit", "cal.toml", "--calibration", "cal.toml"], 2,
      "clustersweep validate: error: --fit: 'cal.toml' is the calibration file being read; name "
      "another file (an output never replaces an input)"),
+    ("clobber", ["calibrate", "runs.csv", "-o", "runs.csv"], 2,
+     "clustersweep calibrate: error: -o: 'runs.csv' is a runs file being read; name another file "
+     "(an output never replaces an input)"),
+    ("clobber", ["calibrate", "runs.csv", "-o", "cal.toml", "--calibration", "cal.toml"], 2,
+     "clustersweep calibrate: error: -o: 'cal.toml' is the calibration file being read; name "
+     "another file (an output never replaces an input)"),
+    ("clobber", ["calibrate", "runs.csv", "-o", "folder"], 2,
+     "clustersweep calibrate: error: -o: 'folder' is a folder; name a file"),
     ("clobber", ["submit", "spec.toml", "-o", "spec.toml", "--force", *SUB], 2,
      "clustersweep submit: error: -o: '{d}/spec.toml' is 'spec.toml', the spec being read; name "
      "another file (an output never replaces an input)"),
@@ -144,6 +152,13 @@ CASES = [
      "clustersweep validate: error: header.csv:2: no runs after the header; expected one per line"),
     ("file", ["validate", "folder"], 2,
      "clustersweep validate: error: cannot open runs file 'folder': it is a folder"),
+    ("file", ["calibrate", "header.csv", "-o", "x.toml"], 2,
+     "clustersweep calibrate: error: header.csv:2: no runs after the header; expected one per "
+     "line"),
+    ("file", ["calibrate", "folder", "-o", "x.toml"], 2,
+     "clustersweep calibrate: error: cannot open runs file 'folder': it is a folder"),
+    ("file", ["calibrate", "runs.csv", "-o", "x.toml", "--calibration", "folder"], 2,
+     "clustersweep calibrate: error: cannot open calibration file 'folder': Is a directory"),
     ("file", ["plan", "folder"], 2,
      "clustersweep plan: error: cannot read spec 'folder': Is a directory"),
     ("file", ["plan", "calfolder.toml"], 2,

@@ -39,8 +39,8 @@ add() {
   commands+=("$*")
 }
 # The jobs, longest first (seconds measured under ASan on 2 cores, one at a time): the engine's
-# sweeps (135), spaces (75), the analysis' sweeps (48), engine_mpi_tests (39), the slurm CLI's
-# sweeps (30), then the rest (7 together).
+# sweeps (132), the analysis' sweeps (46), engine_mpi_tests (39), the slurm CLI's sweeps (30),
+# then the rest (spaces 3, 7 together).
 suites() {  # BINARY mpi|rest: a test binary's suites through MPI_Init, or its others
   if [[ $2 == mpi ]]; then
     add "${1}_tests (suites through MPI_Init)" ASAN_OPTIONS=$asan:detect_leaks=0 \
@@ -51,12 +51,11 @@ suites() {  # BINARY mpi|rest: a test binary's suites through MPI_Init, or its o
   fi
 }
 suites engine mpi
-suites spaces rest
 suites analysis mpi
 add "engine_mpi_tests on 2 ranks" ASAN_OPTIONS=$asan:detect_leaks=0 \
   mpiexec -n 2 --oversubscribe "$build/tests/engine/engine_mpi_tests" --gtest_brief=1
 suites slurm mpi
-for t in engine analysis slurm estimator base jobs; do suites "$t" rest; done
+for t in engine analysis slurm spaces estimator base jobs; do suites "$t" rest; done
 # The other binaries have no suite through MPI_Init today; one added later runs too.
 for t in spaces estimator base jobs; do
   if "$build/tests/$t/${t}_tests" --gtest_list_tests "--gtest_filter=$mpi_suites" | grep -q '^ '; then
