@@ -10,15 +10,9 @@ function(clustersweep_library folder)
   target_link_libraries(clustersweep_${folder} PUBLIC ${ARGN})
 endfunction()
 
-# clustersweep_test(NAME [DEPS...] LABELS label... [GROUP "Suite,Suite=label,label"]...
-#                   [FIXTURES fixture...] [LOCK resource] [ENVIRONMENT VAR=value...]): a GoogleTest
-# binary from tests/FOLDER/*_test.cc, each of its tests a CTest test with LABELS (`ctest -L unit`,
-# docs/testing.md). A GROUP gives its suites other labels instead: the suites of a binary that run
-# the built clustersweep under MPI are not unit tests, and a contributor who runs `ctest -L unit`
-# wants no sweeps through MPI. FIXTURES, LOCK and ENVIRONMENT apply to every test of the binary.
 # clustersweep_test_compile(TARGET): how a test binary compiles, for the build's speed (on the
 # largest test files, -O1 takes a third off the compile time and the header a quarter of the
-# rest; docs/testing.md, "Test time"):
+# rest; docs/testing.md, "How the build stays fast"):
 # - at -O1 whatever the build type: the code under test is the libraries', built as the build
 #   type says; the test files only drive it;
 # - with the tests' precompiled header: every test file parses GoogleTest's, {fmt}'s and
@@ -46,6 +40,12 @@ function(clustersweep_test_compile target)
     $<$<CXX_COMPILER_ID:GNU>:-Wno-array-bounds -Wno-stringop-overflow -Wno-stringop-overread>)
 endfunction()
 
+# clustersweep_test(NAME [DEPS...] LABELS label... [GROUP "Suite,Suite=label,label"]...
+#                   [FIXTURES fixture...] [LOCK resource] [ENVIRONMENT VAR=value...]): a GoogleTest
+# binary from tests/FOLDER/*_test.cc, each of its tests a CTest test with LABELS (`ctest -L unit`,
+# docs/testing.md). A GROUP gives its suites other labels instead: the suites of a binary that run
+# the built clustersweep under MPI are not unit tests, and a contributor who runs `ctest -L unit`
+# wants no sweeps through MPI. FIXTURES, LOCK and ENVIRONMENT apply to every test of the binary.
 function(clustersweep_test name)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "LOCK" "LABELS;GROUP;FIXTURES;ENVIRONMENT")
   if(NOT arg_LABELS)
