@@ -43,7 +43,8 @@ ProcessResult mpirun_sweep(const std::string& spec, const std::string& store, in
   return result;
 }
 
-Waited wait_for_jobs(const std::vector<std::string>& ids, double timeout_s) {
+Waited wait_for_jobs(const std::vector<std::string>& ids, double timeout_s,
+                     const std::function<bool()>& stop) {
   SlurmScheduler slurm;
   Waited w;
   // Requeued runs ("id/restarts") seen waiting for their begin time, and those released.
@@ -76,6 +77,10 @@ Waited wait_for_jobs(const std::vector<std::string>& ids, double timeout_s) {
     }
     w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (done) return w;
+    if (stop && stop()) {
+      w.stopped = true;
+      return w;
+    }
     if (w.seconds > timeout_s) {
       w.timed_out = true;
       return w;

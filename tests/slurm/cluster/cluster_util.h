@@ -2,6 +2,7 @@
 // Helpers of the real-Slurm tests: running clustersweep, waiting for jobs, comparing stores.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,12 +38,14 @@ struct Waited {
   int releases = 0;            // requeued runs started early with scontrol update StartTime=now
   double seconds = 0;
   bool timed_out = false;
+  bool stopped = false;  // `stop` said so before the jobs finished
 };
 
 // Polls squeue until every job (and every task of an array) finished. A requeued job waits about
 // two minutes for its begin time; this releases it after a few seconds (scontrol update JobId=ID
-// StartTime=now).
-Waited wait_for_jobs(const std::vector<std::string>& ids, double timeout_s);
+// StartTime=now). A `stop` that returns true ends the wait early (Waited::stopped).
+Waited wait_for_jobs(const std::vector<std::string>& ids, double timeout_s,
+                     const std::function<bool()>& stop = nullptr);
 
 inline bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
