@@ -33,6 +33,14 @@ toml::table parse_toml(std::string_view text, std::string_view file) {
   }
 }
 
+std::string toml_quoted(std::string_view text) {
+  // Without the formatter's default literal strings ('...'): one quoting for every string written.
+  std::ostringstream out;
+  const toml::value<std::string> value{std::string(text)};
+  out << toml::toml_formatter{value, toml::format_flags::allow_unicode_strings};
+  return out.str();
+}
+
 std::string_view embedded_text(std::string_view name) {
   for (const auto& file : embedded::catalog())
     if (file.name == name) return file.text;

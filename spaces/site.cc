@@ -165,18 +165,9 @@ CalibrationSupport add_support(const CalibrationSupport& base, const std::vector
   return out;
 }
 
-std::string toml_string(std::string_view s) {
-  std::string out = "\"";
-  for (const char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    out += ch;
-  }
-  return out + "\"";
-}
-
 std::string toml_strings(const std::vector<std::string>& values) {
   std::vector<std::string> quoted;
-  for (const auto& v : values) quoted.push_back(toml_string(v));
+  for (const auto& v : values) quoted.push_back(toml_quoted(v));
   return fmt::format("[{}]", fmt::join(quoted, ", "));
 }
 
@@ -623,7 +614,7 @@ std::string format_site_calibration(const SiteCalibration& site, std::string_vie
       toml_strings(site.accelerators), toml_strings(site.families));
   if (std::isfinite(site.loo_mape)) out += fmt::format("loo_mape = {:.4f}\n", site.loo_mape);
   if (!site.disagreeing_run.empty())
-    out += fmt::format("disagreeing_run = {}\n", toml_string(site.disagreeing_run));
+    out += fmt::format("disagreeing_run = {}\n", toml_quoted(site.disagreeing_run));
   out += fmt::format(
       "# the 90% interval of a {} step, measured / predicted, before and after\n"
       "interval_family = \"{}\"\nbase_interval = [{:.6g}, {:.6g}]\ninterval = [{:.6g}, {:.6g}]\n",

@@ -233,7 +233,7 @@ std::string format_support(const CalibrationSupport& support) {
     std::vector<std::string> regimes, accelerators;
     for (const auto& [name, n] : f.regimes) regimes.push_back(fmt::format("{} = {}", name, n));
     for (const auto& [name, n] : f.accelerators)
-      accelerators.push_back(fmt::format("\"{}\" = {}", name, n));
+      accelerators.push_back(fmt::format("{} = {}", toml_quoted(name), n));
     out += fmt::format("regimes = {{ {} }}\n", fmt::join(regimes, ", "));
     out += fmt::format("accelerators = {{ {} }}\n", fmt::join(accelerators, ", "));
   }

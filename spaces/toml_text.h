@@ -1,6 +1,6 @@
 #pragma once
-// The TOML reading shared by the data files of spaces/ (the catalog, the calibration and its
-// support tables): errors as "FILE:LINE:COLUMN: ...".
+// The TOML reading and writing shared by the data files of spaces/ (the catalog, the calibration,
+// its support tables and a site's [site] table): errors as "FILE:LINE:COLUMN: ...".
 #include <toml++/toml.h>
 
 #include <string>
@@ -12,6 +12,8 @@ namespace clustersweep::spaces {
 std::string where(std::string_view file, const toml::source_region& region);
 // The document, or an InputError naming where it is malformed.
 toml::table parse_toml(std::string_view text, std::string_view file);
+// `text` as a TOML basic string ("...", with TOML's escapes), for a value or a quoted key.
+std::string toml_quoted(std::string_view text);
 // A data file compiled into the binary (spaces/data/NAME).
 std::string_view embedded_text(std::string_view name);
 

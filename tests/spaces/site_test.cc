@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "spaces/catalog.h"
+#include "spaces/toml_text.h"
 
 namespace clustersweep::spaces {
 namespace {
@@ -129,6 +130,16 @@ TEST(Site, ARunThatDisagreesWidensTheIntervalAndIsNamed) {
   EXPECT_NE(format_site_report(disagree).find("run " + runs[2].id + " disagrees with the others"),
             std::string::npos)
       << format_site_report(disagree);
+}
+
+// A site file's run ids and sources are the runs file's text: any character in them must come
+// back from the file as it was.
+TEST(Site, StringsAreWrittenAsTomlReadsThemBack) {
+  const std::string text = "A \"quoted\" \\ source\nwith a tab\t and \u00e9";
+  EXPECT_EQ(toml_quoted("H100 run 3"), "\"H100 run 3\"");
+  EXPECT_EQ(toml_quoted(text), "\"A \\\"quoted\\\" \\\\ source\\nwith a tab\\t and \u00e9\"");
+  const toml::table read = parse_toml("value = " + toml_quoted(text) + "\n", "test.toml");
+  EXPECT_EQ(read["value"].value<std::string>(), text);
 }
 
 TEST(Site, ReportReadsLikeAdvice) {
