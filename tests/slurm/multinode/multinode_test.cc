@@ -58,6 +58,14 @@ ProcessResult submit(const ScratchDir& dir, const std::string& spec,
   return clustersweep(args);
 }
 
+// Submits the sweep's own script (`dir`/results.h5.sbatch) again, the documented way on after a
+// failed job: the new job's id, or "" (a test failure) when sbatch refuses it.
+std::string resubmit(const ScratchDir& dir) {
+  const auto again = run_process({"sbatch", "--parsable", dir / "results.h5.sbatch"});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  return again.exit_code == 0 ? first_line(again.out) : std::string();
+}
+
 // Waits at most `timeout_s` for sweep job `id`, submitted by submit() from `dir`. A rank can die
 // inside MPI_Init here, before any clustersweep code runs: a peer on another node left MPI_Init
 // and sent its first message while this rank still waited in Open MPI's first PMIx fence, and ob1
@@ -78,13 +86,9 @@ testing::Waited wait_for_sweep(const ScratchDir& dir, std::string& id, double ti
                id.c_str());
   run_process({"scancel", id});
   testing::wait_for_jobs({id}, 120);
-  const auto again = run_process({"sbatch", "--parsable", dir / "results.h5.sbatch"});
-  if (again.exit_code != 0) {
-    ADD_FAILURE() << "sbatch " << dir / "results.h5.sbatch"
-                  << ": " << again.err;
-    return waited;
-  }
-  id = first_line(again.out);
+  const std::string again = resubmit(dir);
+  if (again.empty()) return waited;
+  id = again;
   return testing::wait_for_jobs({id}, timeout_s);
 }
 
@@ -197,9 +201,8 @@ TEST(AcrossNodes, ANodeThatDiesMidRunEndsWithTheDataOfAnUninterruptedRun) {
   const char* path = waited.jobs.at(0).restarts > 0 ? "requeued by Slurm" : "finished";
   if (waited.jobs.at(0).state != "COMPLETED") {
     path = "resubmitted (sbatch results.h5.sbatch)";
-    const auto again = run_process({"sbatch", "--parsable", dir / "results.h5.sbatch"});
-    ASSERT_EQ(again.exit_code, 0) << again.err;
-    last = first_line(again.out);
+    last = resubmit(dir);
+    ASSERT_FALSE(last.empty());
     waited = testing::wait_for_jobs({last}, 300);
     ASSERT_FALSE(waited.timed_out) << jobs_text(waited) << logs(dir.path());
   }
