@@ -116,35 +116,6 @@ std::vector<std::string> distinct(std::vector<std::string> values) {
   return values;
 }
 
-est::StepInterval family_interval(const est::Calibration& c, SupportFamily f) {
-  switch (f) {
-    case SupportFamily::dense:
-      return {c.interval_lo, c.interval_hi};
-    case SupportFamily::moe:
-      return {c.moe_interval_lo, c.moe_interval_hi};
-    case SupportFamily::dlrm:
-      return {c.dlrm.interval_lo, c.dlrm.interval_hi};
-  }
-  return {};
-}
-
-void set_family_interval(est::Calibration& c, SupportFamily f, est::StepInterval i) {
-  switch (f) {
-    case SupportFamily::dense:
-      c.interval_lo = i.lo;
-      c.interval_hi = i.hi;
-      break;
-    case SupportFamily::moe:
-      c.moe_interval_lo = i.lo;
-      c.moe_interval_hi = i.hi;
-      break;
-    case SupportFamily::dlrm:
-      c.dlrm.interval_lo = i.lo;
-      c.dlrm.interval_hi = i.hi;
-      break;
-  }
-}
-
 double half_width(est::StepInterval i) { return (i.hi - i.lo) / 2; }
 
 // The support tables of `base` with `runs` added.

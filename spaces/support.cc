@@ -188,6 +188,35 @@ PointSupport point_support(const CalibrationSupport& support, SupportFamily fami
   return out;
 }
 
+est::StepInterval family_interval(const est::Calibration& c, SupportFamily f) noexcept {
+  switch (f) {
+    case SupportFamily::dense:
+      return {c.interval_lo, c.interval_hi};
+    case SupportFamily::moe:
+      return {c.moe_interval_lo, c.moe_interval_hi};
+    case SupportFamily::dlrm:
+      return {c.dlrm.interval_lo, c.dlrm.interval_hi};
+  }
+  return {};
+}
+
+void set_family_interval(est::Calibration& c, SupportFamily f, est::StepInterval i) noexcept {
+  switch (f) {
+    case SupportFamily::dense:
+      c.interval_lo = i.lo;
+      c.interval_hi = i.hi;
+      break;
+    case SupportFamily::moe:
+      c.moe_interval_lo = i.lo;
+      c.moe_interval_hi = i.hi;
+      break;
+    case SupportFamily::dlrm:
+      c.dlrm.interval_lo = i.lo;
+      c.dlrm.interval_hi = i.hi;
+      break;
+  }
+}
+
 est::StepInterval supported_interval(const est::StepInterval& interval, int runs,
                                      double widening) noexcept {
   if (runs >= kFewCalibrationRuns) return interval;

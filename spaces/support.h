@@ -86,6 +86,13 @@ PointSupport point_support(const CalibrationSupport& support, SupportFamily fami
                            std::string_view gpu, estimator::Precision precision, int regime,
                            int cp);
 
+// The 90% interval of a step of `family` in `calibration` (interval_lo/_hi of [calibration],
+// [moe] or [dlrm]), and setting it.
+estimator::StepInterval family_interval(const estimator::Calibration& calibration,
+                                        SupportFamily family) noexcept;
+void set_family_interval(estimator::Calibration& calibration, SupportFamily family,
+                         estimator::StepInterval interval) noexcept;
+
 // The step's interval of a point with `runs` of support: the calibration's, widened for a point
 // with few (estimator::Calibration::interval_widening).
 estimator::StepInterval supported_interval(const estimator::StepInterval& interval, int runs,

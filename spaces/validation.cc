@@ -444,22 +444,16 @@ std::optional<double> held_out_widening(const HeldOut& h) {
 }
 
 void derive_transformer_intervals(const HeldOut& h, est::Calibration& calibration) {
-  if (const auto i = held_out_interval(h, "dense")) {
-    calibration.interval_lo = i->lo;
-    calibration.interval_hi = i->hi;
-  }
-  if (const auto i = held_out_interval(h, "moe")) {
-    calibration.moe_interval_lo = i->lo;
-    calibration.moe_interval_hi = i->hi;
-  }
+  if (const auto i = held_out_interval(h, "dense"))
+    set_family_interval(calibration, SupportFamily::dense, *i);
+  if (const auto i = held_out_interval(h, "moe"))
+    set_family_interval(calibration, SupportFamily::moe, *i);
   if (const auto w = held_out_widening(h)) calibration.interval_widening = *w;
 }
 
 void derive_dlrm_interval(const HeldOut& h, est::Calibration& calibration) {
-  if (const auto i = held_out_interval(h, "dlrm")) {
-    calibration.dlrm.interval_lo = i->lo;
-    calibration.dlrm.interval_hi = i->hi;
-  }
+  if (const auto i = held_out_interval(h, "dlrm"))
+    set_family_interval(calibration, SupportFamily::dlrm, *i);
 }
 
 HeldOutReport held_out_report(const HeldOut& h) {
