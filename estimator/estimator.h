@@ -2,6 +2,7 @@
 // The analytical model of one training step of a dense decoder-only transformer on a GPU cluster.
 // Pure: plain structs in, plain structs out; no I/O, no clock, no allocation in estimate().
 // The equations and their sources are in docs/estimator.md.
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <string_view>
@@ -93,6 +94,14 @@ inline double steps_to_train(const Workload& w, double tokens) noexcept {
   return per_step > 0 ? tokens / per_step : std::numeric_limits<double>::quiet_NaN();
 }
 
+// How the chips of one scale-up domain are joined (docs/estimator.md, "Scale-up fabrics"):
+// switched (NVSwitch, NVL72): every chip reaches every other at its full scale-up bandwidth;
+// mesh (AMD Infinity Fabric, Gaudi's scale-up RoCE ports): one direct link to each other chip of
+// the domain, so a group of g chips has only the g-1 links between its members; torus (TPU ICI,
+// Trainium NeuronLink): chips on a 2D or 3D torus, collectives run per dimension.
+enum class Fabric : std::uint8_t { switched, mesh, torus };
+inline constexpr int kMaxTorusDims = 3;
+
 struct Accelerator {
   double peak_flops[kNumPrecisions] = {};  // dense FLOP/s per Precision; 0 = not supported
   double hbm_bytes = 0;
@@ -119,6 +128,10 @@ struct Cluster {
   double expansion_bytes_per_s = 0;  // per GPU, one direction
   double node_overhead_w = 0;        // per node: CPUs, NICs, fans, beyond the GPUs (maximum)
   double power_cap_w = 0;            // GPU board power limit (0: none, the TDP)
+  Fabric fabric = Fabric::switched;  // of the scale-up domain (nvlink_domain chips)
+  // With Fabric::torus: the domain's dimensions, the fastest-varying rank first (their product is
+  // nvlink_domain); unused dimensions are 1.
+  std::array<int, kMaxTorusDims> torus{1, 1, 1};
 };
 
 // The nodes of a cluster: its GPUs over the GPUs of a node, the last node perhaps part-filled.
