@@ -26,7 +26,7 @@ struct AcceleratorEntry {
   // whose sizes follow from the domain's chip count (spaces/fabric.h).
   estimator::Fabric fabric = estimator::Fabric::switched;
   int torus_dims = 0;
-  int max_domain = 0;                // the largest scale-up domain built (NVL72, a TPU pod)
+  int max_domain = 0;                 // the largest scale-up domain built (NVL72, a TPU pod)
   double default_scale_out_gbps = 0;  // the usual scale-out per chip, Gbit/s one direction
   int cores_per_chip = 1;  // compute cores the software may count as devices (TPU v7, Trainium)
   double price_usd_per_chip_hour = 0;  // a published on-demand price, 0 = none

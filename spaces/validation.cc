@@ -231,6 +231,13 @@ HeldOutGroup held_out_group(const HeldOut& h, const est::GroupCoverage& c,
   };
   half_widths.insert(half_widths.end(), c.samples - c.few, half_width(1));
   half_widths.insert(half_widths.end(), c.few, half_width(c.widening));
+  double error_sum = 0;
+  std::size_t errors = 0;
+  for (std::size_t i = 0; i < h.group.size(); ++i)
+    if (h.group[i] == c.group && std::isfinite(h.residuals[i])) {
+      error_sum += std::fabs(std::exp(-h.residuals[i]) - 1.0);
+      ++errors;
+    }
   return {.source = h.source[first],
           .samples = c.samples,
           .covered = c.covered,
@@ -238,7 +245,8 @@ HeldOutGroup held_out_group(const HeldOut& h, const est::GroupCoverage& c,
           .half_width = half_width(1),
           .lo = std::exp(c.interval.lo),
           .hi = std::exp(c.interval.hi),
-          .widening = c.widening};
+          .widening = c.widening,
+          .mape = errors > 0 ? error_sum / static_cast<double>(errors) : 0.0};
 }
 
 }  // namespace
@@ -491,17 +499,18 @@ std::string format_held_out(const HeldOutReport& report) {
       "\nheld out: each source (or run) predicted by a fit on the others, in the 90% interval\n"
       "of the others' held-out residuals (measured / predicted); `few`: its runs with fewer than\n"
       "{} like them in the others, whose interval is widened (the exponent `widen`)\n"
-      "{:<{}} {:<6} {:>5} {:>8} {:>11} {:>7} {:>7} {:>5} {:>6}\n",
-      kFewCalibrationRuns, "source", width, "family", "rows", "covered", "half-width", "lo", "hi",
-      "few", "widen");
+      "{:<{}} {:<6} {:>5} {:>7} {:>8} {:>11} {:>7} {:>7} {:>5} {:>6}\n",
+      kFewCalibrationRuns, "source", width, "family", "rows", "MAPE", "covered", "half-width", "lo",
+      "hi", "few", "widen");
   for (const HeldOutFamily& f : report.families) {
     for (const HeldOutGroup& g : f.groups)
-      out +=
-          fmt::format("{:<{}} {:<6} {:>5} {:>7.1f}% {:>10.1f}% {:>7.3f} {:>7.3f} {:>5} {:>6.2f}\n",
-                      g.source, width, f.family, g.samples, 100.0 * g.covered / g.samples,
-                      100 * g.half_width, g.lo, g.hi, g.few, g.widening);
-    out += fmt::format("{:<{}} {:<6} {:>5} {:>7.1f}%\n", "all", width, f.family, f.samples,
-                       100.0 * f.covered / f.samples);
+      out += fmt::format(
+          "{:<{}} {:<6} {:>5} {:>6.1f}% {:>7.1f}% {:>10.1f}% {:>7.3f} {:>7.3f} {:>5} "
+          "{:>6.2f}\n",
+          g.source, width, f.family, g.samples, 100 * g.mape, 100.0 * g.covered / g.samples,
+          100 * g.half_width, g.lo, g.hi, g.few, g.widening);
+    out += fmt::format("{:<{}} {:<6} {:>5} {:>6.1f}% {:>7.1f}%\n", "all", width, f.family,
+                       f.samples, 100 * f.errors.mape, 100.0 * f.covered / f.samples);
   }
   for (const HeldOutFamily& f : report.families)
     out += fmt::format("held-out {} MAPE {:.2f}%  median {:.2f}%\n", f.family, 100 * f.errors.mape,

@@ -170,6 +170,7 @@ struct HeldOutGroup {
   double half_width = 0;  // of the unwidened interval, as a fraction of the prediction
   double lo = 0, hi = 0;  // the unwidened interval as measured / predicted ratios
   double widening = 1;    // the exponent of the interval of the `few` runs
+  double mape = 0;        // of its held-out predictions, |predicted / measured - 1|
 };
 struct HeldOutFamily {
   std::string family;

@@ -211,10 +211,14 @@ TEST(Validation, HeldOutCoverageAndHalfWidth) {
   EXPECT_DOUBLE_EQ(report.coverage, 0.5);
   EXPECT_NEAR(report.median_half_width, (std::sinh(1.0) + std::sinh(0.05)) / 2, 1e-12);
   const std::string text = format_held_out(report);
-  EXPECT_NE(text.find("\nA      dense     10   100.0%      117.5%   0.368   2.718     0   1.00\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "\nA      dense     10    5.0%   100.0%      117.5%   0.368   2.718     0   1.00\n"),
+      std::string::npos)
       << text;
-  EXPECT_NE(text.find("\nall    dense     20    50.0%\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nall    dense     20   22.4%    50.0%\n"), std::string::npos) << text;
+  // Each group's MAPE is of its own held-out errors: A's alternate e^0.05 - 1 and 1 - e^-0.05.
+  EXPECT_NEAR(dense.groups[0].mape, (std::exp(0.05) - std::exp(-0.05)) / 2, 1e-12);
   EXPECT_TRUE(text.ends_with("held-out coverage 50.0% of 20 runs, median half-width 61.3%\n"))
       << text;
   // The held-out error |predicted / measured - 1| = |e^-r - 1| of each residual r: A's ten are
