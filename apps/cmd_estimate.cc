@@ -82,10 +82,9 @@ void print_text(const Point& pt, const est::Estimate& e, const TrainingJob& job)
   if (est::is_moe(m)) std::cout << fmt::format(" ({:.1f}B active)", est::active_params(m) / 1e9);
   std::cout << '\n';
   std::cout << fmt::format(
-      "cluster   {} x {} ({} nodes x {}), NVLink domain {} at {:g} GB/s, scale-out {:g} Gbit/s "
-      "per GPU, HBM {:g} GB",
-      c.num_gpus, pt.gpu_name, pt.nodes, c.gpus_per_node, c.nvlink_domain,
-      c.nvlink_bytes_per_s / 1e9, c.inter_node_bytes_per_s * 8 / 1e9, c.hbm_bytes / 1e9);
+      "cluster   {} x {} ({} nodes x {}), {}, scale-out {:g} Gbit/s per GPU, HBM {:g} GB",
+      c.num_gpus, pt.gpu_name, pt.nodes, c.gpus_per_node, spaces::scale_up_text(c),
+      c.inter_node_bytes_per_s * 8 / 1e9, c.hbm_bytes / 1e9);
   if (c.expansion_bytes > 0)
     std::cout << fmt::format(", expansion {:g} GB at {:g} GB/s", c.expansion_bytes / 1e9,
                              c.expansion_bytes_per_s / 1e9);

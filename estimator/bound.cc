@@ -186,7 +186,7 @@ double Estimator::p2p_bound(const BoundShape& s) const noexcept {
   const Plan& p = s.box.plan;
   if (p.pp <= 1) return 0;
   double pp_bw = 0, pp_alpha = 0;
-  link(p.tp * p.cp * p.dp, p.pp, pp_bw, pp_alpha);
+  link(p.tp * p.cp * p.dp, p.pp, pp_bw, pp_alpha, Traffic::p2p);
   return (p.stack.pp_comm_overlap ? 1.0 - calibration_.pp_overlap : 1.0) * 2.0 * s.box.vp_min *
          (s.step_tokens * workload_.model.hidden * act_bytes_ / s.sp_div / pp_bw +
           s.micro_batches_min * pp_alpha);

@@ -227,13 +227,19 @@ DlrmEstimator::DlrmEstimator(const DlrmWorkload& workload, const Cluster& cluste
   }
   hbm_bytes_per_s_ = cluster_.gpu.hbm_bytes_per_s;
   // Collectives reach the links' calibrated efficiency; an all-to-all a fraction a2a_eff of it.
-  allreduce_nvlink_bytes_per_s_ = cluster_.nvlink_bytes_per_s * calibration.nvlink_eff;
-  allreduce_inter_node_bytes_per_s_ = cluster_.inter_node_bytes_per_s * calibration.inter_node_eff;
-  nvlink_bytes_per_s_ = allreduce_nvlink_bytes_per_s_ * c.a2a_eff;
-  inter_node_bytes_per_s_ = allreduce_inter_node_bytes_per_s_ * c.a2a_eff;
   // The NVLink domain (an NVL72 rack spans nodes); without one stated, the node.
   domain_ = std::clamp(cluster_.nvlink_domain > 0 ? cluster_.nvlink_domain : gpus_per_node_, 1,
                        std::max(1, cluster_.num_gpus));
+  // Over a mesh or torus the all-reduce and the exchange over every GPU get what their fabric
+  // gives a group of the whole domain.
+  const double scale_up = cluster_.nvlink_bytes_per_s * calibration.nvlink_eff;
+  const int all = std::max(1, cluster_.num_gpus);
+  allreduce_nvlink_bytes_per_s_ =
+      detail::scale_up_bytes_per_s(cluster_, scale_up, 1, all, Traffic::collective);
+  allreduce_inter_node_bytes_per_s_ = cluster_.inter_node_bytes_per_s * calibration.inter_node_eff;
+  nvlink_bytes_per_s_ =
+      detail::scale_up_bytes_per_s(cluster_, scale_up, 1, all, Traffic::all_to_all) * c.a2a_eff;
+  inter_node_bytes_per_s_ = allreduce_inter_node_bytes_per_s_ * c.a2a_eff;
   // An all-reduce that leaves the domain drives the NICs of the domain's members together, as
   // the transformer's collectives.
   allreduce_bytes_per_s_ = detail::collective_bytes_per_s(

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "estimator/detail/attention.h"
 #include "estimator/detail/collectives.h"
@@ -237,6 +238,24 @@ double Estimator::checkpoint_bytes() const noexcept {
 Estimate estimate(const Workload& workload, const Cluster& cluster, const Plan& plan,
                   const Calibration& calibration) {
   return Estimator(workload, cluster, calibration).estimate(plan);
+}
+
+std::array<int, kMaxTorusDims> balanced_torus(int chips, int dims) noexcept {
+  std::array<int, kMaxTorusDims> shape{1, 1, 1};
+  dims = std::clamp(dims, 1, kMaxTorusDims);
+  std::vector<int> primes;  // of chips, largest first
+  for (int rest = std::max(chips, 1), p = 2; rest > 1;) {
+    if (static_cast<std::int64_t>(p) * p > rest) p = rest;
+    if (rest % p == 0) {
+      primes.insert(primes.begin(), p);
+      rest /= p;
+    } else {
+      ++p;
+    }
+  }
+  for (const int p : primes) *std::min_element(shape.begin(), shape.begin() + dims) *= p;
+  std::sort(shape.begin(), shape.begin() + dims);
+  return shape;
 }
 
 }  // namespace clustersweep::estimator

@@ -2,6 +2,7 @@
 // The analytical model of one training step of a dense decoder-only transformer on a GPU cluster.
 // Pure: plain structs in, plain structs out; no I/O, no clock, no allocation in estimate().
 // The equations and their sources are in docs/estimator.md.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -100,6 +101,7 @@ inline double steps_to_train(const Workload& w, double tokens) noexcept {
 // the domain, so a group of g chips has only the g-1 links between its members; torus (TPU ICI,
 // Trainium NeuronLink): chips on a 2D or 3D torus, collectives run per dimension.
 enum class Fabric : std::uint8_t { switched, mesh, torus };
+inline constexpr int kNumFabrics = 3;
 inline constexpr int kMaxTorusDims = 3;
 
 struct Accelerator {
@@ -133,6 +135,55 @@ struct Cluster {
   // nvlink_domain); unused dimensions are 1.
   std::array<int, kMaxTorusDims> torus{1, 1, 1};
 };
+
+// What a group sends over the scale-up fabric: a collective (ring, tree), a point-to-point
+// send to one neighbour (pipeline stages, the context-parallel ring), an all-to-all (expert
+// dispatch, embedding exchange).
+enum class Traffic : std::uint8_t { collective, p2p, all_to_all };
+
+// The links that share a chip's scale-up bandwidth (nvlink_bytes_per_s): one switch port
+// (counted as one), a mesh's link to each other chip of the domain, a torus's two per dimension.
+inline double scale_up_links(const Cluster& c) noexcept {
+  switch (c.fabric) {
+    case Fabric::switched:
+      break;
+    case Fabric::mesh:
+      return std::max(c.nvlink_domain - 1, 1);
+    case Fabric::torus: {
+      int dims = 0;
+      for (const int length : c.torus) dims += length > 1;
+      return std::max(2 * dims, 1);
+    }
+  }
+  return 1;
+}
+
+// The most balanced torus of `chips` in `dims` dimensions (1 to kMaxTorusDims), smallest first,
+// as TPU slices are shaped (8: 2x4, 32: 4x8, 256: 16x16; 64: 4x4x4, 128: 4x4x8): each prime
+// factor, largest first, multiplies the smallest dimension so far. Unused dimensions are 1.
+std::array<int, kMaxTorusDims> balanced_torus(int chips, int dims) noexcept;
+
+// Whether a group of n ranks at stride `stride` is a box of the torus (rank places in mixed radix,
+// the first dimension fastest): its stride and its extent stride * n each either fill whole
+// dimensions or split one dimension evenly, so every member's group has the same shape. A group
+// that leaves the domain is only checked within it.
+inline bool torus_box(const std::array<int, kMaxTorusDims>& torus, int stride, int n) noexcept {
+  std::int64_t domain = 1;
+  for (const int length : torus) domain *= length;
+  const std::int64_t r = std::max(stride, 1);
+  if (r >= domain) return true;
+  const std::int64_t extent = std::min<std::int64_t>(r * std::max(n, 1), domain);
+  for (const std::int64_t x : {r, extent}) {
+    if (domain % x != 0) return false;
+    std::int64_t place = 1;
+    for (const int length : torus) {
+      if (x > place && x < place * length && (x % place != 0 || length % (x / place) != 0))
+        return false;
+      place *= length;
+    }
+  }
+  return true;
+}
 
 // The nodes of a cluster: its GPUs over the GPUs of a node, the last node perhaps part-filled.
 inline int num_nodes(const Cluster& c) noexcept {
@@ -205,6 +256,8 @@ inline std::uint8_t recomputed_modules(Recompute recompute, std::uint8_t modules
 }
 bool parse_offload(std::string_view name, Offload& out) noexcept;
 bool parse_pipeline_split(std::string_view name, PipelineSplit& out) noexcept;
+const char* to_string(Fabric fabric) noexcept;  // "switch", "mesh", "torus"
+bool parse_fabric(std::string_view name, Fabric& out) noexcept;
 
 // Seconds of one optimizer step, by cause. Each part is the time it adds to the step: what overlap
 // hides (DP communication behind the backward, TP communication behind GEMMs, CP exchanges behind
@@ -473,7 +526,8 @@ class Estimator {
   double gemm_s(double rows, double k, double n) const noexcept;
   // detail/collectives.h: achieved bandwidth and latency of a group of n ranks at stride `stride`
   // in Megatron's rank order.
-  void link(int stride, int n, double& bytes_per_s, double& alpha) const noexcept;
+  void link(int stride, int n, double& bytes_per_s, double& alpha,
+            Traffic traffic = Traffic::collective) const noexcept;
   // detail/attention.h. How a plan's attention kernel runs the score and context matmuls: FLOP/s
   // achieved, backward over forward time, and whether the s x s scores stay on chip.
   struct AttentionKernelCost {
@@ -589,7 +643,7 @@ class Estimator {
   double grad_bytes_ = 2;          // bytes per gradient (and per DP-reduced element)
   double optimizer_bytes_ = 12;    // fp32 master + Adam moments per parameter
   double hbm_bytes_per_s_ = 0;     // achieved
-  double nvlink_bytes_per_s_ = 0;
+  double nvlink_bytes_per_s_ = 0;  // achieved, all of a chip's scale-up links
   double inter_node_bytes_per_s_ = 0;
   double expansion_bytes_per_s_ = 0;
   double nvlink_latency_s_ = 0;

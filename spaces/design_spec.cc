@@ -78,6 +78,8 @@ std::string design_spec(const Settings& s, const Point& pt, const DesignSpecOpti
   if (!s.has("nodes") && !s.has("gpus")) cluster.insert("gpus", pt.cluster.num_gpus);
   for (const char* name : kClusterNumbers)
     if (s.has(name)) cluster.insert(name, s.number(name, 0, true));
+  for (const char* name : {"fabric", "torus"})
+    if (s.has(name)) cluster.insert(name, s.at(name).text);
   root.insert("cluster", std::move(cluster));
 
   toml::table plan;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 
 #include "base/error.h"
@@ -95,6 +96,13 @@ const std::vector<SettingInfo>& setting_infos() {
         {"nvlink_domain", SettingFamily::every,
          "GPUs per NVLink/NVSwitch domain (default: the accelerator's; a node-local domain follows "
          "gpus-per-node)"},
+        {"fabric", SettingFamily::every,
+         "scale-up fabric of the domain: switch (NVSwitch), mesh (a direct link to each other "
+         "chip: Infinity Fabric, Gaudi) or torus (TPU ICI, NeuronLink) (default: the "
+         "accelerator's)"},
+        {"torus", SettingFamily::every,
+         "a torus domain's dimensions, e.g. 16x16 or 4x4x8, their product the domain (default: "
+         "the most balanced shape of the accelerator's 2 or 3 dimensions)"},
         {"nvlink_gbytes_per_s", SettingFamily::every,
          "NVLink GB/s per GPU, one direction (default: the accelerator's)"},
         {"inter_node_gbps_per_gpu", SettingFamily::every,
@@ -228,7 +236,55 @@ est::Cluster resolve_cluster(const AcceleratorEntry& gpu, const ClusterSettings&
                                                          : calibration.inter_node_latency_s);
   c.node_overhead_w = s.node_overhead_w >= 0 ? s.node_overhead_w : gpu.default_node_overhead_w;
   c.power_cap_w = s.power_cap_w;
+  c.fabric = s.fabric >= 0 ? static_cast<est::Fabric>(s.fabric) : gpu.fabric;
+  if (c.fabric == est::Fabric::torus)
+    c.torus = s.torus[0] > 0
+                  ? s.torus
+                  : est::balanced_torus(c.nvlink_domain, gpu.torus_dims > 0 ? gpu.torus_dims : 2);
   return c;
+}
+
+std::array<int, est::kMaxTorusDims> parse_torus(std::string_view text, std::string_view what) {
+  std::array<int, est::kMaxTorusDims> torus{1, 1, 1};
+  std::size_t dims = 0;
+  bool ok = !text.empty();
+  for (std::string_view rest = text; ok && !rest.empty();) {
+    const std::size_t x = rest.find('x');
+    const std::string_view part = rest.substr(0, x);
+    int value = 0;
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
+    ok = ec == std::errc{} && end == part.data() + part.size() && value > 0 &&
+         dims < torus.size() && !(x != std::string_view::npos && x + 1 == rest.size());
+    if (ok) torus[dims++] = value;
+    rest = x == std::string_view::npos ? std::string_view{} : rest.substr(x + 1);
+  }
+  if (!ok)
+    throw InputError(fmt::format(
+        "{}: must be 1 to 3 positive chip counts joined by 'x' (e.g. 16x16, 4x4x8), got '{}'", what,
+        text));
+  return torus;
+}
+
+std::string scale_up_text(const est::Cluster& c) {
+  const double total = c.nvlink_bytes_per_s / 1e9, link = total / est::scale_up_links(c);
+  switch (c.fabric) {
+    case est::Fabric::switched:
+      break;
+    case est::Fabric::mesh:
+      return fmt::format("mesh of {} at {:g} GB/s ({:g} GB/s per link)", c.nvlink_domain, total,
+                         link);
+    case est::Fabric::torus:
+      return fmt::format("torus {} at {:g} GB/s ({:g} GB/s per link)", torus_text(c.torus), total,
+                         link);
+  }
+  return fmt::format("NVLink domain {} at {:g} GB/s", c.nvlink_domain, total);
+}
+
+std::string torus_text(const std::array<int, est::kMaxTorusDims>& torus) {
+  std::string text = std::to_string(torus[0]);
+  for (std::size_t i = 1; i < torus.size() && torus[i] > 1; ++i)
+    text += "x" + std::to_string(torus[i]);
+  return text;
 }
 
 est::Workload resolve_workload(const ModelChoice& model, int seq_len, std::int64_t global_batch,
@@ -279,6 +335,7 @@ const char* mlp_name(est::Mlp m) { return est::to_string(m); }
 const char* precision_name(est::Precision p) { return est::to_string(p); }
 const char* offload_name(est::Offload o) { return est::to_string(o); }
 const char* split_name(est::PipelineSplit p) { return est::to_string(p); }
+const char* fabric_name(est::Fabric f) { return est::to_string(f); }
 
 // The job's reliability settings ([reliability] of a spec, by the same names), each taking the
 // values the spec's key takes.
@@ -359,16 +416,30 @@ ResolvedCluster resolve_cluster(const Settings& s, const est::Calibration& calib
   cs.inter_node_latency_us = s.number("inter_node_latency_us", -1, true);
   cs.node_overhead_w = s.number("node_overhead_w", -1, true);
   cs.power_cap_w = s.number("power_cap_w", 0, true);
+  if (s.has("fabric")) {
+    est::Fabric fabric{};
+    read_enum(s, "fabric", est::parse_fabric, fabric_name, est::kNumFabrics, fabric);
+    cs.fabric = static_cast<int>(fabric);
+  }
+  if (s.has("torus")) {
+    if ((cs.fabric >= 0 ? static_cast<est::Fabric>(cs.fabric) : gpu.fabric) != est::Fabric::torus)
+      throw InputError(fmt::format(
+          "{}: a torus's dimensions need fabric torus ({} has a {})", s.where("torus"), gpu.key,
+          est::to_string(cs.fabric >= 0 ? static_cast<est::Fabric>(cs.fabric) : gpu.fabric)));
+    cs.torus = parse_torus(s.at("torus").text, s.where("torus"));
+  }
   if (cs.power_cap_w > 0 && cs.power_cap_w <= gpu.accelerator.idle_w)
     throw InputError(
         fmt::format("{}: {:g} W is not above {}'s idle power ({:g} W); give a cap "
                     "between it and the TDP ({:g} W)",
                     s.where("power_cap_w"), cs.power_cap_w, gpu.key, gpu.accelerator.idle_w,
                     gpu.accelerator.tdp_w));
-  for (const char* name : {"gpus_per_node", "nvlink_gbytes_per_s", "hbm_gb", "node_overhead_w"})
+  for (const char* name :
+       {"gpus_per_node", "nvlink_gbytes_per_s", "hbm_gb", "node_overhead_w", "fabric"})
     origin(name, Origin::catalog);
   origin("nvlink_domain",
          gpu.default_nvlink_domain == gpu.default_gpus_per_node ? Origin::rule : Origin::catalog);
+  origin("torus", Origin::rule);
   for (const char* name : {"inter_node_gbps_per_gpu", "expansion_gbytes_per_s", "nvlink_latency_us",
                            "inter_node_latency_us"})
     origin(name, Origin::calibration);
@@ -384,6 +455,15 @@ ResolvedCluster resolve_cluster(const Settings& s, const est::Calibration& calib
           fmt::format("{}: {} nodes of {} GPUs exceed 2^31 GPUs", s.where("nodes"), cs.nodes, gpn));
   }
   out.cluster = resolve_cluster(gpu, cs, calibration);
+  if (s.has("torus")) {
+    const auto& t = out.cluster.torus;
+    if (static_cast<std::int64_t>(t[0]) * t[1] * t[2] != out.cluster.nvlink_domain)
+      throw InputError(fmt::format(
+          "{}: {} is {} chips, but the scale-up domain (nvlink_domain) is {}; give dimensions "
+          "whose product is the domain",
+          s.where("torus"), s.at("torus").text, std::int64_t{t[0]} * t[1] * t[2],
+          out.cluster.nvlink_domain));
+  }
   out.nodes = estimator::num_nodes(out.cluster);
   return out;
 }

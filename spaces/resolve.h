@@ -106,7 +106,19 @@ struct ClusterSettings {
   double inter_node_latency_us = -1;
   double node_overhead_w = -1;
   double power_cap_w = 0;  // 0: none
+  int fabric = -1;         // an estimator::Fabric, -1: the accelerator's
+  // A torus's dimensions, fastest first (all 0: the accelerator's number of dimensions, shaped
+  // by estimator::balanced_torus from the domain).
+  std::array<int, estimator::kMaxTorusDims> torus{0, 0, 0};
 };
+
+// The text form of a torus's dimensions, "16x16" or "4x4x8", read into `out` (unused dimensions
+// 1); throws InputError naming `what` when it is not 1 to 3 positive integers joined by 'x'.
+std::array<int, estimator::kMaxTorusDims> parse_torus(std::string_view text, std::string_view what);
+std::string torus_text(const std::array<int, estimator::kMaxTorusDims>& torus);
+// The scale-up domain in words: "NVLink domain 8 at 450 GB/s", "mesh of 8 at 448 GB/s (64 GB/s
+// per link)", "torus 16x16 at 400 GB/s (100 GB/s per link)".
+std::string scale_up_text(const estimator::Cluster& cluster);
 
 // The catalog and calibration defaults of a cluster, in one place: gpus_per_node, the NVLink
 // bandwidth, HBM and node overhead are the accelerator's; a node-local NVLink domain (the catalog's

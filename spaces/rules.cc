@@ -4,6 +4,7 @@
 
 #include "base/format.h"
 #include "spaces/frameworks.h"
+#include "spaces/resolve.h"
 
 namespace clustersweep::spaces {
 
@@ -121,6 +122,12 @@ constexpr RuleInfo kRules[kNumRules] = {
      "recipe, attention kernel)",
      {"framework"},
      est::Infeasible::invalid_plan},
+    {"torus_mapping",
+     "on a torus fabric every parallel group inside the domain (tp, cp, dp, pp in Megatron's "
+     "rank order, ep and etp) must be a box of the torus: its size and stride split its "
+     "dimensions",
+     {"tp", "cp", "ep", "etp", "pp", "dp", "torus"},
+     est::Infeasible::invalid_plan},
 };
 
 Violation broken(Rule rule, std::int64_t a = 0, std::int64_t b = 0, std::int64_t c = 0,
@@ -231,7 +238,26 @@ Violation check_plan(const est::Workload& w, const est::Cluster& c, const est::P
   if (!ep_group_fits(p))
     return broken(Rule::ep_group, p.ep, p.etp, std::int64_t{p.tp} * p.cp * p.dp);
   if (const Violation v = check_stack(w, c, p)) return v;
-  return check_framework(p);
+  if (const Violation v = check_framework(p)) return v;
+  return check_torus(c, p);
+}
+
+namespace {
+constexpr const char* kTorusGroups[] = {"tp", "cp", "dp", "pp", "etp", "ep"};
+}  // namespace
+
+Violation check_torus(const est::Cluster& c, const est::Plan& p) noexcept {
+  if (c.fabric != est::Fabric::torus) return {};
+  // Megatron's rank order: tp fastest, then cp, dp, pp; the experts fold etp, then ep, over the
+  // same ranks.
+  const int degree[] = {p.tp, p.cp, p.dp, p.pp, p.etp, p.ep};
+  const int stride[] = {1, p.tp, p.tp * p.cp, p.tp * p.cp * p.dp, 1, p.etp};
+  for (int g = 0; g < 6; ++g)
+    if (degree[g] > 1 && !est::torus_box(c.torus, stride[g], degree[g]))
+      return broken(
+          Rule::torus_mapping, g, degree[g], stride[g],
+          c.torus[0] + (std::int64_t{c.torus[1]} << 20) + (std::int64_t{c.torus[2]} << 40));
+  return {};
 }
 
 namespace {
@@ -455,6 +481,15 @@ std::string message(const Violation& v) {
     case Rule::framework_memory:
     case Rule::framework_stack:
       return framework_message(v);
+    case Rule::torus_mapping: {
+      const std::array<int, est::kMaxTorusDims> torus{static_cast<int>(x[3] & 0xfffff),
+                                                      static_cast<int>((x[3] >> 20) & 0xfffff),
+                                                      static_cast<int>(x[3] >> 40)};
+      return fmt::format(
+          "{} {} at stride {} is not a box of the {} torus: a group's size and stride must fill "
+          "whole dimensions or split one evenly",
+          kTorusGroups[x[0]], x[1], x[2], torus_text(torus));
+    }
     case Rule::expansion_duplicate:
     case Rule::user_constraint:
       break;

@@ -40,8 +40,9 @@ enum class Rule : std::uint8_t {
   framework_parallelism,       // the plan's framework has its kinds of parallelism and split
   framework_memory,            // ... runs its ZeRO stage (with its pipeline), offload, recompute
   framework_stack,             // ... runs its runtime settings (spaces/data/frameworks.toml)
+  torus_mapping,               // on a torus each parallel group in the domain is a box of it
 };
-inline constexpr int kNumRules = 25;
+inline constexpr int kNumRules = 26;
 
 const char* to_string(Rule rule) noexcept;  // e.g. "tp_heads"
 const char* describe(Rule rule) noexcept;   // the rule, one line
@@ -103,5 +104,8 @@ Violation check_stack(const estimator::Workload& workload, const estimator::Clus
 // The framework rules alone (framework_parallelism .. framework_stack): the plan keeps to the
 // profile of its framework (spaces/frameworks.h); every plan does without one.
 Violation check_framework(const estimator::Plan& plan) noexcept;
+// On a torus fabric, each parallel group inside the domain as a box of the torus
+// (estimator::torus_box); check_plan() ends with it.
+Violation check_torus(const estimator::Cluster& cluster, const estimator::Plan& plan) noexcept;
 
 }  // namespace clustersweep::spaces

@@ -200,8 +200,10 @@ class Search {
           stats_->pruned += subtree_points(kLevelEnd[0]);
           return;
         }
-        // Nor do the stack's rules (ep and the stack): their failures are removed whole.
-        if (check_stack(design_.workload, design_.cluster, plan)) {
+        // Nor do the stack's rules (ep and the stack) and the torus's (the degrees): their failures
+        // are removed whole.
+        if (check_stack(design_.workload, design_.cluster, plan) ||
+            check_torus(design_.cluster, plan)) {
           stats_->invalid += subtree_points(kLevelEnd[0]);
           return;
         }

@@ -71,6 +71,8 @@ ClusterSettings Space::Impl::cluster_settings(const std::uint32_t* axis_index,
   cs.expansion_gb = number(kExpansionGb);
   cs.expansion_gbytes_per_s = number(kExpansionGbytesPerS);
   cs.power_cap_w = number(kPowerCapW);
+  cs.fabric = fabrics[axis_index[gpu_axis + (kFabric - kGpu)]];
+  cs.torus = torus;
   cs.nvlink_latency_us = nvlink_latency_us;
   cs.inter_node_latency_us = inter_node_latency_us;
   cs.node_overhead_w = node_overhead_w;

@@ -64,6 +64,7 @@ enum AxisId : std::uint8_t {
   kExpansionGb,
   kExpansionGbytesPerS,
   kPowerCapW,  // GPU board power limit (0: none)
+  kFabric,     // the scale-up fabric (a label: switch, mesh, torus, or default: the accelerator's)
   kTp,         // first plan axis
   kPp,
   kCp,
@@ -83,7 +84,7 @@ enum AxisId : std::uint8_t {
   kFirstStackAxis,
 };
 inline constexpr int kNumAxes = kFirstStackAxis + kNumStackSettings;
-inline constexpr int kNumDesignAxes = 14;
+inline constexpr int kNumDesignAxes = 15;
 inline constexpr int kNumPlanAxes = kNumAxes - kNumDesignAxes;
 
 // The axes of a recommendation-model space (workload.family = "dlrm"): its workload, the cluster
@@ -92,7 +93,7 @@ enum DlrmAxisId : std::uint8_t {
   kDlrmModel,
   kDlrmGlobalBatch,
   kDlrmPrecision,
-  kDlrmGpu,  // first of the cluster axes: kGpu .. kPowerCapW
+  kDlrmGpu,  // first of the cluster axes: kGpu .. kFabric
   kDlrmClusterSize,
   kDlrmGpusPerNode,
   kDlrmNvlinkDomain,
@@ -102,10 +103,11 @@ enum DlrmAxisId : std::uint8_t {
   kDlrmExpansionGb,
   kDlrmExpansionGbytesPerS,
   kDlrmPowerCapW,
+  kDlrmFabric,
   kDlrmSharding,  // the only plan axis
 };
-inline constexpr int kNumDlrmAxes = 14;
-inline constexpr int kNumDlrmDesignAxes = 13;
+inline constexpr int kNumDlrmAxes = 15;
+inline constexpr int kNumDlrmDesignAxes = 14;
 // A cluster axis's position in a recommendation-model space is its transformer one minus this.
 inline constexpr int kDlrmClusterShift = int{kGpu} - int{kDlrmGpu};
 

@@ -46,6 +46,7 @@ struct Space::Impl {
   std::vector<ModelChoice> models;
   std::vector<const AcceleratorEntry*> gpus;
   std::vector<estimator::Precision> precisions;
+  std::vector<int> fabrics;  // of the fabric axis's labels: an estimator::Fabric, -1 the default
   // Plan axis values as the estimator's types.
   std::vector<int> tp, pp, cp, vp, micro_batch, zero, ep, etp;
   std::vector<estimator::Recompute> recompute;
@@ -65,7 +66,8 @@ struct Space::Impl {
 
   double nvlink_latency_us = -1;  // < 0: the calibration's
   double inter_node_latency_us = -1;
-  double node_overhead_w = -1;  // < 0: the accelerator's catalog value
+  double node_overhead_w = -1;                               // < 0: the accelerator's catalog value
+  std::array<int, estimator::kMaxTorusDims> torus{0, 0, 0};  // cluster.torus; 0: balanced
   RuleOptions rules;
 
   std::vector<std::string> constraint_texts;

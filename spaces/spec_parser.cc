@@ -384,7 +384,8 @@ class Parser {
     check_keys(r_, t, "cluster",
                {"gpu", "nodes", "gpus", "gpus_per_node", "nvlink_domain", "nvlink_gbytes_per_s",
                 "inter_node_gbps_per_gpu", "hbm_gb", "expansion_gb", "expansion_gbytes_per_s",
-                "nvlink_latency_us", "inter_node_latency_us", "node_overhead_w", "power_cap_w"});
+                "nvlink_latency_us", "inter_node_latency_us", "node_overhead_w", "power_cap_w",
+                "fabric", "torus"});
     const toml::node* gpu_node = t.get("gpu");
     if (!gpu_node) {
       r_.fail(t.source(), "cluster",
@@ -501,6 +502,7 @@ class Parser {
                                 "it and the TDP ({:g} W), or 0 for none",
                                 w, g->key, g->accelerator.idle_w, g->accelerator.tdp_w));
     }
+    parse_fabric(t);
     // Scalars: latencies default to the calibration's, node overhead to the accelerator's (-1).
     im_.nvlink_latency_us =
         number_key(r_, t, "cluster", "nvlink_latency_us", Kind::nonnegative_real, -1);
@@ -508,6 +510,62 @@ class Parser {
         number_key(r_, t, "cluster", "inter_node_latency_us", Kind::nonnegative_real, -1);
     im_.node_overhead_w =
         number_key(r_, t, "cluster", "node_overhead_w", Kind::nonnegative_real, -1);
+  }
+
+  // The scale-up fabric: a label axis (switch, mesh, torus); without the key, the accelerators'
+  // own fabric, "default" when they differ. A torus's dimensions are one shape for the space,
+  // whose product must be every domain the space has.
+  void parse_fabric(const toml::table& t) {
+    static constexpr const char* kFabricNames[] = {"switch", "mesh", "torus"};
+    static_assert(std::size(kFabricNames) == estimator::kNumFabrics);
+    Axis& fabric = axis(cl(kFabric), "fabric", "", true);
+    if (const toml::node* n = t.get("fabric")) {
+      for (const int f : axis_labels(r_, *n, "cluster.fabric", kFabricNames, false)) {
+        fabric.labels.push_back(kFabricNames[f]);
+        im_.fabrics.push_back(f);
+      }
+    } else {
+      std::vector<estimator::Fabric> own;
+      for (const AcceleratorEntry* g : im_.gpus)
+        if (std::find(own.begin(), own.end(), g->fabric) == own.end()) own.push_back(g->fabric);
+      fabric.labels = {own.size() == 1 ? estimator::to_string(own.front()) : "default"};
+      im_.fabrics = {own.size() == 1 ? static_cast<int>(own.front()) : -1};
+    }
+    const toml::node* n = t.get("torus");
+    if (!n) return;
+    const auto* text = n->as_string();
+    if (!text)
+      r_.fail(*n, "cluster.torus",
+              fmt::format("must be a string of chip counts joined by 'x' (e.g. \"16x16\"), got {}",
+                          describe_node(*n)));
+    try {
+      im_.torus = parse_torus(text->get(), "cluster.torus");
+    } catch (const InputError& e) {
+      r_.fail(*n, "cluster.torus", std::string(e.what()).substr(sizeof("cluster.torus: ") - 1));
+    }
+    bool any_torus = false;
+    for (std::size_t i = 0; i < im_.fabrics.size(); ++i)
+      for (const AcceleratorEntry* g : im_.gpus)
+        any_torus = any_torus || (im_.fabrics[i] < 0 ? g->fabric == estimator::Fabric::torus
+                                                     : im_.fabrics[i] == 2);
+    if (!any_torus)
+      r_.fail(*n, "cluster.torus",
+              "a torus's dimensions need a torus fabric: set cluster.fabric = \"torus\" or use an "
+              "accelerator with one");
+    const std::int64_t chips = std::int64_t{im_.torus[0]} * im_.torus[1] * im_.torus[2];
+    for (const AcceleratorEntry* g : im_.gpus)
+      for (const double v : im_.axes[cl(kNvlinkDomain)].numbers)
+        for (const double gpn : im_.axes[cl(kGpusPerNode)].numbers) {
+          const double domain =
+              v != 0 ? v
+                     : default_nvlink_domain(
+                           *g, gpn != 0 ? static_cast<int>(gpn) : g->default_gpus_per_node);
+          if (domain != static_cast<double>(chips))
+            r_.fail(*n, "cluster.torus",
+                    fmt::format("{} is {} chips, but the scale-up domain (nvlink_domain) is {}; "
+                                "give dimensions whose product is the domain",
+                                text->get(), chips, format_number(domain)));
+        }
   }
 
   // The distinct values a design quantity takes across the space (catalog defaults resolved).

@@ -83,7 +83,7 @@ inline Estimator::CpExchange Estimator::cp_exchange_s(
   if (cp <= 1) return {};
   const Model& m = workload_.model;
   double bw = 0, alpha = 0;
-  link(tp, cp, bw, alpha);
+  link(tp, cp, bw, alpha, Traffic::p2p);  // each step passes K and V to the ring's next rank
   const double kv_heads = is_mla(m) ? m.heads : m.kv_heads;
   const double kv_bytes = tokens * kv_heads * (qk_dim_ + v_dim_) / tp * act_bytes_;
   const double step = (cp - 1.0) * (kv_bytes / bw + alpha);

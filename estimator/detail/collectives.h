@@ -13,7 +13,9 @@
 // channel per NIC, so beta = min(NVLink, (1 + nic_aggregation (q - 1)) x scale-out x
 // inter_node_eff). Defined inline: estimate() calls them per plan. Not part of the estimator's API.
 #include <algorithm>
+#include <array>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 
 #include "estimator/estimator.h"
@@ -41,26 +43,116 @@ inline double all_gather_s(double bytes, int n, double bytes_per_s, double alpha
 }
 
 // Per-rank bandwidth of a collective over n ranks at stride `stride` in NVLink domains of
-// `domain` GPUs (at least 1): NVLink inside one domain, else the scale-out of the q members inside
-// one domain driven together, never more than NVLink. The recommendation model's all-reduce
-// uses it too.
-inline double collective_bytes_per_s(int stride, int n, int domain, double nvlink_bytes_per_s,
+// `domain` GPUs (at least 1): `scale_up` (the group's own scale-up bandwidth, scale_up_bytes_per_s)
+// inside one domain, else the scale-out of the q members inside one domain driven together, never
+// more than the scale-up. The recommendation model's all-reduce uses it too.
+inline double collective_bytes_per_s(int stride, int n, int domain, double scale_up,
                                      double scale_out_bytes_per_s,
                                      double nic_aggregation) noexcept {
-  if (static_cast<std::int64_t>(stride) * n <= domain) return nvlink_bytes_per_s;
+  if (static_cast<std::int64_t>(stride) * n <= domain) return scale_up;
   const double per_domain =
       std::clamp(static_cast<double>(domain / std::max(stride, 1)), 1.0, static_cast<double>(n));
   const double nics = 1.0 + nic_aggregation * (per_domain - 1.0);
-  return std::min(nvlink_bytes_per_s, nics * scale_out_bytes_per_s);
+  return std::min(scale_up, nics * scale_out_bytes_per_s);
+}
+
+// The members of a group of n ranks at stride `stride` that share one scale-up domain.
+inline int members_in_domain(int stride, int n, int domain) noexcept {
+  return std::clamp(domain / std::max(stride, 1), 1, std::max(n, 1));
+}
+
+// A group's extent along one torus dimension (docs/estimator.md, "Scale-up fabrics"). Ranks map
+// onto the torus in mixed radix, the first dimension fastest, so a group of n ranks at stride r
+// (indices 0, r, ..., (n-1) r) spans, along dimension d of length L whose first rank is at place
+// value P: c = min(P L, r n) / max(P, r) coordinates (at least 1), `hop` = max(1, r / P) apart.
+struct TorusSpan {
+  double coords = 1;
+  double hop = 1;
+  bool ring = false;  // the group closes the dimension's ring (it spans all of it)
+};
+inline TorusSpan torus_span(int stride, int n, double place, int length) noexcept {
+  const double r = std::max(stride, 1), extent = r * std::max(n, 1);
+  TorusSpan span;
+  span.coords = std::clamp(std::floor(std::min(place * length, extent) / std::max(place, r)), 1.0,
+                           static_cast<double>(length));
+  span.hop = std::max(1.0, std::floor(r / place));
+  span.ring = span.coords * span.hop >= length && length > 2;
+  return span;
+}
+
+// The per-rank bandwidth, one direction, of a collective over a torus group inside one domain, in
+// units of one link: each dimension the group spans adds a bidirectional ring (2 links) when it
+// closes the dimension's ring, else a line (1 link, a ring embedded on it uses each link both
+// ways); members `hop` links apart share those links with the hop - 1 interleaved groups.
+// Multi-dimensional collectives run on all spanned dimensions at once (as XLA's do).
+inline double torus_collective_links(const std::array<int, kMaxTorusDims>& torus, int stride,
+                                     int n) noexcept {
+  double place = 1, links = 0;
+  for (const int length : torus) {
+    const TorusSpan span = torus_span(stride, n, place, length);
+    if (span.coords > 1) links += (span.ring ? 2.0 : 1.0) / span.hop;
+    place *= length;
+  }
+  return links;
+}
+
+// The same for an all-to-all: every byte travels the mean distance of the group's dimensions
+// (a quarter of a ring, a third of a line, in hops) over the 2 or 1 links each offers; and a
+// quarter of all the group's bytes, n/4 times one member's, crosses the cut through the middle of
+// its longest dimension, whose 2 n/c (a ring) or n/c links, c its length, are all that carry it.
+inline double torus_all_to_all_links(const std::array<int, kMaxTorusDims>& torus, int stride,
+                                     int n) noexcept {
+  double place = 1, links = 0, hops = 0, members = 1, cut = 0, longest = 0;
+  for (const int length : torus) {
+    const TorusSpan span = torus_span(stride, n, place, length);
+    if (span.coords > 1) {
+      const double per_dim = (span.ring ? 2.0 : 1.0) / span.hop;
+      links += per_dim;
+      hops += span.hop * (span.ring ? span.coords / 4.0
+                                    : (span.coords * span.coords - 1.0) / (3.0 * span.coords));
+      members *= span.coords;
+      if (span.coords > longest) {
+        longest = span.coords;
+        cut = per_dim / span.coords;  // times members: the links across the cut
+      }
+    }
+    place *= length;
+  }
+  if (hops <= 0) return 0;
+  // Per member, one direction: (members - 1)/members of its bytes in the time the cut's links
+  // take for members/4 of them.
+  const double bisection = 4.0 * (members - 1.0) / members * cut;
+  return std::min(links / std::max(hops, 1.0), bisection);
+}
+
+// The scale-up bandwidth per rank, one direction, of a group of n ranks at stride `stride` on
+// `cluster`'s fabric, `achieved` the chip's achieved scale-up bandwidth over all its links: on a
+// switch every member reaches the others at all of it; in a mesh the q members of one domain have
+// the q - 1 direct links between them (a point-to-point send, one); on a torus the links of the
+// dimensions the group spans (torus_collective_links, torus_all_to_all_links; a send to the
+// neighbour, one link).
+inline double scale_up_bytes_per_s(const Cluster& cluster, double achieved, int stride, int n,
+                                   Traffic traffic) noexcept {
+  if (cluster.fabric == Fabric::switched) return achieved;
+  const double link = achieved / scale_up_links(cluster);
+  if (traffic == Traffic::p2p) return link;
+  const int q = members_in_domain(stride, n, std::max(cluster.nvlink_domain, 1));
+  if (cluster.fabric == Fabric::mesh) return link * std::max(q - 1, 1);
+  const double links = traffic == Traffic::all_to_all
+                           ? torus_all_to_all_links(cluster.torus, stride, q)
+                           : torus_collective_links(cluster.torus, stride, q);
+  return link * std::max(links, 1e-9);
 }
 
 }  // namespace detail
 
-inline void Estimator::link(int stride, int n, double& bytes_per_s, double& alpha) const noexcept {
+inline void Estimator::link(int stride, int n, double& bytes_per_s, double& alpha,
+                            Traffic traffic) const noexcept {
   const int domain = std::max(cluster_.nvlink_domain, 1);
-  bytes_per_s =
-      detail::collective_bytes_per_s(stride, n, domain, nvlink_bytes_per_s_,
-                                     inter_node_bytes_per_s_, calibration_.nic_aggregation);
+  bytes_per_s = detail::collective_bytes_per_s(
+      stride, n, domain,
+      detail::scale_up_bytes_per_s(cluster_, nvlink_bytes_per_s_, stride, n, traffic),
+      inter_node_bytes_per_s_, calibration_.nic_aggregation);
   alpha =
       static_cast<std::int64_t>(stride) * n <= domain ? nvlink_latency_s_ : inter_node_latency_s_;
 }

@@ -146,7 +146,10 @@ inline double Estimator::a2a_fwd_s(double token_bytes, int ep, int etp,
   }
   const bool crosses = domains > 1;
   const double one =
-      std::max(token_bytes * local_copies / (nvlink_bytes_per_s_ * eff),
+      std::max(token_bytes * local_copies /
+                   (detail::scale_up_bytes_per_s(cluster_, nvlink_bytes_per_s_, etp, ep,
+                                                 Traffic::all_to_all) *
+                    eff),
                crosses ? token_bytes * remote_copies / (inter_node_bytes_per_s_ * eff) : 0.0) +
       (crosses ? inter_node_latency_s_ : nvlink_latency_s_);
   return 2.0 * (1.0 - c.moe_a2a_overlap) * one;

@@ -113,6 +113,11 @@ RandomSpec random_spec(std::mt19937_64& rng, bool with_gb200) {
   if (coin(20)) t += "hbm_gb = " + pick_list(rng, std::vector<int>{40, 192}, 2) + "\n";
   const bool expansion = coin(30);
   if (expansion) t += "expansion_gb = [0, 256]\nexpansion_gbytes_per_s = 64\n";
+  // The fabric from the text so far, not the generator, so that the other draws stay as they were.
+  if (const std::size_t h = std::hash<std::string>{}(t); h % 10 < 4) {
+    const char* kFabrics[] = {"\"switch\"", "\"mesh\"", "\"torus\"", "[\"mesh\", \"torus\"]"};
+    t += fmt::format("fabric = {}\n", kFabrics[h / 10 % 4]);
+  }
   for (const auto& [key, value] :
        std::vector<std::pair<std::string, std::string>>{{"nvlink_latency_us", "2.5"},
                                                         {"inter_node_latency_us", "8"},
@@ -180,8 +185,9 @@ spaces::Settings settings_of(const spaces::Space& space, const RandomSpec& spec,
 
 TEST(Agreement, EstimateEqualsTheSweepsRowOnRandomPointsOfRandomSpecs) {
   std::mt19937_64 rng(20261126);
-  std::size_t compared = 0, evaluated = 0, removed = 0, expert_parallel = 0, stack_swept = 0;
-  for (int spec_index = 0; spec_index < 40; ++spec_index) {
+  std::size_t compared = 0, evaluated = 0, removed = 0, expert_parallel = 0, stack_swept = 0,
+              mesh_or_torus = 0;
+  for (int spec_index = 0; spec_index < 48; ++spec_index) {
     const RandomSpec spec = random_spec(rng, spec_index % 4 == 0);
     SCOPED_TRACE(spec.text);
     const spaces::Space space = spaces::Space::parse(spec.text, "random.toml");
@@ -236,6 +242,7 @@ TEST(Agreement, EstimateEqualsTheSweepsRowOnRandomPointsOfRandomSpecs) {
         const est::Estimate e = est::estimate(pt.workload, pt.cluster, pt.plan, pt.calibration);
         ++evaluated;
         if (pt.plan.ep > 1) ++expert_parallel;
+        if (pt.cluster.fabric != est::Fabric::switched) ++mesh_or_torus;
         ASSERT_EQ(rows.number(column("feasible"), r), e.feasible ? 1 : 0);
         ASSERT_EQ(rows.number(column("infeasible_reason"), r),
                   static_cast<double>(e.feasible ? est::Infeasible::none : e.reason));
@@ -289,6 +296,7 @@ TEST(Agreement, EstimateEqualsTheSweepsRowOnRandomPointsOfRandomSpecs) {
   EXPECT_GT(evaluated, 700u);
   EXPECT_GT(removed, 1000u);
   EXPECT_GT(expert_parallel, 50u);
+  EXPECT_GT(mesh_or_torus, 100u);
   EXPECT_GT(stack_swept, 1000u);  // stack values other than the first of the setting
 }
 

@@ -374,6 +374,8 @@ Point random_point(std::mt19937_64& rng) {
   c.hbm_bytes = pick({40, 80, 192}) * 1e9;
   c.expansion_bytes = pick({0, 256, 1024}) * 1e9;
   c.expansion_bytes_per_s = pick({32, 64, 128}) * 1e9;
+  c.fabric = static_cast<Fabric>(pick({0, 1, 2}));
+  if (c.fabric == Fabric::torus) c.torus = balanced_torus(c.nvlink_domain, pick({2, 3}));
   return pt;
 }
 

@@ -101,6 +101,33 @@ TEST(Rules, EachRuleHasItsCaseAndMessage) {
          "needs an expansion tier (expansion_gb and expansion_gbytes_per_s)");
 }
 
+// On a torus every parallel group inside the domain is a box of it: gpt3 on a 4x6 torus of 24
+// chips, in one domain of 24.
+TEST(Rules, TorusGroupsAreBoxesOfTheTorus) {
+  est::Cluster torus = h100(24);
+  torus.nvlink_domain = 24;
+  torus.gpus_per_node = 8;
+  torus.fabric = est::Fabric::torus;
+  torus.torus = {4, 6, 1};
+  est::Workload w = gpt3();
+  w.global_batch = 1536;
+  EXPECT_FALSE(check(plan(4, 1, 6), w, torus));   // tp the first dimension, dp the second
+  EXPECT_FALSE(check(plan(2, 1, 12), w, torus));  // tp half of it
+  EXPECT_FALSE(check(plan(8, 1, 3), w, torus));   // tp the first and a third of the second
+  const Violation v = check(plan(3, 1, 8), w, torus);
+  EXPECT_EQ(v.rule, Rule::torus_mapping);
+  EXPECT_EQ(message(v),
+            "tp 3 at stride 1 is not a box of the 4x6 torus: a group's size and stride must fill "
+            "whole dimensions or split one evenly");
+  // pp 3 at stride 8 spans the second dimension's thirds; dp 3 at stride 1 straddles rows.
+  EXPECT_FALSE(check(plan(4, 3, 2), w, torus));
+  EXPECT_EQ(check(plan(1, 8, 3), w, torus).rule, Rule::torus_mapping);
+  EXPECT_EQ(check(plan(6, 1, 4), w, torus).rule, Rule::torus_mapping);
+  // A switch has no such rule.
+  torus.fabric = est::Fabric::switched;
+  EXPECT_FALSE(check(plan(3, 1, 8), w, torus));
+}
+
 TEST(Rules, HugeDegreesAreADegreesViolationNotAnOverflow) {
   est::Plan p = plan(2, 2'000'000'000, 2'000'000'000);
   p.cp = 2'000'000'000;

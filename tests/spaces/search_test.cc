@@ -60,6 +60,12 @@ std::string random_spec(std::mt19937_64& rng, bool stack = false) {
   t += "inter_node_gbps_per_gpu = " + pick(rng, {"100", "400", "800"}, 2) + "\n";
   const bool expansion = coin(30);
   if (expansion) t += "expansion_gb = [0, 256]\nexpansion_gbytes_per_s = 64\n";
+  // A fabric from the text so far, not the generator, and one per spec (the search is per design),
+  // so that the other draws and the designs stay as they were.
+  if (const std::size_t h = std::hash<std::string>{}(t); h % 10 < 4) {
+    const char* kFabrics[] = {"\"switch\"", "\"mesh\"", "\"torus\""};
+    t += std::string("fabric = ") + kFabrics[h / 10 % 3] + "\n";
+  }
   t += "[plan]\ntp = \"all\"\npp = \"all\"\ncp = " + pick(rng, {"1", "2", "4"}, 2) + "\n";
   t += coin(50) ? "vp = \"all\"\n" : "vp = [1, 2]\n";
   t += "micro_batch = \"pow2:1..8\"\nzero = \"all\"\nrecompute = \"all\"\n";

@@ -64,6 +64,7 @@ TEST(Space, AxesInFixedOrderWithPlanAxesLast) {
                          "expansion_gb",
                          "expansion_gbytes_per_s",
                          "power_cap_w",
+                         "fabric",
                          "tp",
                          "pp",
                          "cp",

@@ -105,6 +105,26 @@ TEST(SpecErrors, MissingTablesAndKeys) {
             "bad.toml:6:8: cluster.gpus: give either 'nodes' or 'gpus', not both");
 }
 
+TEST(SpecErrors, Fabric) {
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = [1, 2]\nfabric = \"ring\"")),
+            "bad.toml:6:10: cluster.fabric: must be one of \"switch\", \"mesh\", \"torus\", got "
+            "\"ring\"");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = [1, 2]\nfabric = \"torus\"\ntorus = \"4x4\"")),
+            "bad.toml:7:9: cluster.torus: 4x4 is 16 chips, but the scale-up domain (nvlink_domain) "
+            "is 8; give dimensions whose product is the domain");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = [1, 2]\ntorus = \"2x4\"")),
+            "bad.toml:6:9: cluster.torus: a torus's dimensions need a torus fabric: set "
+            "cluster.fabric = \"torus\" or use an accelerator with one");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = [1, 2]\nfabric = \"torus\"\ntorus = \"2x0\"")),
+            "bad.toml:7:9: cluster.torus: must be 1 to 3 positive chip counts joined by 'x' (e.g. "
+            "16x16, 4x4x8), got '2x0'");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = [1, 2]\nfabric = \"torus\"\ntorus = 8")),
+            "bad.toml:7:9: cluster.torus: must be a string of chip counts joined by 'x' (e.g. "
+            "\"16x16\"), got integer 8");
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = [1, 2]\nfabric = \"torus\"\ntorus = \"2x4\"")),
+            "(no error)");
+}
+
 TEST(SpecErrors, Numbers) {
   EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = -4")),
             "bad.toml:5:9: cluster.nodes: must be a positive integer, got -4");
