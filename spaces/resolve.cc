@@ -106,7 +106,7 @@ const std::vector<SettingInfo>& setting_infos() {
         {"nvlink_gbytes_per_s", SettingFamily::every,
          "NVLink GB/s per GPU, one direction (default: the accelerator's)"},
         {"inter_node_gbps_per_gpu", SettingFamily::every,
-         "scale-out Gbit/s per GPU (default: the calibration's)"},
+         "scale-out Gbit/s per GPU (default: the accelerator's usual one, else the calibration's)"},
         {"hbm_gb", SettingFamily::every, "HBM capacity per GPU in GB (default: the accelerator's)"},
         {"expansion_gb", SettingFamily::every, "memory-expansion tier per GPU in GB (default 0)"},
         {"expansion_gbytes_per_s", SettingFamily::every,
@@ -220,8 +220,9 @@ est::Cluster resolve_cluster(const AcceleratorEntry& gpu, const ClusterSettings&
   c.nvlink_bytes_per_s =
       s.nvlink_gbytes_per_s > 0 ? s.nvlink_gbytes_per_s * 1e9 : gpu.accelerator.nvlink_bytes_per_s;
   c.inter_node_bytes_per_s =
-      (s.inter_node_gbps_per_gpu > 0 ? s.inter_node_gbps_per_gpu
-                                     : calibration.default_inter_node_gbps_per_gpu) *
+      (s.inter_node_gbps_per_gpu > 0    ? s.inter_node_gbps_per_gpu
+       : gpu.default_scale_out_gbps > 0 ? gpu.default_scale_out_gbps
+                                        : calibration.default_inter_node_gbps_per_gpu) *
       1e9 / 8;
   c.hbm_bytes = s.hbm_gb > 0 ? s.hbm_gb * 1e9 : gpu.accelerator.hbm_bytes;
   c.expansion_bytes = s.expansion_gb * 1e9;
@@ -443,6 +444,7 @@ ResolvedCluster resolve_cluster(const Settings& s, const est::Calibration& calib
   for (const char* name : {"inter_node_gbps_per_gpu", "expansion_gbytes_per_s", "nvlink_latency_us",
                            "inter_node_latency_us"})
     origin(name, Origin::calibration);
+  if (gpu.default_scale_out_gbps > 0) origin("inter_node_gbps_per_gpu", Origin::catalog);
 
   if (!s.has("nodes") && !s.has("gpus")) {
     if (gpus_if_unset <= 0) throw InputError("--nodes: required unless --gpus is given");

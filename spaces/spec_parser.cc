@@ -465,7 +465,16 @@ class Parser {
       inter.numbers =
           axis_numbers(r_, *n, "cluster.inter_node_gbps_per_gpu", Kind::positive_real, false);
     } else {
-      inter.numbers = {im_.calibration.default_inter_node_gbps_per_gpu};
+      // Each accelerator's usual scale-out (the catalog's, else the calibration's default).
+      std::vector<double> defaults;
+      for (const AcceleratorEntry* g : im_.gpus) {
+        const double v = g->default_scale_out_gbps > 0
+                             ? g->default_scale_out_gbps
+                             : im_.calibration.default_inter_node_gbps_per_gpu;
+        if (std::find(defaults.begin(), defaults.end(), v) == defaults.end()) defaults.push_back(v);
+      }
+      inter.numbers = {defaults.size() == 1 ? defaults.front() : 0.0};
+      inter.zero_means_default = defaults.size() > 1;
     }
     gpu_default(cl(kHbmGb), "hbm_gb", "GB", Kind::positive_real,
                 [](const AcceleratorEntry* g) { return g->accelerator.hbm_bytes / 1e9; });
