@@ -90,6 +90,8 @@ constexpr ValueRename kValueRenames[] = {
     {"attention_kernel", "te_fused", "cudnn"},
     {"attention_kernel", "megatron_fused", "unfused"},
     {"attention_kernel", "triton_flash", "triton"},
+    // MaxText's Splash attention: a fused flash-style kernel that never materialises the scores.
+    {"attention_kernel", "tpu_splash", "fused"},
 };
 
 // The optional model columns of the transformer runs formats (../shared/validation/README.md,
