@@ -18,6 +18,7 @@
 #include "apps/setting_flags.h"
 #include "base/error.h"
 #include "base/format.h"
+#include "spaces/catalog.h"
 #include "spaces/design_spec.h"
 #include "spaces/frameworks.h"
 #include "spaces/resolve.h"
@@ -56,6 +57,12 @@ const char* objective_unit(spaces::Objective objective) {
   return "";
 }
 
+// The vendor of the point's accelerator: the frameworks listed for a plan are those that run on it.
+std::string vendor_of(const spaces::Point& pt) {
+  const spaces::AcceleratorEntry* gpu = spaces::Catalog::builtin().find_accelerator(pt.gpu_name);
+  return gpu ? gpu->vendor : std::string();
+}
+
 // "megatron-core, fsdp2"; "none" when no framework runs the plan.
 std::string frameworks_text(const std::vector<std::string>& names) {
   return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
@@ -83,7 +90,7 @@ nlohmann::ordered_json make_json(const spaces::Point& pt, const est::Estimator& 
     const spaces::PointInterval interval = spaces::point_interval(pt, r.plan);
     add_interval_json(plan, r.estimate.time.total_s, interval);
     plan["low_support"] = interval.support.runs < spaces::kFewCalibrationRuns;
-    plan["frameworks"] = spaces::frameworks_running(r.plan, given);
+    plan["frameworks"] = spaces::frameworks_running(r.plan, given, vendor_of(pt));
     plan["memory_bytes"] = memory_json(r.estimate.memory, s.design.cluster);
     plan["tokens_per_s"] = json_number(r.estimate.tokens_per_s);
     plan["mfu"] = json_number(r.estimate.mfu);
@@ -155,7 +162,7 @@ void print_text(const spaces::Point& pt, const est::Estimator& estimator,
         "{:>3}  {:<17} {:<9} {}\n", i + 1,
         fmt::format("{:.4g}-{:.4g} s", step * pi.interval.lo, step * pi.interval.hi),
         fmt::format("{} runs{}", pi.support.runs, low ? " !" : ""),
-        frameworks_text(spaces::frameworks_running(s.plans[i].plan, given)));
+        frameworks_text(spaces::frameworks_running(s.plans[i].plan, given, vendor_of(pt))));
   }
   if (!few.empty())
     std::cout << fmt::format(

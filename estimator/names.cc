@@ -136,7 +136,8 @@ bool parse_fabric(std::string_view name, Fabric& out) noexcept {
 
 // The software stack's settings (stack.h).
 const char* to_string(Framework framework) noexcept {
-  constexpr const char* kNames[] = {"any", "megatron-core", "fsdp2", "deepspeed"};
+  constexpr const char* kNames[] = {"any",     "megatron-core", "fsdp2", "deepspeed",
+                                    "maxtext", "neuronx",       "primus"};
   return kNames[static_cast<int>(framework)];
 }
 const char* to_string(CudaGraph graph) noexcept {
@@ -156,7 +157,7 @@ const char* to_string(Fp8Recipe recipe) noexcept {
   return kNames[static_cast<int>(recipe)];
 }
 const char* to_string(AttentionKernel kernel) noexcept {
-  constexpr const char* kNames[] = {"cudnn", "flash2", "flash3", "triton", "unfused"};
+  constexpr const char* kNames[] = {"cudnn", "flash2", "flash3", "triton", "unfused", "fused"};
   return kNames[static_cast<int>(kernel)];
 }
 

@@ -28,16 +28,27 @@ inline constexpr int kNumTokenRoutings = 3;
 enum class Fp8Recipe : std::uint8_t { delayed, current, mxfp8, blockwise };
 inline constexpr int kNumFp8Recipes = 4;
 // The kernel of softmax(QK^T)V: cuDNN's fused attention (Transformer Engine's choice on Hopper
-// and later), FlashAttention-2 or -3, the Triton FlashAttention of llm-foundry, or the unfused
-// path (Megatron's fused softmax between two batched GEMMs, s x s scores materialised).
-enum class AttentionKernel : std::uint8_t { cudnn, flash2, flash3, triton, unfused };
-inline constexpr int kNumAttentionKernels = 5;
+// and later), FlashAttention-2 or -3, the Triton FlashAttention of llm-foundry, the unfused
+// path (Megatron's fused softmax between two batched GEMMs, s x s scores materialised), or
+// another vendor's fused flash-style kernel (Splash attention on TPU, Neuron's NKI flash
+// attention), which never materialises the scores either.
+enum class AttentionKernel : std::uint8_t { cudnn, flash2, flash3, triton, unfused, fused };
+inline constexpr int kNumAttentionKernels = 6;
 
 // The training framework a plan runs in (spaces/frameworks.h: what each runs, its defaults):
 // none named (every plan), Megatron-Core (Megatron-LM, NeMo 2, Megatron-Bridge), PyTorch FSDP2
-// (torchtitan, NeMo AutoModel, llm-foundry's FSDP) or DeepSpeed (ZeRO, Megatron-DeepSpeed).
-enum class Framework : std::uint8_t { any, megatron_core, fsdp2, deepspeed };
-inline constexpr int kNumFrameworks = 4;
+// (torchtitan, NeMo AutoModel, llm-foundry's FSDP), DeepSpeed (ZeRO, Megatron-DeepSpeed), MaxText
+// (JAX/XLA), NeuronX Distributed (Trainium) or Primus (AMD's Megatron-Core on ROCm).
+enum class Framework : std::uint8_t {
+  any,
+  megatron_core,
+  fsdp2,
+  deepspeed,
+  maxtext,
+  neuronx,
+  primus
+};
+inline constexpr int kNumFrameworks = 7;
 
 struct Stack {
   Framework framework = Framework::any;

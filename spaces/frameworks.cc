@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "base/names.h"
 #include "spaces/rules.h"
@@ -57,11 +59,20 @@ FrameworkProfile read_profile(const toml::table& t) {
   FrameworkProfile f;
   const auto key = t["key"].value<std::string>();
   if (!key || !est::parse_framework(*key, f.framework) || f.framework == est::Framework::any)
-    bad(t, "key", "must be megatron-core, fsdp2 or deepspeed");
+    bad(t, "key", "must be a framework's name, not any");
   f.title = t["title"].value_or(std::string());
   f.source = t["source"].value_or(std::string());
   if (const auto* software = t.get_as<toml::array>("software"))
     for (const toml::node& s : *software) f.software.push_back(s.value_or(std::string()));
+  if (const auto* vendors = t.get("vendors")) {
+    const auto* list = vendors->as_array();
+    if (!list || list->empty()) bad(*vendors, "vendors", "must be a non-empty list");
+    for (const toml::node& v : *list) {
+      const auto name = v.value<std::string>();
+      if (!name) bad(v, "vendors", "must be vendor names");
+      f.vendors.push_back(*name);
+    }
+  }
   f.tensor_parallel = flag(t, "tensor_parallel");
   f.sequence_parallel = flag(t, "sequence_parallel");
   f.pipeline_parallel = flag(t, "pipeline_parallel");
@@ -144,6 +155,12 @@ est::Framework framework_of_software(std::string_view software) noexcept {
   return best;
 }
 
+bool framework_runs_on(est::Framework framework, std::string_view vendor) noexcept {
+  const FrameworkProfile* f = framework_profile(framework);
+  return !f || f->vendors.empty() ||
+         std::find(f->vendors.begin(), f->vendors.end(), vendor) != f->vendors.end();
+}
+
 void apply_framework_defaults(est::Framework framework,
                               const std::array<bool, kNumStackSettings>& given,
                               est::Stack& stack) noexcept {
@@ -156,10 +173,12 @@ void apply_framework_defaults(est::Framework framework,
 }
 
 std::vector<std::string> frameworks_running(est::Plan plan,
-                                            const std::array<bool, kNumStackSettings>& given) {
+                                            const std::array<bool, kNumStackSettings>& given,
+                                            std::string_view vendor) {
   std::vector<std::string> names;
   const est::Stack stack = plan.stack;
   for (int i = 1; i < est::kNumFrameworks; ++i) {
+    if (!vendor.empty() && !framework_runs_on(static_cast<est::Framework>(i), vendor)) continue;
     plan.stack = stack;
     apply_framework_defaults(static_cast<est::Framework>(i), given, plan.stack);
     if (!check_framework(plan)) names.emplace_back(est::to_string(plan.stack.framework));

@@ -20,6 +20,7 @@ struct FrameworkProfile {
   estimator::Framework framework = estimator::Framework::any;
   std::string title;                  // "Megatron-Core (Megatron-LM, NeMo 2, Megatron-Bridge)"
   std::vector<std::string> software;  // lower-case prefixes of the runs' software column
+  std::vector<std::string> vendors;   // the accelerator vendors it runs on; empty: every one
   bool tensor_parallel = true, sequence_parallel = true, pipeline_parallel = true,
        interleaved_pipeline = true, context_parallel = true, expert_parallel = true,
        expert_tensor_parallel = true;
@@ -38,6 +39,10 @@ const FrameworkProfile* framework_profile(estimator::Framework framework) noexce
 // Framework::any when no profile claims it.
 estimator::Framework framework_of_software(std::string_view software) noexcept;
 
+// Whether `framework` runs on accelerators of `vendor` (AcceleratorEntry::vendor); Framework::any
+// runs on every one.
+bool framework_runs_on(estimator::Framework framework, std::string_view vendor) noexcept;
+
 // Sets the stack settings that `given` marks false (by stack_settings() index) to `framework`'s
 // defaults; nothing for Framework::any.
 void apply_framework_defaults(estimator::Framework framework,
@@ -45,9 +50,11 @@ void apply_framework_defaults(estimator::Framework framework,
                               estimator::Stack& stack) noexcept;
 
 // The frameworks (not `any`) that run `plan`'s parallel settings and the stack settings `given`
-// marks, each with its own defaults for the others: {"megatron-core", "fsdp2"}.
+// marks, each with its own defaults for the others, on parts of `vendor` (empty: any vendor):
+// {"megatron-core", "fsdp2"}.
 std::vector<std::string> frameworks_running(estimator::Plan plan,
-                                            const std::array<bool, kNumStackSettings>& given);
+                                            const std::array<bool, kNumStackSettings>& given,
+                                            std::string_view vendor = {});
 
 // The framework a recommendation model is taken to train in when none is given: the fastest of
 // the frameworks the part runs, which is how its published runs ran. That is HugeCTR's whole-step

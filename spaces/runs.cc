@@ -90,7 +90,30 @@ constexpr ValueRename kValueRenames[] = {
     {"attention_kernel", "te_fused", "cudnn"},
     {"attention_kernel", "megatron_fused", "unfused"},
     {"attention_kernel", "triton_flash", "triton"},
+    // MaxText's Splash attention: a fused flash-style kernel that never materialises the scores.
+    {"attention_kernel", "tpu_splash", "fused"},
 };
+
+// The optional model columns of the transformer runs formats (../shared/validation/README.md,
+// "accelerator_runs.csv"), each checked where it is read so that a bad cell names its row and
+// column whatever else the row holds: `head_dim`, the width of one attention head where it is not
+// hidden/heads (queries, keys and values alike), and `lora_rank`, the adapter rank of a LoRA
+// fine-tuning run (empty: pre-training, every weight trained).
+template <class Text, class Where>
+void read_model_columns(const std::map<std::string, std::size_t>& columns, Text text, Where where,
+                        Settings& settings) {
+  Settings row;
+  if (columns.count("head_dim") && !text("head_dim").empty()) {
+    row.set("head_dim", text("head_dim"), where("head_dim"));
+    const std::string dim = std::to_string(row.integer("head_dim", 0));
+    settings.set("qk_head_dim", dim, where("head_dim"));
+    settings.set("v_head_dim", dim, where("head_dim"));
+  }
+  if (columns.count("lora_rank") && !text("lora_rank").empty()) {
+    row.set("lora_rank", text("lora_rank"), where("lora_rank"));
+    settings.set("lora_rank", std::to_string(row.integer("lora_rank", 0, 0)), where("lora_rank"));
+  }
+}
 
 // A recompute_detail cell as a recompute label: "selective:mla_up_proj+mlp" from
 // "selective:RMSNorm+MLA up-proj" or "selective:core_attn(mcore default)"; empty when it names
@@ -254,6 +277,8 @@ std::vector<MeasuredRun> read_runs(const std::string& path,
     Settings settings;
     settings.set("step_time_s", text("step_time_s"), where("step_time_s"));
     run.measured_s = settings.number("step_time_s", 0);
+    // Before the MoE format's own qk_head_dim and v_head_dim, which win where a row gives both.
+    read_model_columns(columns, text, where, settings);
     // An empty cell is a setting not given: its default applies (e.g. the calibration's
     // scale-out bandwidth, dp from the GPU count).
     for (const auto& c : settings_columns)
@@ -450,7 +475,8 @@ constexpr ColumnSetting kEnergyDlrmColumns[] = {
 };
 constexpr const char* kScopeNames[] = {"gpu_only", "node", "node_plus_network", "facility",
                                        "tdp_estimate"};
-// MLPerf's Llama 2 70B LoRA rank; the format has no rank column.
+// MLPerf's Llama 2 70B LoRA rank, for a LoRA row of a file without a lora_rank column or with the
+// cell empty.
 constexpr int kDefaultLoraRank = 16;
 
 }  // namespace
@@ -518,6 +544,7 @@ std::vector<MeasuredEnergyRun> read_energy_runs(const std::string& path,
         if (!text(c.column).empty()) settings.set(c.setting, text(c.column), where(c.column));
       if (run.family == "lora")
         settings.set("lora_rank", std::to_string(kDefaultLoraRank), where("family"));
+      read_model_columns(columns, text, where, settings);
       run.point = resolve(settings, calibration);
       if (const Violation v = check(run.point))
         return skip(fmt::format("cannot be estimated: {}: {}", to_string(v.rule), message(v)));

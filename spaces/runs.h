@@ -88,8 +88,8 @@ struct MeasuredEnergyRun {
 // Reads an energy runs file: a row is predicted when it is a measurement (not a TDP estimate) of a
 // transformer, MoE, LoRA or DLRM run with a GPU count, a catalog accelerator and a model shape,
 // and the steps it covers follow from its tokens or its time; every other row says why not.
-// LoRA rows (rank not a column) are predicted with rank 16, MLPerf's, which sets the adapters'
-// negligible share of the work only.
+// LoRA rows are predicted with their lora_rank column's rank, else with 16, MLPerf's, which sets
+// the adapters' negligible share of the work only.
 std::vector<MeasuredEnergyRun> read_energy_runs(const std::string& path,
                                                 const estimator::Calibration& calibration);
 

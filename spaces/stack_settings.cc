@@ -46,7 +46,8 @@ constexpr StackSetting bool_setting(const char* name, const char* help) {
 constexpr StackSetting framework_setting() {
   StackSetting s = enum_setting<&est::Stack::framework, est::kNumFrameworks>(
       "framework",
-      "training framework: any (default; every plan), megatron-core, fsdp2 or deepspeed: only "
+      "training framework: any (default; every plan), megatron-core, fsdp2, deepspeed, maxtext, "
+      "neuronx or primus: only "
       "the plans it runs, its runtime settings as defaults (spaces/data/frameworks.toml); for "
       "recommendation models any (the host runs ahead of the GPU), hugectr (whole-step CUDA "
       "graphs) or torchrec (the host syncs every step)");
@@ -86,7 +87,9 @@ const StackSetting kSettings[] = {
     enum_setting<&est::Stack::fp8_recipe, est::kNumFp8Recipes>(
         "fp8_recipe", "fp8 scaling: delayed (default), current, mxfp8 (Blackwell) or blockwise"),
     enum_setting<&est::Stack::attention_kernel, est::kNumAttentionKernels>(
-        "attention_kernel", "attention kernel: cudnn (default), flash2, flash3, triton or unfused"),
+        "attention_kernel",
+        "attention kernel: cudnn (default), flash2, flash3, triton, unfused or fused (another "
+        "vendor's flash-style kernel: TPU Splash, Neuron NKI)"),
 };
 static_assert(std::size(kSettings) == kNumStackSettings);
 

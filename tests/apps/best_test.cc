@@ -246,8 +246,10 @@ TEST(BestErrors, NameTheFlag) {
                "--gpu-hour-usd: 'B200-180GB' is not an accelerator of --gpu (H100-SXM5-80GB)");
   expect_error({"best", "--model", "gpt3-175b", "--nodes", "8"},
                "--gpu: required (an accelerator of the catalog, e.g. H100-SXM5-80GB)");
-  expect_error(with(kBase, {"--framework", "jax"}),
-               "--framework: must be any, megatron-core, fsdp2 or deepspeed, got 'jax'");
+  expect_error(
+      with(kBase, {"--framework", "jax"}),
+      "--framework: must be any, megatron-core, fsdp2, deepspeed, maxtext, neuronx or primus, "
+      "got 'jax'");
   expect_error(with(kBase, {"--framework", "deepspeed", "--cp", "2"}),
                "--framework: deepspeed has no context parallelism (degree 2)");
   expect_error(with(kBase, {"--framework", "fsdp2", "--zero", "1"}),

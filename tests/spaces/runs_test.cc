@@ -4,7 +4,12 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "base/error.h"
 #include "spaces/catalog.h"
 #include "spaces/space.h"
 
@@ -70,6 +75,105 @@ TEST(Runs, EveryPredictedRunIsAPointASweepKeeps) {
     ++checked;
   }
   EXPECT_EQ(checked, 224);
+}
+
+// A runs file of one dense row (Llama-3-70B-like on 64 H100, 64 heads on hidden 8192) with the
+// optional model columns head_dim and lora_rank set to `head_dim` and `lora_rank`, written where
+// the test's files go and removed with it.
+class OneRunFile {
+ public:
+  OneRunFile(const std::string& head_dim, const std::string& lora_rank) {
+    path_ = (std::filesystem::temp_directory_path() /
+             fmt::format("clustersweep-runs-test-{}-{}.csv", ::getpid(), counter()++))
+                .string();
+    std::ofstream(path_, std::ios::binary)
+        << "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_act,seq_len,vocab,gpu,"
+           "num_gpus,gpus_per_node,nvlink_domain,inter_node_gbps_per_gpu,tp,pp,dp,cp,vp,"
+           "sequence_parallel,zero,recompute,micro_batch,global_batch,precision,step_time_s,"
+           "software,attention_kernel,head_dim,lora_rank\n"
+        << fmt::format(
+               "1,TEST,L70,80,8192,64,8,28672,swiglu,8192,128256,H100-SXM5-80GB,64,8,8,400,4,4,4,"
+               "1,5,1,1,none,1,128,bf16,10,nemo 25.02,cudnn,{},{}\n",
+               head_dim, lora_rank);
+  }
+  ~OneRunFile() {
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  static int& counter() {
+    static int n = 0;
+    return n;
+  }
+  std::string path_;
+};
+
+MeasuredRun one_run(const std::string& head_dim, const std::string& lora_rank) {
+  const OneRunFile file(head_dim, lora_rank);
+  auto runs = read_runs(file.path(), builtin_calibration());
+  EXPECT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs.front().reason, "");
+  return runs.front();
+}
+
+est::Estimate estimate_of(const MeasuredRun& run) {
+  return est::estimate(run.sample.workload, run.sample.cluster, run.sample.plan,
+                       builtin_calibration());
+}
+
+// head_dim is the width of every query, key and value head; empty is hidden/heads, so giving
+// hidden/heads changes nothing, and a wider head widens the attention.
+TEST(Runs, HeadDimIsEachHeadsWidth) {
+  const MeasuredRun plain = one_run("", "");
+  const MeasuredRun same = one_run("128", "");  // 8192 / 64
+  EXPECT_EQ(same.sample.workload.model.qk_head_dim, 128);
+  EXPECT_EQ(same.sample.workload.model.v_head_dim, 128);
+  EXPECT_EQ(plain.sample.workload.model.qk_head_dim, 0);
+  const est::Estimate a = estimate_of(plain), b = estimate_of(same);
+  EXPECT_EQ(a.time.total_s, b.time.total_s);
+  EXPECT_EQ(a.memory.hbm_bytes, b.memory.hbm_bytes);
+  EXPECT_EQ(a.mfu, b.mfu);
+  const MeasuredRun wide = one_run("256", "");
+  EXPECT_EQ(wide.sample.workload.model.qk_head_dim, 256);
+  const est::Estimate c = estimate_of(wide);
+  EXPECT_GT(c.time.total_s, a.time.total_s);
+  EXPECT_GT(c.memory.hbm_bytes, a.memory.hbm_bytes);
+  EXPECT_GT(est::total_params(wide.sample.workload.model),
+            est::total_params(plain.sample.workload.model));
+}
+
+// lora_rank freezes the base: only the adapters train.
+TEST(Runs, LoraRankIsReadAsTheWorkloads) {
+  EXPECT_EQ(one_run("", "").sample.workload.lora_rank, 0);
+  const MeasuredRun lora = one_run("", "16");
+  EXPECT_EQ(lora.sample.workload.lora_rank, 16);
+  EXPECT_LT(estimate_of(lora).time.total_s, estimate_of(one_run("", "")).time.total_s);
+}
+
+// The error reading a one-row file with these model columns gives, with the file's name as PATH.
+std::string error_of(const std::string& head_dim, const std::string& lora_rank) {
+  const OneRunFile file(head_dim, lora_rank);
+  try {
+    read_runs(file.path(), builtin_calibration());
+  } catch (const InputError& e) {
+    std::string text = e.what();
+    if (text.rfind(file.path(), 0) == 0) text.replace(0, file.path().size(), "PATH");
+    return text;
+  }
+  return "no error";
+}
+
+TEST(Runs, BadModelColumnsNameFileLineAndColumn) {
+  EXPECT_EQ(error_of("-128", ""),
+            "PATH:2: column 'head_dim': must be a positive integer, got '-128'");
+  EXPECT_EQ(error_of("0", ""), "PATH:2: column 'head_dim': must be a positive integer, got '0'");
+  EXPECT_EQ(error_of("12.5", ""),
+            "PATH:2: column 'head_dim': must be a positive integer, got '12.5'");
+  EXPECT_EQ(error_of("", "-16"), "PATH:2: column 'lora_rank': must be an integer >= 0, got '-16'");
+  EXPECT_EQ(error_of("", "8.5"), "PATH:2: column 'lora_rank': must be an integer >= 0, got '8.5'");
+  EXPECT_EQ(error_of("", "r16"), "PATH:2: column 'lora_rank': must be an integer >= 0, got 'r16'");
 }
 
 TEST(Runs, ErrorStats) {

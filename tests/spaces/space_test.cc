@@ -733,7 +733,7 @@ etp = "all"
 
 // The software stack's settings as plan axes: one value, a list or "all"; the value reaches the
 // plan's stack, capacity routing brings its capacity factor, and the stack's rules count.
-// framework = "all" sweeps the three frameworks (not `any`); a stack setting the spec leaves out
+// framework = "all" sweeps every framework (not `any`); a stack setting the spec leaves out
 // takes each swept framework's default, and the framework rules keep each to its own.
 TEST(Space, FrameworksAreAnAxisWithTheirDefaults) {
   const Space one = Space::parse(spec(R"(
@@ -766,7 +766,8 @@ framework = "all"
 )"),
                                  "all.toml");
   EXPECT_EQ(all.axes()[kFirstStackAxis].labels,
-            (std::vector<std::string>{"megatron-core", "fsdp2", "deepspeed"}));
+            (std::vector<std::string>{"megatron-core", "fsdp2", "deepspeed", "maxtext", "neuronx",
+                                      "primus"}));
   EXPECT_EQ(all.axes()[kFirstStackAxis + 6].labels, (std::vector<std::string>{"off", "on"}));
   EXPECT_EQ(all.axes()[kRecompute].labels,
             (std::vector<std::string>{"none", "selective:layernorm+mlp"}));

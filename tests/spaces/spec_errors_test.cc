@@ -226,8 +226,8 @@ TEST(SpecErrors, Labels) {
       error_of(std::string(kGood) + "[plan]\nrecompute = [\"selective:mlp\", \"selective:mlp\"]\n"),
       "bad.toml:7:31: plan.recompute[1]: duplicate value \"selective:mlp\"");
   EXPECT_EQ(error_of(std::string(kGood) + "[plan]\nframework = \"jax\"\n"),
-            "bad.toml:7:13: plan.framework: must be any, megatron-core, fsdp2 or deepspeed, a list "
-            "of them or \"all\", got string \"jax\"");
+            "bad.toml:7:13: plan.framework: must be any, megatron-core, fsdp2, deepspeed, maxtext, "
+            "neuronx or primus, a list of them or \"all\", got string \"jax\"");
   EXPECT_EQ(error_of(edit("model = \"gpt3-1.3b\"",
                           "model = \"gpt3-1.3b\"\nprecision = [\"bf16\", \"int8\"]")),
             "bad.toml:3:22: workload.precision[1]: must be one of \"fp32\", \"tf32\", \"fp16\", "
