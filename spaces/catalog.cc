@@ -194,8 +194,8 @@ class TableReader {
   std::vector<std::string> seen_;
 };
 
-constexpr const char* kPrecisionNames[estimator::kNumPrecisions] = {"fp32", "tf32", "fp16",
-                                                                    "bf16", "fp8",  "fp4"};
+constexpr const char* kPrecisionNames[estimator::kNumPrecisions] = {
+    "fp32", "tf32", "fp16", "bf16", "fp8", "fp4", "int8"};
 
 const toml::array& array_of_tables(const toml::table& root, const char* key,
                                    std::string_view file) {

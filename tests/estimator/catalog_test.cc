@@ -206,7 +206,7 @@ TEST(Catalog, ParseErrorsNameFileLineAndColumn) {
   bad.replace(bad.find("bf16"), 4, "bf17");
   EXPECT_TRUE(parse_error(bad, kOneModel)
                   .starts_with("accelerators.toml:4:17: accelerator 'X1'.peak_tflops.bf17: "
-                               "unknown key; valid keys: fp32, tf32, fp16, bf16, fp8, fp4"))
+                               "unknown key; valid keys: fp32, tf32, fp16, bf16, fp8, fp4, int8"))
       << parse_error(bad, kOneModel);
   std::string model = kOneModel;
   model.replace(model.find("mlp = \"gelu\""), 12, "mlp = \"relu\"");
