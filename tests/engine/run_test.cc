@@ -12,6 +12,7 @@
 #include <random>
 #include <thread>
 
+#include "engine/store_reader.h"
 #include "engine/store_writer.h"
 #include "test_support.h"
 
@@ -199,6 +200,30 @@ TEST_F(RunTest, MixtureOfExpertsSweepNamesTheBestExpertParallelPlanOfEachCluster
   EXPECT_GE(designs, 4) << out;
   // Expert parallelism wins on every cluster: no best plan keeps all 256 experts on each GPU.
   EXPECT_EQ(out.find(" ep=1 ", table), std::string::npos) << out;
+}
+
+// A store names its precisions by their labels: int8 reads back as int8.
+TEST_F(RunTest, Int8IsStoredByItsLabel) {
+  const std::string s =
+      dir_.file("int8.toml",
+                "[workload]\nmodel = \"llama3-8b\"\nprecision = [\"bf16\", \"int8\"]\n"
+                "[cluster]\ngpu = \"TPUv6e\"\ngpus = 8\n"
+                "[plan]\ntp = [1, 2]\n"
+                "[output]\nkeep = \"all\"\ncolumns = \"all\"\n");
+  const std::string store = dir_ / "int8.h5";
+  std::string out;
+  ASSERT_EQ(run(command(1, {"run", s, "-o", store, "--no-summary"}), &out), 0) << out;
+  const engine::StoreReader r(store);
+  const engine::ColumnInfo* precision = r.find_column("precision");
+  ASSERT_NE(precision, nullptr);
+  EXPECT_EQ(precision->labels, (std::vector<std::string>{"bf16", "int8"}));
+  std::vector<double> codes, feasible;
+  r.read("precision", 0, r.rows(), codes);
+  r.read("feasible", 0, r.rows(), feasible);
+  bool int8_feasible = false;
+  for (std::size_t i = 0; i < codes.size(); ++i)
+    int8_feasible = int8_feasible || (codes[i] == 1 && feasible[i] == 1);
+  EXPECT_TRUE(int8_feasible);
 }
 
 TEST_F(RunTest, RefusesToOverwriteWithoutResumeOrForce) {
