@@ -2,6 +2,7 @@
 // or JSON (spaces/data/*.toml; docs/spec-format.md, "Defaults that come from the catalog").
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,18 @@ namespace est = estimator;
 using Json = nlohmann::ordered_json;
 
 constexpr const char* kKinds = "models, dlrm-models or accelerators";
+constexpr const char* kAcceleratorColumns[] = {
+    "gpu",    "vendor",   "bf16_tflops",    "fp8_tflops",
+    "hbm_gb", "scale_up", "scale_out_gbps", "price_usd_per_chip_hour"};
+
+// The row's name first, in a column of its own; then key=value.
+std::string table_cell(const std::string& key, const Json& value, bool first) {
+  if (first) return fmt::format("{:<24}", value.get<std::string>());
+  if (value.is_string()) return fmt::format(" {}={}", key, value.get<std::string>());
+  return fmt::format(" {}={}", key,
+                     value.is_number_integer() ? fmt::format("{}", value.get<long long>())
+                                               : fmt::format("{:.4g}", value.get<double>()));
+}
 
 Json models() {
   Json out = Json::array();
@@ -68,18 +81,28 @@ Json accelerators() {
   Json out = Json::array();
   for (const auto& e : spaces::Catalog::builtin().accelerators()) {
     const est::Accelerator& a = e.accelerator;
-    Json row = {{"gpu", e.key}};
+    Json row = {{"gpu", e.key}, {"vendor", e.vendor}};
     for (int p = 0; p < est::kNumPrecisions; ++p)
       row[fmt::format("{}_tflops", est::to_string(static_cast<est::Precision>(p)))] =
           a.peak_flops[p] / 1e12;
     row["hbm_gb"] = a.hbm_bytes / 1e9;
     row["hbm_tbytes_per_s"] = a.hbm_bytes_per_s / 1e12;
     row["nvlink_gbytes_per_s"] = a.nvlink_bytes_per_s / 1e9;
+    row["scale_up"] = spaces::fabric_label(e);
+    row["fabric"] = spaces::fabric_name(e.fabric);
+    row["torus_dims"] = e.torus_dims;
+    row["max_domain"] = e.max_domain;
+    row["scale_out_gbps"] = e.default_scale_out_gbps;
+    row["price_usd_per_chip_hour"] = e.price_usd_per_chip_hour;
+    row["cores_per_chip"] = e.cores_per_chip;
     row["tdp_w"] = a.tdp_w;
     row["idle_w"] = a.idle_w;
     row["gpus_per_node"] = e.default_gpus_per_node;
     row["nvlink_domain"] = e.default_nvlink_domain;
     row["node_overhead_w"] = e.default_node_overhead_w;
+    row["expansion_gb"] = e.default_expansion_gb;
+    row["expansion_gbytes_per_s"] = e.default_expansion_gbytes_per_s;
+    row["price_source"] = e.price_source;
     row["source"] = e.source;
     out.push_back(std::move(row));
   }
@@ -95,7 +118,9 @@ std::optional<po::variables_map> parse_catalog(const Args& args) {
   return parse(args, options, positional, "catalog [models|dlrm-models|accelerators] [--json]",
                "The built-in catalog that --model and --gpu name (spaces/data/): transformer\n"
                "models with their shapes and published batch, recommendation models with their\n"
-               "tables, accelerators with their datasheet figures and servers.");
+               "tables, accelerators with their vendor, datasheet figures, scale-up fabric\n"
+               "(switch 8, mesh 8, torus 2D 256 (pod 256)), usual scale-out and published price\n"
+               "where known; --json adds every figure and its source.");
 }
 
 // The entries of the kind the flags name.
@@ -122,17 +147,23 @@ int catalog(const Args& args) {
     std::cout << rows.dump(2) << '\n';
     return kExitOk;
   }
-  // The first columns of each row, as a table: the rest is --json's.
+  const bool accelerators = (*vm)["kind"].as<std::string>() == "accelerators";
+  // The first columns of each row, as a table: the rest is --json's. Accelerators show the
+  // columns that tell the vendors' parts apart; a scale-out or price of 0 is not known.
   for (const auto& row : rows) {
     std::string line;
     int shown = 0;
     for (const auto& [key, value] : row.items()) {
-      if (key == "source" || ++shown > 8) continue;
-      line += value.is_string() ? fmt::format("{:<24}", value.get<std::string>())
-                                : fmt::format(" {}={}", key,
-                                              value.is_number_integer()
-                                                  ? fmt::format("{}", value.get<long long>())
-                                                  : fmt::format("{:.4g}", value.get<double>()));
+      if (accelerators) {
+        if (std::find(std::begin(kAcceleratorColumns), std::end(kAcceleratorColumns), key) ==
+                std::end(kAcceleratorColumns) ||
+            (value.is_number() && value.get<double>() == 0 &&
+             (key == "scale_out_gbps" || key == "price_usd_per_chip_hour")))
+          continue;
+      } else if (key == "source" || ++shown > 8) {
+        continue;
+      }
+      line += table_cell(key, value, line.empty());
     }
     std::cout << line << '\n';
   }

@@ -14,8 +14,9 @@
 
 namespace clustersweep::estimator {
 
-enum class Precision : std::uint8_t { fp32, tf32, fp16, bf16, fp8, fp4 };
-inline constexpr int kNumPrecisions = 6;
+// int8 comes last so that the codes of the others stay what they were (AQT int8 training on TPU).
+enum class Precision : std::uint8_t { fp32, tf32, fp16, bf16, fp8, fp4, int8 };
+inline constexpr int kNumPrecisions = 7;
 enum class Mlp : std::uint8_t { gelu, swiglu };
 enum class Recompute : std::uint8_t { none, selective, full };
 // What a selective recompute recomputes (Megatron-Core's --recompute-modules), as bits of

@@ -33,7 +33,7 @@ const char* to_string(Infeasible reason) noexcept {
 }
 
 const char* to_string(Precision p) noexcept {
-  constexpr const char* names[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"};
+  constexpr const char* names[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4", "int8"};
   return names[static_cast<int>(p)];
 }
 const char* to_string(Mlp mlp) noexcept { return mlp == Mlp::swiglu ? "swiglu" : "gelu"; }

@@ -47,6 +47,31 @@ std::string_view embedded_text(std::string_view name) {
   throw Error(fmt::format("built-in data file '{}' is missing from this build", name));
 }
 
+const char* fabric_name(estimator::Fabric fabric) noexcept {
+  switch (fabric) {
+    case estimator::Fabric::switched:
+      return "switch";
+    case estimator::Fabric::mesh:
+      return "mesh";
+    case estimator::Fabric::torus:
+      return "torus";
+  }
+  return "unknown";
+}
+
+std::string fabric_label(const AcceleratorEntry& entry) {
+  std::string label = fabric_name(entry.fabric);
+  if (entry.fabric == estimator::Fabric::torus) label += fmt::format(" {}D", entry.torus_dims);
+  label += fmt::format(" {}", entry.default_nvlink_domain);
+  // A TPU slice is a part of its pod, so the pod is always named; a switch or mesh domain only
+  // where the part is also built larger (NVL72 beside HGX).
+  if (entry.fabric == estimator::Fabric::torus)
+    label += fmt::format(" (pod {})", entry.max_domain);
+  else if (entry.max_domain > entry.default_nvlink_domain)
+    label += fmt::format(" (max {})", entry.max_domain);
+  return label;
+}
+
 namespace {
 
 using estimator::Calibration;
@@ -194,8 +219,8 @@ class TableReader {
   std::vector<std::string> seen_;
 };
 
-constexpr const char* kPrecisionNames[estimator::kNumPrecisions] = {"fp32", "tf32", "fp16",
-                                                                    "bf16", "fp8",  "fp4"};
+constexpr const char* kPrecisionNames[estimator::kNumPrecisions] = {"fp32", "tf32", "fp16", "bf16",
+                                                                    "fp8",  "fp4",  "int8"};
 
 const toml::array& array_of_tables(const toml::table& root, const char* key,
                                    std::string_view file) {
@@ -203,6 +228,40 @@ const toml::array& array_of_tables(const toml::table& root, const char* key,
   if (!node || !node->is_array_of_tables())
     throw InputError(fmt::format("{}:1:1: expected one or more [[{}]] tables", file, key));
   return *node->as_array();
+}
+
+constexpr const char* kFabricNames[] = {"switch", "mesh", "torus"};
+
+// fabric, torus_dims and max_domain: a torus names its dimensions, nothing else may.
+void parse_fabric(TableReader& r, const toml::table& table, AcceleratorEntry& entry) {
+  using estimator::Fabric;
+  if (std::string fabric = r.optional_string("fabric"); !fabric.empty()) {
+    const auto* found = std::find(std::begin(kFabricNames), std::end(kFabricNames), fabric);
+    if (found == std::end(kFabricNames))
+      r.fail(*table.get("fabric"), "fabric",
+             fmt::format("must be one of {}, got '{}'", fmt::join(kFabricNames, ", "), fabric));
+    entry.fabric = static_cast<Fabric>(found - std::begin(kFabricNames));
+  }
+  const toml::node* dims = table.get("torus_dims");
+  entry.torus_dims = r.optional_integer("torus_dims", 0);
+  if (entry.fabric == Fabric::torus) {
+    if (!dims)
+      r.fail(
+          *table.get("fabric"), "torus_dims",
+          fmt::format("missing; a torus needs its dimensions, 2 or {}", estimator::kMaxTorusDims));
+    if (entry.torus_dims < 2 || entry.torus_dims > estimator::kMaxTorusDims)
+      r.fail(*dims, "torus_dims",
+             fmt::format("must be 2 or {}, got {}", estimator::kMaxTorusDims, entry.torus_dims));
+  } else if (dims) {
+    r.fail(*dims, "torus_dims",
+           fmt::format("only a torus has dimensions; this part's fabric is \"{}\"",
+                       fabric_name(entry.fabric)));
+  }
+  entry.max_domain = r.optional_integer("max_domain", entry.default_nvlink_domain);
+  if (entry.max_domain < entry.default_nvlink_domain)
+    r.fail(*table.get("max_domain"), "max_domain",
+           fmt::format("must be at least nvlink_domain ({}), got {}", entry.default_nvlink_domain,
+                       entry.max_domain));
 }
 
 AcceleratorEntry parse_accelerator(const toml::table& table, std::string_view file) {
@@ -237,6 +296,24 @@ AcceleratorEntry parse_accelerator(const toml::table& table, std::string_view fi
              fmt::format("must be one of {}, got '{}'", fmt::join(kVendors, ", "), vendor));
     entry.vendor = std::move(vendor);
   }
+  parse_fabric(r, table, entry);
+  entry.default_scale_out_gbps = r.optional_number("scale_out_gbps", 0);
+  entry.cores_per_chip = r.optional_integer("cores_per_chip", 1);
+  entry.price_usd_per_chip_hour = r.optional_number("price_usd_per_chip_hour", 0, false);
+  entry.price_source = r.optional_string("price_source");
+  // A price without its source could not be checked, and a source without a price says nothing.
+  if (entry.price_source.empty() != (entry.price_usd_per_chip_hour == 0)) {
+    const bool has_price = entry.price_usd_per_chip_hour > 0;
+    const char* given = has_price ? "price_usd_per_chip_hour" : "price_source";
+    r.fail(*table.get(given), given,
+           fmt::format("needs {} too (both or neither)",
+                       has_price ? "price_source" : "price_usd_per_chip_hour"));
+  }
+  entry.default_expansion_gb = r.optional_number("expansion_gb", 0, false);
+  entry.default_expansion_gbytes_per_s = r.optional_number("expansion_gbytes_per_s", 0, false);
+  if (entry.default_expansion_gbytes_per_s > 0 && entry.default_expansion_gb == 0)
+    r.fail(*table.get("expansion_gbytes_per_s"), "expansion_gbytes_per_s",
+           "needs expansion_gb, the tier's capacity");
   r.finish();
   return entry;
 }

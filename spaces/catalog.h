@@ -31,7 +31,18 @@ struct AcceleratorEntry {
   int cores_per_chip = 1;  // compute cores the software may count as devices (TPU v7, Trainium)
   double price_usd_per_chip_hour = 0;  // a published on-demand price, 0 = none
   std::string price_source;
+  // A memory-expansion tier every such part has (GH200's Grace LPDDR5X behind NVLink-C2C), per
+  // chip; 0 = none. The spec's expansion_gb and expansion_gbytes_per_s are given per point and
+  // override it.
+  double default_expansion_gb = 0;
+  double default_expansion_gbytes_per_s = 0;  // one direction
 };
+
+// The catalog's name of a fabric: "switch", "mesh" or "torus".
+const char* fabric_name(estimator::Fabric fabric) noexcept;
+// The part's scale-up fabric in a few words: "switch 8", "mesh 8", "torus 2D 256 (pod 256)": its
+// usual domain, and its largest in parentheses (always for a torus, else where it is larger).
+std::string fabric_label(const AcceleratorEntry& entry);
 
 struct ModelEntry {
   std::string key;  // lower-case, e.g. "gpt3-175b", "llama3-70b"

@@ -14,7 +14,8 @@
 
 namespace clustersweep::spaces {
 
-inline constexpr const char* kPrecisionNames[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"};
+inline constexpr const char* kPrecisionNames[] = {"fp32", "tf32", "fp16", "bf16",
+                                                  "fp8",  "fp4",  "int8"};
 inline constexpr const char* kOffloadNames[] = {"none", "optimizer", "optimizer_activations",
                                                 "all"};
 inline constexpr const char* kSplitNames[] = {"even", "embedding_loss", "uneven"};

@@ -9,7 +9,10 @@
 
 namespace clustersweep::estimator::detail {
 
-inline bool is_low_precision(Precision p) { return p == Precision::fp8 || p == Precision::fp4; }
+// The 8- and 4-bit formats: 1-byte GEMM inputs, quantize/cast passes, low_precision_gemm_eff.
+inline bool is_low_precision(Precision p) {
+  return p == Precision::fp8 || p == Precision::fp4 || p == Precision::int8;
+}
 inline bool is_fp32(Precision p) { return p == Precision::fp32 || p == Precision::tf32; }
 
 // Query/key and value dimensions per head.

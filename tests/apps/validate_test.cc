@@ -466,12 +466,12 @@ TEST(Validate, BadCsvNamesFileLineAndColumnAndKeepsTheOutput) {
   EXPECT_EQ(read_file(out), "previous content\n");
 
   std::string bad_precision = kRow;
-  bad_precision.replace(bad_precision.find("bf16"), 4, "int8");
+  bad_precision.replace(bad_precision.find("bf16"), 4, "int4");
   r = run({"validate", dir.file("p.csv", kHeader + bad_precision)});
   EXPECT_EQ(r.err,
             fmt::format(
                 "clustersweep validate: error: {}:2: column 'precision': must be fp32, tf32, fp16, "
-                "bf16, fp8 or fp4, got 'int8'\n",
+                "bf16, fp8, fp4 or int8, got 'int4'\n",
                 (dir.path() / "p.csv").string()));
 
   const std::string missing = dir.file("m.csv", "id,source,layers\n1,X,2\n");

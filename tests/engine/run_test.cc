@@ -12,6 +12,7 @@
 #include <random>
 #include <thread>
 
+#include "engine/store_reader.h"
 #include "engine/store_writer.h"
 #include "test_support.h"
 
@@ -199,6 +200,26 @@ TEST_F(RunTest, MixtureOfExpertsSweepNamesTheBestExpertParallelPlanOfEachCluster
   EXPECT_GE(designs, 4) << out;
   // Expert parallelism wins on every cluster: no best plan keeps all 256 experts on each GPU.
   EXPECT_EQ(out.find(" ep=1 ", table), std::string::npos) << out;
+}
+
+// A store names its precisions by their labels: int8 reads back as int8.
+TEST_F(RunTest, Int8IsStoredByItsLabel) {
+  const std::string s =
+      dir_.file("int8.toml",
+                "[workload]\nmodel = \"llama3-8b\"\nprecision = [\"bf16\", \"int8\"]\n"
+                "[cluster]\ngpu = \"TPUv6e\"\ngpus = 8\n"
+                "[plan]\ntp = [1, 2]\n"
+                "[output]\nkeep = \"all\"\ncolumns = \"all\"\n");
+  const std::string store = dir_ / "int8.h5";
+  std::string out;
+  ASSERT_EQ(run(command(1, {"run", s, "-o", store, "--no-summary"}), &out), 0) << out;
+  const engine::StoreReader r(store);
+  const engine::ColumnInfo* precision = r.find_column("precision");
+  ASSERT_NE(precision, nullptr);
+  EXPECT_EQ(precision->labels, (std::vector<std::string>{"bf16", "int8"}));
+  std::vector<double> codes;
+  r.read("precision", 0, r.rows(), codes);
+  EXPECT_EQ(std::count(codes.begin(), codes.end(), 1.0), 2);  // int8 at tp 1 and 2
 }
 
 TEST_F(RunTest, RefusesToOverwriteWithoutResumeOrForce) {

@@ -80,6 +80,125 @@ TEST(Catalog, HasEveryRequiredAcceleratorWithItsSource) {
   EXPECT_EQ(c.find_accelerator("GB200-186GB")->default_gpus_per_node, 4);
 }
 
+// Every accelerator the published runs of other vendors name (accelerator_runs.csv), and the
+// parts of those vendors without a run.
+TEST(Catalog, HasTheOtherVendorsParts) {
+  const Catalog& c = Catalog::builtin();
+  for (const char* key :
+       {"MI355X-288GB", "MI350X-288GB", "MI325X-256GB", "MI300X-192GB", "MI300A-128GB",
+        "MI250X-GCD-64GB", "GH200-96GB", "GH200-144GB", "TPUv4", "TPUv5e", "TPUv5p", "TPUv6e",
+        "TPUv7", "GAUDI2-96GB", "GAUDI3-128GB", "TRN1", "TRN2"}) {
+    const AcceleratorEntry* a = c.find_accelerator(key);
+    ASSERT_NE(a, nullptr) << key;
+    EXPECT_FALSE(a->source.empty()) << key;
+    EXPECT_GT(a->accelerator.hbm_bytes_per_s, 0) << key;
+    EXPECT_GT(a->accelerator.nvlink_bytes_per_s, 0) << key;
+    EXPECT_GT(a->accelerator.tdp_w, a->accelerator.idle_w) << key;
+    EXPECT_GT(a->accelerator.peak_flops[static_cast<int>(Precision::bf16)], 0) << key;
+    EXPECT_GE(a->max_domain, a->default_nvlink_domain) << key;
+    EXPECT_EQ(a->default_nvlink_domain % a->default_gpus_per_node, 0) << key;
+    EXPECT_EQ(a->torus_dims != 0, a->fabric == estimator::Fabric::torus) << key;
+  }
+  const auto& tpu = c.accelerator("TPUv6e", "test");
+  EXPECT_EQ(tpu.vendor, "google");
+  EXPECT_EQ(fabric_label(tpu), "torus 2D 256 (pod 256)");
+  EXPECT_DOUBLE_EQ(tpu.accelerator.peak_flops[static_cast<int>(Precision::int8)], 1836e12);
+  EXPECT_DOUBLE_EQ(tpu.accelerator.nvlink_bytes_per_s, 400e9);  // 800 GB/s bidirectional ICI
+  EXPECT_EQ(fabric_label(c.accelerator("TPUv5p", "test")), "torus 3D 64 (pod 8960)");
+  EXPECT_EQ(fabric_label(c.accelerator("MI300X-192GB", "test")), "mesh 8");
+  EXPECT_EQ(fabric_label(c.accelerator("H100-SXM5-80GB", "test")), "switch 8");
+  EXPECT_EQ(fabric_label(c.accelerator("TRN2", "test")), "torus 2D 16 (pod 64)");
+  EXPECT_EQ(fabric_label(c.accelerator("GB200-186GB", "test")), "switch 72");
+  EXPECT_EQ(c.accelerator("TRN2", "test").cores_per_chip, 8);
+  EXPECT_EQ(c.accelerator("TPUv7", "test").cores_per_chip, 2);
+  EXPECT_EQ(c.accelerator("GAUDI3-128GB", "test").default_scale_out_gbps, 600);
+  EXPECT_GT(c.accelerator("MI355X-288GB", "test")
+                .accelerator.peak_flops[static_cast<int>(Precision::fp4)],
+            0);  // MXFP4
+  const auto& gh200 = c.accelerator("GH200-96GB", "test");
+  EXPECT_EQ(gh200.default_gpus_per_node, 4);
+  EXPECT_EQ(gh200.default_scale_out_gbps, 200);
+  EXPECT_GT(gh200.default_expansion_gb, 0);
+  EXPECT_GT(gh200.default_expansion_gbytes_per_s, 0);
+  // A price comes with where it is published; the parts without one have neither.
+  for (const AcceleratorEntry& a : c.accelerators())
+    EXPECT_EQ(a.price_usd_per_chip_hour > 0, !a.price_source.empty()) << a.key;
+}
+
+TEST(Catalog, FabricAndPriceKeysAreChecked) {
+  const auto with = [](std::string_view lines) {
+    return parse_error(std::string(kOneAccelerator) + std::string(lines), kOneModel);
+  };
+  EXPECT_EQ(with("fabric = \"ring\"\n"),
+            "accelerators.toml:13:10: accelerator.fabric: must be one of switch, mesh, torus, "
+            "got 'ring'");
+  EXPECT_EQ(with("fabric = \"torus\"\n"),
+            "accelerators.toml:13:10: accelerator.torus_dims: missing; a torus needs its "
+            "dimensions, 2 or 3");
+  EXPECT_EQ(with("fabric = \"torus\"\ntorus_dims = 4\n"),
+            "accelerators.toml:14:14: accelerator.torus_dims: must be 2 or 3, got 4");
+  EXPECT_EQ(with("fabric = \"torus\"\ntorus_dims = 0\n"),
+            "accelerators.toml:14:14: accelerator.torus_dims: must be a positive integer, got 0");
+  EXPECT_EQ(with("fabric = \"mesh\"\ntorus_dims = 2\n"),
+            "accelerators.toml:14:14: accelerator.torus_dims: only a torus has dimensions; this "
+            "part's fabric is \"mesh\"");
+  EXPECT_EQ(with("torus_dims = 2\n"),
+            "accelerators.toml:13:14: accelerator.torus_dims: only a torus has dimensions; this "
+            "part's fabric is \"switch\"");
+  EXPECT_EQ(with("max_domain = 4\n"),
+            "accelerators.toml:13:14: accelerator.max_domain: must be at least nvlink_domain (8), "
+            "got 4");
+  EXPECT_EQ(with("max_domain = 1.5\n"),
+            "accelerators.toml:13:14: accelerator.max_domain: must be a positive integer, got 1.5");
+  EXPECT_EQ(with("scale_out_gbps = -1\n"),
+            "accelerators.toml:13:18: accelerator.scale_out_gbps: must be a non-negative number, "
+            "got -1");
+  EXPECT_EQ(with("cores_per_chip = 0\n"),
+            "accelerators.toml:13:18: accelerator.cores_per_chip: must be a positive integer, "
+            "got 0");
+  EXPECT_EQ(with("price_usd_per_chip_hour = 2.5\n"),
+            "accelerators.toml:13:27: accelerator.price_usd_per_chip_hour: needs price_source "
+            "too (both or neither)");
+  EXPECT_EQ(with("price_source = \"a page\"\n"),
+            "accelerators.toml:13:16: accelerator.price_source: needs price_usd_per_chip_hour "
+            "too (both or neither)");
+  EXPECT_EQ(with("price_usd_per_chip_hour = 0\nprice_source = \"a page\"\n"),
+            "accelerators.toml:13:27: accelerator.price_usd_per_chip_hour: must be a positive "
+            "number, got 0");
+  EXPECT_EQ(with("expansion_gbytes_per_s = 450\n"),
+            "accelerators.toml:13:26: accelerator.expansion_gbytes_per_s: needs expansion_gb, "
+            "the tier's capacity");
+  EXPECT_EQ(with("expansion_gb = -1\n"),
+            "accelerators.toml:13:16: accelerator.expansion_gb: must be a positive number, got -1");
+
+  // Defaults: a switch of nvlink_domain chips, one core, no price, no expansion tier.
+  const Catalog ok = Catalog::parse(kOneAccelerator, kOneModel);
+  const AcceleratorEntry& x = ok.accelerator("X1", "test");
+  EXPECT_EQ(x.fabric, estimator::Fabric::switched);
+  EXPECT_EQ(x.torus_dims, 0);
+  EXPECT_EQ(x.max_domain, 8);
+  EXPECT_EQ(x.default_scale_out_gbps, 0);
+  EXPECT_EQ(x.cores_per_chip, 1);
+  EXPECT_EQ(x.price_usd_per_chip_hour, 0);
+  EXPECT_EQ(x.default_expansion_gb, 0);
+  const Catalog torus = Catalog::parse(
+      std::string(kOneAccelerator) +
+          "fabric = \"torus\"\ntorus_dims = 2\nmax_domain = 256\nscale_out_gbps = 25\n"
+          "cores_per_chip = 2\nprice_usd_per_chip_hour = 1.5\nprice_source = \"a page\"\n"
+          "expansion_gb = 480\nexpansion_gbytes_per_s = 450\n",
+      kOneModel);
+  const AcceleratorEntry& t = torus.accelerator("X1", "test");
+  EXPECT_EQ(t.fabric, estimator::Fabric::torus);
+  EXPECT_EQ(t.torus_dims, 2);
+  EXPECT_EQ(fabric_label(t), "torus 2D 8 (pod 256)");
+  EXPECT_EQ(t.default_scale_out_gbps, 25);
+  EXPECT_EQ(t.cores_per_chip, 2);
+  EXPECT_EQ(t.price_usd_per_chip_hour, 1.5);
+  EXPECT_EQ(t.price_source, "a page");
+  EXPECT_EQ(t.default_expansion_gb, 480);
+  EXPECT_EQ(t.default_expansion_gbytes_per_s, 450);
+}
+
 TEST(Catalog, HasEveryRequiredModel) {
   const Catalog& c = Catalog::builtin();
   for (const char* key :
@@ -206,7 +325,7 @@ TEST(Catalog, ParseErrorsNameFileLineAndColumn) {
   bad.replace(bad.find("bf16"), 4, "bf17");
   EXPECT_TRUE(parse_error(bad, kOneModel)
                   .starts_with("accelerators.toml:4:17: accelerator 'X1'.peak_tflops.bf17: "
-                               "unknown key; valid keys: fp32, tf32, fp16, bf16, fp8, fp4"))
+                               "unknown key; valid keys: fp32, tf32, fp16, bf16, fp8, fp4, int8"))
       << parse_error(bad, kOneModel);
   std::string model = kOneModel;
   model.replace(model.find("mlp = \"gelu\""), 12, "mlp = \"relu\"");

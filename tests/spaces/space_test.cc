@@ -533,6 +533,30 @@ gpus = [4, 12, 16]
   EXPECT_TRUE(s.design(5, d, why));
 }
 
+// int8 (AQT's 8-bit integer training on TPU) is a precision label like the others, run at the
+// part's int8 peak; a part without one refuses it by the precision rule.
+TEST(Space, Int8IsAPrecisionOfThePartsThatHaveAnInt8Peak) {
+  const Space s = Space::parse(spec(R"(
+[workload]
+model = "tiny"
+precision = ["bf16", "int8"]
+[cluster]
+gpu = ["TPUv6e", "H100-SXM5-80GB"]
+gpus = 8
+)"),
+                               "int8.toml");
+  EXPECT_EQ(s.axes()[kPrecision].labels, (std::vector<std::string>{"bf16", "int8"}));
+  Design d;
+  Violation why;
+  // Design ids: the later axis (gpu) varies fastest.
+  ASSERT_TRUE(s.design(2, d, why)) << message(why);
+  EXPECT_EQ(d.workload.precision, estimator::Precision::int8);
+  EXPECT_DOUBLE_EQ(d.cluster.gpu.peak_flops[static_cast<int>(estimator::Precision::int8)], 1836e12);
+  EXPECT_FALSE(s.design(3, d, why));
+  EXPECT_EQ(why.rule, Rule::precision_unsupported);
+  EXPECT_EQ(message(why), "has no int8 peak; it supports fp32, tf32, fp16, bf16, fp8");
+}
+
 TEST(Space, StoredParameters) {
   const Space s = Space::parse(spec(R"(
 [workload]

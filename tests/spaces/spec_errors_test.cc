@@ -229,10 +229,9 @@ TEST(SpecErrors, Labels) {
             "bad.toml:7:13: plan.framework: must be any, megatron-core, fsdp2, deepspeed, maxtext, "
             "neuronx or primus, a list of them or \"all\", got string \"jax\"");
   EXPECT_EQ(error_of(edit("model = \"gpt3-1.3b\"",
-                          "model = \"gpt3-1.3b\"\nprecision = [\"bf16\", \"int8\"]")),
+                          "model = \"gpt3-1.3b\"\nprecision = [\"bf16\", \"int4\"]")),
             "bad.toml:3:22: workload.precision[1]: must be one of \"fp32\", \"tf32\", \"fp16\", "
-            "\"bf16\", \"fp8\", "
-            "\"fp4\", got \"int8\"");
+            "\"bf16\", \"fp8\", \"fp4\", \"int8\", got \"int4\"");
   EXPECT_EQ(error_of(std::string(kGood) + "[plan]\nsequence_parallel = 1\n"),
             "bad.toml:7:21: plan.sequence_parallel: must be true, false, a list of them or "
             "\"all\", got integer 1");
