@@ -89,7 +89,7 @@ Json accelerators() {
     row["hbm_tbytes_per_s"] = a.hbm_bytes_per_s / 1e12;
     row["nvlink_gbytes_per_s"] = a.nvlink_bytes_per_s / 1e9;
     row["scale_up"] = spaces::fabric_label(e);
-    row["fabric"] = spaces::fabric_name(e.fabric);
+    row["fabric"] = estimator::to_string(e.fabric);
     row["torus_dims"] = e.torus_dims;
     row["max_domain"] = e.max_domain;
     row["scale_out_gbps"] = e.default_scale_out_gbps;

@@ -103,6 +103,7 @@ inline double steps_to_train(const Workload& w, double tokens) noexcept {
 // Trainium NeuronLink): chips on a 2D or 3D torus, collectives run per dimension.
 enum class Fabric : std::uint8_t { switched, mesh, torus };
 inline constexpr int kNumFabrics = 3;
+inline constexpr const char* kFabricNames[kNumFabrics] = {"switch", "mesh", "torus"};
 inline constexpr int kMaxTorusDims = 3;
 
 struct Accelerator {

@@ -126,10 +126,7 @@ bool parse_offload(std::string_view name, Offload& out) noexcept {
 bool parse_pipeline_split(std::string_view name, PipelineSplit& out) noexcept {
   return parse_name<PipelineSplit, kNumPipelineSplits>(name, out);
 }
-const char* to_string(Fabric fabric) noexcept {
-  constexpr const char* kNames[] = {"switch", "mesh", "torus"};
-  return kNames[static_cast<int>(fabric)];
-}
+const char* to_string(Fabric fabric) noexcept { return kFabricNames[static_cast<int>(fabric)]; }
 bool parse_fabric(std::string_view name, Fabric& out) noexcept {
   return parse_name<Fabric, kNumFabrics>(name, out);
 }

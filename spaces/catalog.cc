@@ -47,20 +47,8 @@ std::string_view embedded_text(std::string_view name) {
   throw Error(fmt::format("built-in data file '{}' is missing from this build", name));
 }
 
-const char* fabric_name(estimator::Fabric fabric) noexcept {
-  switch (fabric) {
-    case estimator::Fabric::switched:
-      return "switch";
-    case estimator::Fabric::mesh:
-      return "mesh";
-    case estimator::Fabric::torus:
-      return "torus";
-  }
-  return "unknown";
-}
-
 std::string fabric_label(const AcceleratorEntry& entry) {
-  std::string label = fabric_name(entry.fabric);
+  std::string label = estimator::to_string(entry.fabric);
   if (entry.fabric == estimator::Fabric::torus) label += fmt::format(" {}D", entry.torus_dims);
   label += fmt::format(" {}", entry.default_nvlink_domain);
   // A TPU slice is a part of its pod, so the pod is always named; a switch or mesh domain only
@@ -230,17 +218,14 @@ const toml::array& array_of_tables(const toml::table& root, const char* key,
   return *node->as_array();
 }
 
-constexpr const char* kFabricNames[] = {"switch", "mesh", "torus"};
-
 // fabric, torus_dims and max_domain: a torus names its dimensions, nothing else may.
 void parse_fabric(TableReader& r, const toml::table& table, AcceleratorEntry& entry) {
   using estimator::Fabric;
   if (std::string fabric = r.optional_string("fabric"); !fabric.empty()) {
-    const auto* found = std::find(std::begin(kFabricNames), std::end(kFabricNames), fabric);
-    if (found == std::end(kFabricNames))
+    if (!estimator::parse_fabric(fabric, entry.fabric))
       r.fail(*table.get("fabric"), "fabric",
-             fmt::format("must be one of {}, got '{}'", fmt::join(kFabricNames, ", "), fabric));
-    entry.fabric = static_cast<Fabric>(found - std::begin(kFabricNames));
+             fmt::format("must be one of {}, got '{}'", fmt::join(estimator::kFabricNames, ", "),
+                         fabric));
   }
   const toml::node* dims = table.get("torus_dims");
   entry.torus_dims = r.optional_integer("torus_dims", 0);
@@ -255,7 +240,7 @@ void parse_fabric(TableReader& r, const toml::table& table, AcceleratorEntry& en
   } else if (dims) {
     r.fail(*dims, "torus_dims",
            fmt::format("only a torus has dimensions; this part's fabric is \"{}\"",
-                       fabric_name(entry.fabric)));
+                       estimator::to_string(entry.fabric)));
   }
   entry.max_domain = r.optional_integer("max_domain", entry.default_nvlink_domain);
   if (entry.max_domain < entry.default_nvlink_domain)

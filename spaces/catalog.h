@@ -38,8 +38,6 @@ struct AcceleratorEntry {
   double default_expansion_gbytes_per_s = 0;  // one direction
 };
 
-// The catalog's name of a fabric: "switch", "mesh" or "torus".
-const char* fabric_name(estimator::Fabric fabric) noexcept;
 // The part's scale-up fabric in a few words: "switch 8", "mesh 8", "torus 2D 256 (pod 256)": its
 // usual domain, and its largest in parentheses (always for a torus, else where it is larger).
 std::string fabric_label(const AcceleratorEntry& entry);

@@ -525,12 +525,10 @@ class Parser {
   // own fabric, "default" when they differ. A torus's dimensions are one shape for the space,
   // whose product must be every domain the space has.
   void parse_fabric(const toml::table& t) {
-    static constexpr const char* kFabricNames[] = {"switch", "mesh", "torus"};
-    static_assert(std::size(kFabricNames) == estimator::kNumFabrics);
     Axis& fabric = axis(cl(kFabric), "fabric", "", true);
     if (const toml::node* n = t.get("fabric")) {
-      for (const int f : axis_labels(r_, *n, "cluster.fabric", kFabricNames, false)) {
-        fabric.labels.push_back(kFabricNames[f]);
+      for (const int f : axis_labels(r_, *n, "cluster.fabric", estimator::kFabricNames, false)) {
+        fabric.labels.push_back(estimator::kFabricNames[f]);
         im_.fabrics.push_back(f);
       }
     } else {

@@ -130,14 +130,15 @@ inline double torus_all_to_all_links(const std::array<int, kMaxTorusDims>& torus
 // switch every member reaches the others at all of it; in a mesh the q members of one domain have
 // the q - 1 direct links between them (a point-to-point send, one); on a torus the links of the
 // dimensions the group spans (torus_collective_links, torus_all_to_all_links; a send to the
-// neighbour, one link).
+// neighbour, one link). A group with one member per domain uses no scale-up link.
 inline double scale_up_bytes_per_s(const Cluster& cluster, double achieved, int stride, int n,
                                    Traffic traffic) noexcept {
-  if (cluster.fabric == Fabric::switched) return achieved;
+  const int q = members_in_domain(stride, n, std::max(cluster.nvlink_domain, 1));
+  // One member per domain sends nothing over the scale-up links: only its NIC bounds it.
+  if (cluster.fabric == Fabric::switched || q <= 1) return achieved;
   const double link = achieved / scale_up_links(cluster);
   if (traffic == Traffic::p2p) return link;
-  const int q = members_in_domain(stride, n, std::max(cluster.nvlink_domain, 1));
-  if (cluster.fabric == Fabric::mesh) return link * std::max(q - 1, 1);
+  if (cluster.fabric == Fabric::mesh) return link * (q - 1);
   const double links = traffic == Traffic::all_to_all
                            ? torus_all_to_all_links(cluster.torus, stride, q)
                            : torus_collective_links(cluster.torus, stride, q);

@@ -64,7 +64,7 @@ TEST(Fabric, OnAMeshALargerGroupNeverHasLessBandwidthPerChip) {
       for (const Traffic traffic : {Traffic::collective, Traffic::all_to_all}) {
         const Cluster c = fabric_cluster(Fabric::mesh, domain);
         double last = 0;
-        for (int n = 1; n * stride <= domain; ++n) {
+        for (int n = 2; n * stride <= domain; ++n) {  // one member communicates with none
           const double bw = group_bw(c, stride, n, traffic);
           EXPECT_GE(bw, last) << domain << " " << stride << " " << n;
           last = bw;
