@@ -576,6 +576,36 @@ def power_caps(cs, values, blocks):
     values["pc-ds-power"] = x(power_of["2,048 GB200 NVL72"] / power_of["2,048 H800"])
 
 
+def accelerators(cs, values, blocks):
+    # Llama 3.1 405B at 10 MW on every vendor's part: the best design of each accelerator, its
+    # 90% interval and its calibration support (how many published runs are like it).
+    store = cs.sweep("accelerators.toml")
+    rows = cs.json("top", store, "-n", "1000")["rows"]
+    fabrics = {a["gpu"]: a["scale_up"] for a in cs.json("catalog", "accelerators")}
+    best = {}
+    for r in rows:
+        if r["gpu"] not in best or r["time_to_train_s"] < best[r["gpu"]]["time_to_train_s"]:
+            best[r["gpu"]] = r
+    ranked = sorted(best.values(), key=lambda r: r["time_to_train_s"])
+    front = {r["point_id"] for r in cs.json("pareto", store, "--objectives",
+                                            "time_to_train_s,energy_kwh")["fronts"][0]["rows"]}
+    table = ["| accelerator | scale-up | chips at <= 10 MW | best plan | time to train | 90% interval | "
+             "MFU | facility energy | runs like it | on the front |",
+             "|---|---|---:|---|---:|---|---:|---:|---:|:---:|"]
+    for r in ranked:
+        table.append(
+            f"| {r['gpu']} | {fabrics[r['gpu']]} | {commas(r['num_gpus'])} | "
+            f"tp {r['tp']}, pp {r['pp']}, vp {r['vp']}, recompute {r['recompute']} | "
+            f"{days(r['time_to_train_s'])} | {days(r['time_to_train_lo_s'])} - "
+            f"{days(r['time_to_train_hi_s'])} | {pct(r['mfu'])} | "
+            f"{r['energy_kwh'] / 1e6:,.1f} GWh | {r['calibration_support']:.0f} | "
+            f"{'yes' if r['point_id'] in front else ''} |")
+    blocks["accelerators"] = "\n".join(table)
+    values["acc-parts"] = str(len(ranked))
+    values["acc-fastest"] = ranked[0]["gpu"]
+    values["acc-datasheet"] = str(sum(1 for r in ranked if r["calibration_support"] < 3))
+
+
 def fill(text, values, blocks):
     def block(m):
         name = m.group(1)
@@ -618,6 +648,7 @@ def main():
         stack(cs, values, blocks)
         failures(cs, values, blocks)
         power_caps(cs, values, blocks)
+        accelerators(cs, values, blocks)
     with open(args.doc) as f:
         old = f.read()
     new = fill(old, values, blocks)

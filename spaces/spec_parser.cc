@@ -526,10 +526,14 @@ class Parser {
   // whose product must be every domain the space has.
   void parse_fabric(const toml::table& t) {
     Axis& fabric = axis(cl(kFabric), "fabric", "", true);
+    // "default" (each accelerator's own) may sit beside the named fabrics: the part as built
+    // against the same part on another fabric.
+    static constexpr const char* kFabricLabels[] = {"switch", "mesh", "torus", "default"};
+    static_assert(std::size(kFabricLabels) == estimator::kNumFabrics + 1);
     if (const toml::node* n = t.get("fabric")) {
-      for (const int f : axis_labels(r_, *n, "cluster.fabric", estimator::kFabricNames, false)) {
-        fabric.labels.push_back(estimator::kFabricNames[f]);
-        im_.fabrics.push_back(f);
+      for (const int f : axis_labels(r_, *n, "cluster.fabric", kFabricLabels, false)) {
+        fabric.labels.push_back(kFabricLabels[f]);
+        im_.fabrics.push_back(f < estimator::kNumFabrics ? f : -1);
       }
     } else {
       std::vector<estimator::Fabric> own;

@@ -107,7 +107,8 @@ TEST(SpecErrors, MissingTablesAndKeys) {
 
 TEST(SpecErrors, Fabric) {
   EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = [1, 2]\nfabric = \"ring\"")),
-            "bad.toml:6:10: cluster.fabric: must be one of \"switch\", \"mesh\", \"torus\", got "
+            "bad.toml:6:10: cluster.fabric: must be one of \"switch\", \"mesh\", \"torus\", "
+            "\"default\", got "
             "\"ring\"");
   EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = [1, 2]\nfabric = \"torus\"\ntorus = \"4x4\"")),
             "bad.toml:7:9: cluster.torus: 4x4 is 16 chips, but the scale-up domain (nvlink_domain) "
