@@ -221,7 +221,10 @@ std::vector<double> Space::Impl::plan_rules_key(const Design& d) const {
       d.cluster.expansion_bytes_per_s > 0 ? 1.0 : 0.0,
       // The stack rules (check_stack): the precision and MX formats.
       double(d.workload.precision),
-      d.cluster.gpu.peak_flops[static_cast<int>(estimator::Precision::fp4)] > 0 ? 1.0 : 0.0};
+      d.cluster.gpu.peak_flops[static_cast<int>(estimator::Precision::fp4)] > 0 ? 1.0 : 0.0,
+      // The torus rule (check_torus): the fabric and the torus's dimensions.
+      double(d.cluster.fabric), double(d.cluster.torus[0]), double(d.cluster.torus[1]),
+      double(d.cluster.torus[2])};
   if (!plan_constraint_design_vars.empty()) {
     double vars[kNumVars] = {};
     design_variables(d.value.data(), kNumDesignAxes, d.cluster, vars);

@@ -288,6 +288,25 @@ offload = "all"
 )",
            R"(constraints = ["tp * pp <= 8 or inter_node_gbps_per_gpu >= 400", "num_gpus >= 8"])"),
       "many.toml"));
+  // The torus rule: designs that differ only in their fabric count their plans apart (a domain of
+  // 12 is a 3x4 torus, which tp 2 does not split).
+  expect_counts_match_brute_force(Space::parse(spec(R"(
+[workload]
+model = "gpt3-1.3b"
+global_batch = 96
+[cluster]
+gpu = "H100-SXM5-80GB"
+gpus = [12, 24]
+gpus_per_node = 4
+nvlink_domain = 12
+fabric = ["switch", "torus", "mesh"]
+[plan]
+tp = "all"
+pp = "all"
+cp = [1, 2]
+micro_batch = [1, 3]
+)"),
+                                               "torus.toml"));
 }
 
 // The bandwidth and HBM axes no rule reads are counted once for all their values, unless a
