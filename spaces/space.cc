@@ -107,6 +107,8 @@ bool Space::Impl::fill_dlrm_design(std::uint64_t design, DlrmDesign& out,
   v[kDlrmGpusPerNode] = c.gpus_per_node;
   v[kDlrmNvlinkDomain] = c.nvlink_domain;
   if (v[kDlrmNvlinkGbytesPerS] == 0) v[kDlrmNvlinkGbytesPerS] = c.nvlink_bytes_per_s / 1e9;
+  if (v[kDlrmInterNodeGbpsPerGpu] == 0)
+    v[kDlrmInterNodeGbpsPerGpu] = c.inter_node_bytes_per_s * 8 / 1e9;
   if (v[kDlrmHbmGb] == 0) v[kDlrmHbmGb] = c.hbm_bytes / 1e9;
 
   why = check_design(out.workload.precision, c);
@@ -156,6 +158,7 @@ void Space::Impl::resolve_values(Design& d) const noexcept {
   v[kGpusPerNode] = c.gpus_per_node;
   v[kNvlinkDomain] = c.nvlink_domain;
   if (v[kNvlinkGbytesPerS] == 0) v[kNvlinkGbytesPerS] = c.nvlink_bytes_per_s / 1e9;
+  if (v[kInterNodeGbpsPerGpu] == 0) v[kInterNodeGbpsPerGpu] = c.inter_node_bytes_per_s * 8 / 1e9;
   if (v[kHbmGb] == 0) v[kHbmGb] = c.hbm_bytes / 1e9;
 }
 
