@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <vector>
 
 #include "estimator/detail/attention.h"
 #include "estimator/detail/collectives.h"
@@ -243,17 +242,19 @@ Estimate estimate(const Workload& workload, const Cluster& cluster, const Plan& 
 std::array<int, kMaxTorusDims> balanced_torus(int chips, int dims) noexcept {
   std::array<int, kMaxTorusDims> shape{1, 1, 1};
   dims = std::clamp(dims, 1, kMaxTorusDims);
-  std::vector<int> primes;  // of chips, largest first
+  std::array<int, 32> primes{};  // of chips, smallest first: an int has at most 31
+  int count = 0;
   for (int rest = std::max(chips, 1), p = 2; rest > 1;) {
     if (static_cast<std::int64_t>(p) * p > rest) p = rest;
     if (rest % p == 0) {
-      primes.insert(primes.begin(), p);
+      primes[count++] = p;
       rest /= p;
     } else {
       ++p;
     }
   }
-  for (const int p : primes) *std::min_element(shape.begin(), shape.begin() + dims) *= p;
+  for (int i = count - 1; i >= 0; --i)
+    *std::min_element(shape.begin(), shape.begin() + dims) *= primes[i];
   std::sort(shape.begin(), shape.begin() + dims);
   return shape;
 }

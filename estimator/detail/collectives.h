@@ -142,7 +142,7 @@ inline double scale_up_bytes_per_s(const Cluster& cluster, double achieved, int 
   const double links = traffic == Traffic::all_to_all
                            ? torus_all_to_all_links(cluster.torus, stride, q)
                            : torus_collective_links(cluster.torus, stride, q);
-  return link * std::max(links, 1e-9);
+  return link * (links > 0 ? links : 1.0);  // a torus whose shape misses the group: one link
 }
 
 }  // namespace detail
