@@ -1,6 +1,7 @@
 #include "spaces/resolve.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -612,6 +613,14 @@ Point resolve(const Settings& s, const est::Calibration& calibration) {
   pt.cluster = rc.cluster;
   pt.nodes = rc.nodes;
   const est::Cluster& c = pt.cluster;
+  // A software stack runs on the vendors its profile names (NeuronX on Trainium, Primus on AMD).
+  if (const std::string& vendor = Catalog::builtin().accelerator(pt.gpu_name, "--gpu").vendor;
+      !framework_runs_on(p.stack.framework, vendor)) {
+    const FrameworkProfile* f = framework_profile(p.stack.framework);
+    throw InputError(fmt::format("{}: {} runs on {} accelerators; {} is {}'s", s.where("framework"),
+                                 est::to_string(p.stack.framework), fmt::join(f->vendors, " and "),
+                                 pt.gpu_name, vendor));
+  }
   // dp: given, or what the GPUs leave (a remainder is the `degrees` rule's to report).
   p.dp = static_cast<int>(s.integer(
       "dp", static_cast<long long>(std::max(1.0, std::floor(c.num_gpus / model_parallel)))));

@@ -1,6 +1,7 @@
 #include "spaces/rules.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/format.h"
 #include "spaces/frameworks.h"
@@ -128,6 +129,11 @@ constexpr RuleInfo kRules[kNumRules] = {
      "dimensions",
      {"tp", "cp", "ep", "etp", "pp", "dp", "torus"},
      est::Infeasible::invalid_plan},
+    {"framework_vendor",
+     "the plan's framework must run on the accelerator's vendor (its profile's vendors in "
+     "spaces/data/frameworks.toml: NeuronX on AWS Trainium, Primus on AMD)",
+     {"framework", "gpu"},
+     est::Infeasible::invalid_plan},
 };
 
 Violation broken(Rule rule, std::int64_t a = 0, std::int64_t b = 0, std::int64_t c = 0,
@@ -245,6 +251,11 @@ Violation check_plan(const est::Workload& w, const est::Cluster& c, const est::P
 namespace {
 constexpr const char* kTorusGroups[] = {"tp", "cp", "dp", "pp", "etp", "ep"};
 }  // namespace
+
+Violation check_framework_vendor(const est::Plan& p, std::string_view vendor) noexcept {
+  if (framework_runs_on(p.stack.framework, vendor)) return {};
+  return broken(Rule::framework_vendor, static_cast<int>(p.stack.framework));
+}
 
 Violation check_torus(const est::Cluster& c, const est::Plan& p) noexcept {
   if (c.fabric != est::Fabric::torus) return {};
@@ -481,6 +492,11 @@ std::string message(const Violation& v) {
     case Rule::framework_memory:
     case Rule::framework_stack:
       return framework_message(v);
+    case Rule::framework_vendor: {
+      const auto f = static_cast<est::Framework>(x[0]);
+      return fmt::format("{} runs on {} accelerators", est::to_string(f),
+                         fmt::join(framework_profile(f)->vendors, " and "));
+    }
     case Rule::torus_mapping: {
       const std::array<int, est::kMaxTorusDims> torus{static_cast<int>(x[3] & 0xfffff),
                                                       static_cast<int>((x[3] >> 20) & 0xfffff),

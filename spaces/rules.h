@@ -41,8 +41,9 @@ enum class Rule : std::uint8_t {
   framework_memory,            // ... runs its ZeRO stage (with its pipeline), offload, recompute
   framework_stack,             // ... runs its runtime settings (spaces/data/frameworks.toml)
   torus_mapping,               // on a torus each parallel group in the domain is a box of it
+  framework_vendor,            // the plan's framework runs on the accelerator's vendor
 };
-inline constexpr int kNumRules = 26;
+inline constexpr int kNumRules = 27;
 
 const char* to_string(Rule rule) noexcept;  // e.g. "tp_heads"
 const char* describe(Rule rule) noexcept;   // the rule, one line
@@ -107,5 +108,8 @@ Violation check_framework(const estimator::Plan& plan) noexcept;
 // On a torus fabric, each parallel group inside the domain as a box of the torus
 // (estimator::torus_box); check_plan() ends with it.
 Violation check_torus(const estimator::Cluster& cluster, const estimator::Plan& plan) noexcept;
+// The plan's framework on an accelerator of `vendor` (its profile's vendors; a sweep's designs
+// know their accelerator, the estimator's cluster does not).
+Violation check_framework_vendor(const estimator::Plan& plan, std::string_view vendor) noexcept;
 
 }  // namespace clustersweep::spaces

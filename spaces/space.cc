@@ -195,6 +195,7 @@ bool Space::Impl::check_plan(const Design& d, const std::uint32_t* digit, estima
                              Violation& why) const noexcept {
   plan_values(d, digit, p);
   why = spaces::check_plan(d.workload, d.cluster, p, rules);
+  if (!why) why = check_framework_vendor(p, gpus[d.axis_index[kGpu]]->vendor);
   if (why) return false;
   if (!plan_constraints.empty()) {
     double vars[kNumVars];
@@ -225,6 +226,8 @@ std::vector<double> Space::Impl::plan_rules_key(const Design& d) const {
       // The stack rules (check_stack): the precision and MX formats.
       double(d.workload.precision),
       d.cluster.gpu.peak_flops[static_cast<int>(estimator::Precision::fp4)] > 0 ? 1.0 : 0.0,
+      // The framework's vendor (check_framework_vendor): the accelerator.
+      double(d.axis_index[kGpu]),
       // The torus rule (check_torus): the fabric and the torus's dimensions.
       double(d.cluster.fabric), double(d.cluster.torus[0]), double(d.cluster.torus[1]),
       double(d.cluster.torus[2])};

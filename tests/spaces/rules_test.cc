@@ -128,6 +128,19 @@ TEST(Rules, TorusGroupsAreBoxesOfTheTorus) {
   EXPECT_FALSE(check(plan(3, 1, 8), w, torus));
 }
 
+TEST(Rules, AFrameworkRunsOnItsProfilesVendors) {
+  est::Plan p = plan(8, 8, 16);
+  est::Framework neuronx{};
+  ASSERT_TRUE(est::parse_framework("neuronx", neuronx));
+  p.stack.framework = neuronx;
+  const Violation v = check_framework_vendor(p, "nvidia");
+  EXPECT_EQ(v.rule, Rule::framework_vendor);
+  EXPECT_EQ(message(v), "neuronx runs on aws accelerators");
+  EXPECT_FALSE(check_framework_vendor(p, "aws"));
+  p.stack.framework = est::Framework::any;  // every vendor
+  EXPECT_FALSE(check_framework_vendor(p, "google"));
+}
+
 TEST(Rules, HugeDegreesAreADegreesViolationNotAnOverflow) {
   est::Plan p = plan(2, 2'000'000'000, 2'000'000'000);
   p.cp = 2'000'000'000;
