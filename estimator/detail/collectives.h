@@ -133,9 +133,10 @@ inline double torus_all_to_all_links(const std::array<int, kMaxTorusDims>& torus
 // neighbour, one link). A group with one member per domain uses no scale-up link.
 inline double scale_up_bytes_per_s(const Cluster& cluster, double achieved, int stride, int n,
                                    Traffic traffic) noexcept {
+  if (cluster.fabric == Fabric::switched) return achieved;
   const int q = members_in_domain(stride, n, std::max(cluster.nvlink_domain, 1));
   // One member per domain sends nothing over the scale-up links: only its NIC bounds it.
-  if (cluster.fabric == Fabric::switched || q <= 1) return achieved;
+  if (q <= 1) return achieved;
   const double link = achieved / scale_up_links(cluster);
   if (traffic == Traffic::p2p) return link;
   if (cluster.fabric == Fabric::mesh) return link * (q - 1);
