@@ -210,6 +210,12 @@ int default_nvlink_domain(const AcceleratorEntry& gpu, int gpus_per_node) noexce
                                                                 : gpu.default_nvlink_domain;
 }
 
+double default_inter_node_gbps(const AcceleratorEntry& gpu,
+                               const est::Calibration& calibration) noexcept {
+  return gpu.default_scale_out_gbps > 0 ? gpu.default_scale_out_gbps
+                                        : calibration.default_inter_node_gbps_per_gpu;
+}
+
 est::Cluster resolve_cluster(const AcceleratorEntry& gpu, const ClusterSettings& s,
                              const est::Calibration& calibration) noexcept {
   est::Cluster c;
@@ -221,9 +227,8 @@ est::Cluster resolve_cluster(const AcceleratorEntry& gpu, const ClusterSettings&
   c.nvlink_bytes_per_s =
       s.nvlink_gbytes_per_s > 0 ? s.nvlink_gbytes_per_s * 1e9 : gpu.accelerator.nvlink_bytes_per_s;
   c.inter_node_bytes_per_s =
-      (s.inter_node_gbps_per_gpu > 0    ? s.inter_node_gbps_per_gpu
-       : gpu.default_scale_out_gbps > 0 ? gpu.default_scale_out_gbps
-                                        : calibration.default_inter_node_gbps_per_gpu) *
+      (s.inter_node_gbps_per_gpu > 0 ? s.inter_node_gbps_per_gpu
+                                     : default_inter_node_gbps(gpu, calibration)) *
       1e9 / 8;
   c.hbm_bytes = s.hbm_gb > 0 ? s.hbm_gb * 1e9 : gpu.accelerator.hbm_bytes;
   c.expansion_bytes = s.expansion_gb * 1e9;

@@ -128,6 +128,10 @@ estimator::Cluster resolve_cluster(const AcceleratorEntry& gpu, const ClusterSet
                                    const estimator::Calibration& calibration) noexcept;
 // The NVLink domain resolve_cluster() gives an unset nvlink_domain with `gpus_per_node` per node.
 int default_nvlink_domain(const AcceleratorEntry& gpu, int gpus_per_node) noexcept;
+// The scale-out resolve_cluster() gives an unset inter_node_gbps_per_gpu: the accelerator's usual
+// one (the catalog's scale_out_gbps), else the calibration's default.
+double default_inter_node_gbps(const AcceleratorEntry& gpu,
+                               const estimator::Calibration& calibration) noexcept;
 
 // The cluster of settings (gpu, nodes or gpus, gpus_per_node, the bandwidths...) with the
 // defaults of resolve_cluster(); the origin of each default goes into `origins`. Without nodes and

@@ -460,22 +460,9 @@ class Parser {
     }
     gpu_default(cl(kNvlinkGbytesPerS), "nvlink_gbytes_per_s", "GB/s", Kind::positive_real,
                 [](const AcceleratorEntry* g) { return g->accelerator.nvlink_bytes_per_s / 1e9; });
-    Axis& inter = axis(cl(kInterNodeGbpsPerGpu), "inter_node_gbps_per_gpu", "Gbit/s", false);
-    if (const toml::node* n = t.get("inter_node_gbps_per_gpu")) {
-      inter.numbers =
-          axis_numbers(r_, *n, "cluster.inter_node_gbps_per_gpu", Kind::positive_real, false);
-    } else {
-      // Each accelerator's usual scale-out (the catalog's, else the calibration's default).
-      std::vector<double> defaults;
-      for (const AcceleratorEntry* g : im_.gpus) {
-        const double v = g->default_scale_out_gbps > 0
-                             ? g->default_scale_out_gbps
-                             : im_.calibration.default_inter_node_gbps_per_gpu;
-        if (std::find(defaults.begin(), defaults.end(), v) == defaults.end()) defaults.push_back(v);
-      }
-      inter.numbers = {defaults.size() == 1 ? defaults.front() : 0.0};
-      inter.zero_means_default = defaults.size() > 1;
-    }
+    gpu_default(
+        cl(kInterNodeGbpsPerGpu), "inter_node_gbps_per_gpu", "Gbit/s", Kind::positive_real,
+        [&](const AcceleratorEntry* g) { return default_inter_node_gbps(*g, im_.calibration); });
     gpu_default(cl(kHbmGb), "hbm_gb", "GB", Kind::positive_real,
                 [](const AcceleratorEntry* g) { return g->accelerator.hbm_bytes / 1e9; });
     Axis& expansion = axis(cl(kExpansionGb), "expansion_gb", "GB", false);
@@ -557,8 +544,10 @@ class Parser {
     bool any_torus = false;
     for (std::size_t i = 0; i < im_.fabrics.size(); ++i)
       for (const AcceleratorEntry* g : im_.gpus)
-        any_torus = any_torus || (im_.fabrics[i] < 0 ? g->fabric == estimator::Fabric::torus
-                                                     : im_.fabrics[i] == 2);
+        any_torus =
+            any_torus ||
+            (im_.fabrics[i] < 0 ? g->fabric == estimator::Fabric::torus
+                                : im_.fabrics[i] == static_cast<int>(estimator::Fabric::torus));
     if (!any_torus)
       r_.fail(*n, "cluster.torus",
               "a torus's dimensions need a torus fabric: set cluster.fabric = \"torus\" or use an "
