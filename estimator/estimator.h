@@ -17,6 +17,8 @@ namespace clustersweep::estimator {
 // int8 comes last so that the codes of the others stay what they were (AQT int8 training on TPU).
 enum class Precision : std::uint8_t { fp32, tf32, fp16, bf16, fp8, fp4, int8 };
 inline constexpr int kNumPrecisions = 7;
+inline constexpr const char* kPrecisionNames[kNumPrecisions] = {"fp32", "tf32", "fp16", "bf16",
+                                                                "fp8",  "fp4",  "int8"};
 enum class Mlp : std::uint8_t { gelu, swiglu };
 enum class Recompute : std::uint8_t { none, selective, full };
 // What a selective recompute recomputes (Megatron-Core's --recompute-modules), as bits of

@@ -32,10 +32,7 @@ const char* to_string(Infeasible reason) noexcept {
   return "unknown";
 }
 
-const char* to_string(Precision p) noexcept {
-  constexpr const char* names[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4", "int8"};
-  return names[static_cast<int>(p)];
-}
+const char* to_string(Precision p) noexcept { return kPrecisionNames[static_cast<int>(p)]; }
 const char* to_string(Mlp mlp) noexcept { return mlp == Mlp::swiglu ? "swiglu" : "gelu"; }
 const char* to_string(Recompute r) noexcept {
   constexpr const char* names[] = {"none", "selective", "full"};

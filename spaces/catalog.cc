@@ -207,8 +207,7 @@ class TableReader {
   std::vector<std::string> seen_;
 };
 
-constexpr const char* kPrecisionNames[estimator::kNumPrecisions] = {"fp32", "tf32", "fp16", "bf16",
-                                                                    "fp8",  "fp4",  "int8"};
+using estimator::kPrecisionNames;
 
 const toml::array& array_of_tables(const toml::table& root, const char* key,
                                    std::string_view file) {

@@ -14,8 +14,7 @@
 
 namespace clustersweep::spaces {
 
-inline constexpr const char* kPrecisionNames[] = {"fp32", "tf32", "fp16", "bf16",
-                                                  "fp8",  "fp4",  "int8"};
+using estimator::kPrecisionNames;
 inline constexpr const char* kOffloadNames[] = {"none", "optimizer", "optimizer_activations",
                                                 "all"};
 inline constexpr const char* kSplitNames[] = {"even", "embedding_loss", "uneven"};
