@@ -108,6 +108,33 @@ inline constexpr int kNumFabrics = 3;
 inline constexpr const char* kFabricNames[kNumFabrics] = {"switch", "mesh", "torus"};
 inline constexpr int kMaxTorusDims = 3;
 
+// The scale-out network's shape (docs/estimator.md, "Scale-out networks"): fat_tree, a folded
+// Clos whose leaves hold whole nodes; rail_optimized, the same Clos with the leaves wired by rail
+// (GPU k of every node on leaf k, DGX SuperPOD), so one leaf reaches more nodes for same-rail
+// traffic; rail_only (Wang et al. 2023), one network per rail and no spine between rails:
+// cross-rail traffic is forwarded through the scale-up domain first (PXN); dragonfly, groups of
+// routers joined all-to-all inside and by global links between groups (Slingshot, DragonFly+).
+enum class Network : std::uint8_t { fat_tree, rail_optimized, rail_only, dragonfly };
+inline constexpr int kNumNetworks = 4;
+inline constexpr const char* kNetworkNames[kNumNetworks] = {"fat_tree", "rail_optimized",
+                                                            "rail_only", "dragonfly"};
+
+// A scale-out network's shape and taper. The default is today's non-blocking fat tree: every GPU
+// reaches every other at its full scale-out bandwidth.
+struct ScaleOut {
+  Network network = Network::fat_tree;
+  // The taper (downlinks : uplinks) above the leaf, or above a pod of pod_gpus GPUs when pod_gpus
+  // is set; 1 is non-blocking. Traffic that crosses the tapered level gets 1/oversubscription of
+  // its bandwidth.
+  double oversubscription = 1;
+  int pod_gpus = 0;  // 0: the taper sits above the leaf
+  // Parallel planes: each NIC port split over `planes` independent networks of 1/planes of its
+  // speed each (the same bandwidth in total, switches of planes x the radix at that speed).
+  int planes = 1;
+  int group_gpus = 0;       // dragonfly: GPUs per group (0: one leaf's worth)
+  double global_taper = 1;  // dragonfly: a group's injection : its global links' bandwidth
+};
+
 struct Accelerator {
   double peak_flops[kNumPrecisions] = {};  // dense FLOP/s per Precision; 0 = not supported
   double hbm_bytes = 0;
@@ -138,6 +165,7 @@ struct Cluster {
   // With Fabric::torus: the domain's dimensions, the fastest-varying rank first (their product is
   // nvlink_domain); unused dimensions are 1.
   std::array<int, kMaxTorusDims> torus{1, 1, 1};
+  ScaleOut scale_out;  // the scale-out network's shape (the default: non-blocking fat tree)
 };
 
 // What a group sends over the scale-up fabric: a collective (ring, tree), a point-to-point
@@ -262,6 +290,8 @@ bool parse_offload(std::string_view name, Offload& out) noexcept;
 bool parse_pipeline_split(std::string_view name, PipelineSplit& out) noexcept;
 const char* to_string(Fabric fabric) noexcept;  // "switch", "mesh", "torus"
 bool parse_fabric(std::string_view name, Fabric& out) noexcept;
+const char* to_string(Network network) noexcept;  // kNetworkNames
+bool parse_network(std::string_view name, Network& out) noexcept;
 
 // Seconds of one optimizer step, by cause. Each part is the time it adds to the step: what overlap
 // hides (DP communication behind the backward, TP communication behind GEMMs, CP exchanges behind

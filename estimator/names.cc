@@ -127,6 +127,10 @@ const char* to_string(Fabric fabric) noexcept { return kFabricNames[static_cast<
 bool parse_fabric(std::string_view name, Fabric& out) noexcept {
   return parse_name<Fabric, kNumFabrics>(name, out);
 }
+const char* to_string(Network network) noexcept { return kNetworkNames[static_cast<int>(network)]; }
+bool parse_network(std::string_view name, Network& out) noexcept {
+  return parse_name<Network, kNumNetworks>(name, out);
+}
 
 // The software stack's settings (stack.h).
 const char* to_string(Framework framework) noexcept {
