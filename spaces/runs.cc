@@ -24,6 +24,55 @@ namespace clustersweep::spaces {
 
 namespace {
 
+// Whether `list` ("a;b;c", a runs file's assumed column) names `item`.
+bool listed(std::string_view list, std::string_view item) {
+  while (!list.empty()) {
+    const auto end = list.find(';');
+    if (list.substr(0, end) == item) return true;
+    if (end == std::string_view::npos) break;
+    list.remove_prefix(end + 1);
+  }
+  return false;
+}
+
+// A run whose recompute its source did not state ran, so it fitted its accelerator's memory: when
+// the assumed recompute does not fit, the lightest heavier one that does is what ran: selective
+// recompute of the attention core, then also of the cheap-to-recompute modules (norms, MLA
+// up-projections, the experts' activation: Megatron-Core's memory-saving selective set), then of
+// the MLP and MoE layers too, then full; full when none fits (the stack then saved memory some
+// other way too, e.g. host offload). Returns the reason column's note, empty when the assumption
+// stands.
+std::string lightest_recompute_that_fits(Point& pt, const estimator::Calibration& calibration) {
+  namespace est = estimator;
+  const auto fits = [&] {
+    return est::estimate(pt.workload, pt.cluster, pt.plan, calibration).reason !=
+           est::Infeasible::out_of_memory;
+  };
+  if (pt.plan.recompute == est::Recompute::full || fits()) return "";
+  const std::string assumed = est::recompute_label(pt.plan.recompute, pt.plan.recompute_modules);
+  struct Step {
+    est::Recompute recompute;
+    std::uint8_t modules;
+  };
+  constexpr std::uint8_t kCheap = est::kRecomputeCoreAttn | est::kRecomputeLayernorm |
+                                  est::kRecomputeMlaUpProj | est::kRecomputeMoeAct;
+  constexpr std::uint8_t kLayers =
+      kCheap | est::kRecomputeMlp | est::kRecomputeMoe | est::kRecomputeSharedExperts;
+  const std::uint8_t had = est::recomputed_modules(pt.plan.recompute, pt.plan.recompute_modules);
+  for (const Step step :
+       {Step{est::Recompute::selective, est::kRecomputeCoreAttn},
+        Step{est::Recompute::selective, kCheap}, Step{est::Recompute::selective, kLayers},
+        Step{est::Recompute::full, 0}}) {
+    // Only heavier than what was assumed: more modules, or full.
+    if (step.recompute == est::Recompute::selective && (step.modules | had) == had) continue;
+    pt.plan.recompute = step.recompute;
+    pt.plan.recompute_modules = step.modules == est::kRecomputeCoreAttn ? 0 : step.modules | had;
+    if (fits()) break;
+  }
+  return fmt::format("recompute assumed: predicted with {} ({} does not fit HBM)",
+                     est::recompute_label(pt.plan.recompute, pt.plan.recompute_modules), assumed);
+}
+
 // The columns of the runs format (all required; an empty cell is a setting not given) and the
 // setting each one is.
 struct ColumnSetting {
@@ -318,6 +367,9 @@ std::vector<MeasuredRun> read_runs(const std::string& path,
       pt.plan.ep = ep;
     }
     std::vector<std::string> notes;
+    if (columns.count("assumed") && listed(text("assumed"), "recompute"))
+      if (std::string note = lightest_recompute_that_fits(pt, calibration); !note.empty())
+        notes.push_back(std::move(note));
     for (const Defaulted& d : defaulted)
       notes.push_back(fmt::format("{} {}: predicted with {}", d.setting->name, d.why,
                                   d.setting->value_name(d.setting->get(pt.plan.stack))));

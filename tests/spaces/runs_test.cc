@@ -176,6 +176,54 @@ TEST(Runs, BadModelColumnsNameFileLineAndColumn) {
   EXPECT_EQ(error_of("", "r16"), "PATH:2: column 'lora_rank': must be an integer >= 0, got 'r16'");
 }
 
+// Llama 3.1 8B on 8 H100 at micro-batch 4 without recompute holds about 190 GB a GPU; a run with
+// an assumed recompute ran, so it is predicted with the lightest heavier recompute that fits, and
+// the reason says so. A recompute the source states is taken as published.
+MeasuredRun run_with_recompute(const std::string& recompute, const std::string& assumed) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            fmt::format("clustersweep-runs-recompute-{}.csv", ::getpid()))
+                               .string();
+  std::ofstream(path, std::ios::binary)
+      << "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_act,seq_len,vocab,gpu,"
+         "num_gpus,gpus_per_node,nvlink_domain,inter_node_gbps_per_gpu,tp,pp,dp,cp,vp,"
+         "sequence_parallel,zero,recompute,micro_batch,global_batch,precision,step_time_s,"
+         "software,assumed\n"
+      << fmt::format(
+             "1,TEST,L8,32,4096,32,8,14336,swiglu,8192,128256,H100-SXM5-80GB,8,8,8,400,1,1,8,1,1,0,"
+             "1,{},4,32,bf16,10,nemo 25.02,{}\n",
+             recompute, assumed);
+  auto runs = read_runs(path, builtin_calibration());
+  std::filesystem::remove(path);
+  EXPECT_EQ(runs.size(), 1u);
+  return runs.front();
+}
+
+TEST(Runs, AnAssumedRecomputeThatDoesNotFitIsTheLightestThatDoes) {
+  const MeasuredRun stated = run_with_recompute("none", "zero");
+  EXPECT_EQ(stated.sample.plan.recompute, est::Recompute::none);
+  EXPECT_EQ(estimate_of(stated).reason, est::Infeasible::out_of_memory);
+  EXPECT_EQ(stated.defaults.find("recompute assumed"), std::string::npos) << stated.defaults;
+
+  const MeasuredRun assumed = run_with_recompute("none", "zero;recompute");
+  EXPECT_NE(assumed.sample.plan.recompute, est::Recompute::none);
+  EXPECT_NE(estimate_of(assumed).reason, est::Infeasible::out_of_memory);
+  EXPECT_NE(assumed.defaults.find("recompute assumed: predicted with "), std::string::npos)
+      << assumed.defaults;
+  EXPECT_NE(assumed.defaults.find(" (none does not fit HBM)"), std::string::npos)
+      << assumed.defaults;
+  // Nothing lighter fits: a full recompute fits too, so the choice is never heavier than needed.
+  if (assumed.sample.plan.recompute == est::Recompute::full) {
+    MeasuredRun lighter = assumed;
+    lighter.sample.plan.recompute = est::Recompute::selective;
+    lighter.sample.plan.recompute_modules = 0x7f;
+    EXPECT_EQ(estimate_of(lighter).reason, est::Infeasible::out_of_memory);
+  }
+  // An assumption that fits stands.
+  const MeasuredRun full = run_with_recompute("full", "recompute");
+  EXPECT_EQ(full.sample.plan.recompute, est::Recompute::full);
+  EXPECT_EQ(full.defaults.find("recompute assumed"), std::string::npos) << full.defaults;
+}
+
 TEST(Runs, ErrorStats) {
   const ErrorStats s = error_stats({0.1, 0.3, 0.2, 0.4});
   EXPECT_EQ(s.n, 4u);
