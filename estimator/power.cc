@@ -31,7 +31,10 @@ StepPowerModel::StepPowerModel(const Cluster& cluster, const Calibration& c) noe
   gpus_ = cluster.num_gpus;
   nodes_ = num_nodes(cluster);
   node_rest_w_ = cluster.node_overhead_w * c.node_power;
-  network_w_ = network_outside_servers_w(cluster, c);
+  const NetworkBill bill = network_bill(cluster, c.network);
+  network_w_ = bill.power_w - bill.nic_w;
+  network_capex_usd_ = bill.capex_usd;
+  network_power_w_ = bill.power_w;
 }
 
 StepPower StepPowerModel::step(const WorkSeconds& s) const noexcept {
@@ -46,6 +49,8 @@ StepPower StepPowerModel::step(const WorkSeconds& s) const noexcept {
   if (total > 0) p.gpu_w = gpu_j / total;
   if (total > 0 && nodes_ > 0) p.node_w = p.node_j / (nodes_ * total);
   p.network_w = network_w_;
+  p.network_capex_usd = network_capex_usd_;
+  p.network_power_w = network_power_w_;
   return p;
 }
 

@@ -29,6 +29,10 @@ struct StepPower {
   double gpu_w = 0;      // board power of one GPU, averaged over the step
   double node_w = 0;     // one node: its GPUs and the rest of the server
   double network_w = 0;  // the scale-out network's switches and transceivers, the whole cluster
+  // The network's bill of materials (estimator/network.h), the same every step: what it costs and
+  // what all of it draws, its NICs too.
+  double network_capex_usd = 0;
+  double network_power_w = 0;
   double gpu_clock = 1;  // the GEMMs' SM clock under the power cap, relative to uncapped
   // Joules of one step: the GPU boards; the servers (GPUs and the rest); servers and network.
   double gpu_j = 0;
@@ -60,7 +64,8 @@ class StepPowerModel {
   double gemm_clock_ = 1;
   double gpus_ = 0, nodes_ = 0;
   double node_rest_w_ = 0;  // per node beyond its GPUs
-  double network_w_ = 0;    // the whole cluster
+  double network_w_ = 0;    // the whole cluster, beyond the servers
+  double network_capex_usd_ = 0, network_power_w_ = 0;
 };
 
 // The most power a design can draw: every GPU at its cap (or TDP), every node at its datasheet
