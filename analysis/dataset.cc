@@ -294,8 +294,11 @@ std::vector<double>& Scan::buffer(const std::string& name) {
   auto it = std::find(names_.begin(), names_.end(), name);
   if (it == names_.end()) {
     const Column* column = data_.find(name);
-    if (const PricedColumn* p = find_priced(name); p && column && column->role == Role::priced)
+    if (const PricedColumn* p = find_priced(name); p && column && column->role == Role::priced) {
       for (const auto& need : p->needs) buffer(need);
+      if (p->name == std::string_view("cost_usd") && data_.find("network_capex_usd"))
+        buffer("network_capex_usd");
+    }
     names_.push_back(name);
     buffers_.emplace_back();
     it = names_.end() - 1;
@@ -329,13 +332,18 @@ void Scan::load(std::size_t index) {
     const double* gpus = column("num_gpus");
     const double* time_s = column("time_to_train_s");
     for (std::size_t i = 0; i < size_; ++i) out[i] = gpus[i] * time_s[i] / 3600;
-  } else {  // cost_usd: electricity plus the accelerators (rented, or bought and amortized)
+  } else {  // cost_usd: electricity plus the accelerators (rented, or bought and amortized with
+            // the network's share)
     const double* gpus = column("num_gpus");
     const double* time_s = column("time_to_train_s");
     const double* gpu = column("gpu");
+    // Stores written before the network's bill of materials have no network_capex_usd.
+    const double* network = data_.find("network_capex_usd") ? column("network_capex_usd") : nullptr;
     const std::vector<double> price = p.usd_per_gpu_s(data_.find("gpu")->labels);
     for (std::size_t i = 0; i < size_; ++i)
-      out[i] = p.cost_usd(price[static_cast<std::size_t>(gpu[i])], gpus[i], time_s[i], energy_j[i]);
+      out[i] = p.cost_usd(price[static_cast<std::size_t>(gpu[i])] +
+                              (network ? p.network_usd_per_gpu_s(network[i], gpus[i]) : 0),
+                          gpus[i], time_s[i], energy_j[i]);
   }
 }
 

@@ -55,6 +55,7 @@ nlohmann::ordered_json make_json(const Point& pt, const est::Estimate& e, const 
   out["mfu"] = json_number(e.mfu);
   out["energy_per_step_j"] = json_number(e.energy_per_step_j);
   out["power"] = power_json(e.power);
+  out["network"] = network_json(est::network_bill(pt.cluster, pt.calibration.network));
   out["job"] = job_json_if(e.feasible, job);
   add_defaults(out, pt.origin);
   return out;
@@ -120,6 +121,7 @@ void print_text(const Point& pt, const est::Estimate& e, const TrainingJob& job)
   std::cout << fmt::format("{:<28}{:.4g} PFLOP\n", "model FLOPs per step",
                            e.model_flops_per_step / 1e15);
   print_power(e.power, c);
+  print_network(est::network_bill(c, pt.calibration.network));
   if (e.feasible) print_job(job);
 }
 
@@ -173,6 +175,7 @@ nlohmann::ordered_json make_dlrm_json(const spaces::DlrmPoint& pt, const est::Dl
   out["mfu"] = json_number(e.mfu);
   out["energy_per_step_j"] = json_number(e.energy_per_step_j);
   out["power"] = power_json(e.power);
+  out["network"] = network_json(est::network_bill(pt.cluster, pt.calibration.network));
   out["job"] = job_json_if(e.feasible, job);
   add_defaults(out, pt.origin);
   return out;
@@ -242,6 +245,7 @@ void print_dlrm_text(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
   std::cout << fmt::format("{:<28}{:.4g}\n", "samples/s", e.samples_per_s);
   std::cout << fmt::format("{:<28}{:.1f}%\n", "MFU (dense part)", 100 * e.mfu);
   print_power(e.power, c);
+  print_network(est::network_bill(c, pt.calibration.network));
   if (e.feasible) print_job(job);
 }
 

@@ -173,8 +173,8 @@ void print_power(const est::StepPower& p, const est::Cluster& cluster) {
   std::cout << '\n';
   std::cout << fmt::format("{:<28}{:.2f} kW (GPUs and the rest of the server)\n", "power per node",
                            p.node_w / 1e3);
-  std::cout << fmt::format("{:<28}{:.1f} kW (scale-out switches)\n", "network power",
-                           p.network_w / 1e3);
+  std::cout << fmt::format("{:<28}{:.1f} kW (scale-out switches and transceivers)\n",
+                           "network power", p.network_w / 1e3);
   std::cout << fmt::format(
       "{:<28}GPUs {:.4g} MJ, servers {:.4g} MJ, with the network {:.4g} MJ, facility {:.4g} MJ "
       "(PUE {:g})\n",
@@ -193,6 +193,62 @@ nlohmann::ordered_json power_json(const est::StepPower& p) {
             {"node_plus_network", json_number(p.it_j)},
             {"facility", json_number(p.it_j * default_pue())}}},
           {"pue", default_pue()}};
+}
+
+void print_network(const est::NetworkBill& bill) {
+  if (bill.rows == 0) return;
+  std::cout << fmt::format(
+      "scale-out network           {} tier{}, {:g} Gbit/s links, {:g} NIC{} per GPU\n", bill.tiers,
+      bill.tiers == 1 ? "" : "s", bill.link_gbps, bill.nics_per_gpu,
+      bill.nics_per_gpu == 1 ? "" : "s");
+  std::cout << fmt::format("  {:<8}{:>9}{:>7}{:>9}{:>9}{:>9}{:>8}{:>13}{:>10}\n", "tier",
+                           "switches", "radix", "links", "optics", "cables", "NICs", "USD", "W");
+  const auto line = [](std::string_view name, const auto& r, double radix) {
+    const auto n = [](double x) { return with_commas(static_cast<std::uint64_t>(std::round(x))); };
+    std::cout << fmt::format("  {:<8}{:>9}{:>7}{:>9}{:>9}{:>9}{:>8}{:>13}{:>10}\n", name,
+                             n(r.switches), radix > 0 ? n(radix) : "-", n(r.links),
+                             n(r.transceivers), n(r.cables), n(r.nics), n(r.usd), n(r.w));
+  };
+  est::NetworkRow total;
+  for (int i = 0; i < bill.rows; ++i) {
+    const est::NetworkRow& r = bill.row[static_cast<std::size_t>(i)];
+    line(r.name, r, r.switches > 0 ? r.radix : 0);
+    total.links += r.links;
+  }
+  total.switches = bill.switches;
+  total.transceivers = bill.transceivers;
+  total.cables = bill.cables;
+  total.nics = bill.nics;
+  total.usd = bill.capex_usd;
+  total.w = bill.power_w;
+  line("total", total, 0);
+}
+
+nlohmann::ordered_json network_json(const est::NetworkBill& bill) {
+  nlohmann::ordered_json tiers = nlohmann::ordered_json::array();
+  for (int i = 0; i < bill.rows; ++i) {
+    const est::NetworkRow& r = bill.row[static_cast<std::size_t>(i)];
+    tiers.push_back({{"tier", r.name},
+                     {"switches", json_number(r.switches)},
+                     {"radix", json_number(r.radix)},
+                     {"links", json_number(r.links)},
+                     {"medium", r.copper ? "copper" : "optical"},
+                     {"transceivers", json_number(r.transceivers)},
+                     {"cables", json_number(r.cables)},
+                     {"nics", json_number(r.nics)},
+                     {"usd", json_number(r.usd)},
+                     {"w", json_number(r.w)}});
+  }
+  return {{"tiers", bill.tiers},
+          {"link_gbps", json_number(bill.link_gbps)},
+          {"nics_per_gpu", json_number(bill.nics_per_gpu)},
+          {"rows", tiers},
+          {"switches", json_number(bill.switches)},
+          {"transceivers", json_number(bill.transceivers)},
+          {"cables", json_number(bill.cables)},
+          {"nics", json_number(bill.nics)},
+          {"network_capex_usd", json_number(bill.capex_usd)},
+          {"network_power_w", json_number(bill.power_w)}};
 }
 
 nlohmann::ordered_json job_json(const TrainingJob& job) {

@@ -62,6 +62,10 @@ double default_pue();
 // every scope (GPUs, servers, servers and network, facility), as text rows and as JSON.
 void print_power(const estimator::StepPower& power, const estimator::Cluster& cluster);
 nlohmann::ordered_json power_json(const estimator::StepPower& power);
+// The scale-out network's bill of materials: a row per tier (switches, radix, links, optics,
+// cables, NICs, USD, W) and the totals; nothing on one node.
+void print_network(const estimator::NetworkBill& bill);
+nlohmann::ordered_json network_json(const estimator::NetworkBill& bill);
 
 // Non-finite numbers (a zero-bandwidth link) are null, as JSON has no infinity.
 nlohmann::json json_number(double x);

@@ -116,7 +116,7 @@ inline constexpr int kNumJobMetrics = static_cast<int>(kJobMetrics.size());
 
 // The metrics every family reports after its throughput, the same way; filled by
 // model_metric_values().
-inline constexpr std::array<MetricColumn, 10> kModelMetrics = {{
+inline constexpr std::array<MetricColumn, 12> kModelMetrics = {{
     {"mfu", "fraction", ColumnType::f32, true, true},
     {"model_flops_per_step", "FLOP", ColumnType::f32, false, false},
     {"mem_per_gpu_bytes", "B", ColumnType::f32, false, true},
@@ -127,6 +127,8 @@ inline constexpr std::array<MetricColumn, 10> kModelMetrics = {{
     {"gpu_power_w", "W", ColumnType::f32, true, false},
     {"energy_gpu_to_train_j", "J", ColumnType::f32, true, false},
     {"energy_facility_to_train_j", "J", ColumnType::f64, true, false},
+    {"network_capex_usd", "USD", ColumnType::f64, false, true},
+    {"network_power_w", "W", ColumnType::f32, false, false},
 }};
 
 // The parts of a family's metric table, one after another.
@@ -172,7 +174,9 @@ void model_metric_values(const Estimate& e, double energy_j, double pue, double*
                            energy_j,
                            e.power.gpu_w,
                            e.power.it_j > 0 ? energy_j * e.power.gpu_j / e.power.it_j : 0.0,
-                           energy_j * pue};
+                           energy_j * pue,
+                           e.power.network_capex_usd,
+                           e.power.network_power_w};
   static_assert(std::size(values) == kModelMetrics.size());
   std::copy(std::begin(values), std::end(values), out);
 }

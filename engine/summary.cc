@@ -48,8 +48,12 @@ std::vector<BestRow> best_designs(const StoreReader& store, spaces::Objective ob
   const spaces::Pricing pricing = spaces::stored_pricing(store);
   const std::vector<double> price = pricing.usd_per_gpu_s(store.find_column("gpu")->labels);
   auto value = [&](const char* column, std::uint64_t row) { return value_at(store, column, row); };
-  auto cost_of = [&](double gpu, double gpus, double time, double energy) {
-    return pricing.cost_usd(price[static_cast<std::size_t>(gpu)], gpus, time, energy);
+  // Stores written before the network's bill of materials have no network_capex_usd: no share.
+  const bool has_network = store.find_column("network_capex_usd") != nullptr;
+  auto cost_of = [&](double gpu, double gpus, double time, double energy, double network) {
+    return pricing.cost_usd(
+        price[static_cast<std::size_t>(gpu)] + pricing.network_usd_per_gpu_s(network, gpus), gpus,
+        time, energy);
   };
 
   // 1. Each design's best plan: the first of its feasible rows with the lowest objective, from the
@@ -63,7 +67,7 @@ std::vector<BestRow> best_designs(const StoreReader& store, spaces::Objective ob
   const char* column = objective == spaces::Objective::step_time ? "step_time_s"
                        : objective == spaces::Objective::energy  ? "energy_to_train_j"
                                                                  : "time_to_train_s";
-  std::vector<double> feasible, design, obj, gpus, gpu, energy;
+  std::vector<double> feasible, design, obj, gpus, gpu, energy, network;
   double current_design = -1;
   for (std::uint64_t offset = 0; offset < store.rows(); offset += kReadRows) {
     const std::uint64_t n = std::min(kReadRows, store.rows() - offset);
@@ -74,6 +78,10 @@ std::vector<BestRow> best_designs(const StoreReader& store, spaces::Objective ob
       store.read("num_gpus", offset, n, gpus);
       store.read("gpu", offset, n, gpu);
       store.read("energy_to_train_j", offset, n, energy);
+      if (has_network)
+        store.read("network_capex_usd", offset, n, network);
+      else
+        network.assign(n, 0.0);
     }
     for (std::uint64_t i = 0; i < n; ++i) {
       if (design[i] != current_design) {
@@ -81,7 +89,7 @@ std::vector<BestRow> best_designs(const StoreReader& store, spaces::Objective ob
         candidates.push_back({std::numeric_limits<double>::infinity(), 0});
       }
       if (feasible[i] == 0) continue;
-      const double o = priced ? cost_of(gpu[i], gpus[i], obj[i], energy[i]) : obj[i];
+      const double o = priced ? cost_of(gpu[i], gpus[i], obj[i], energy[i], network[i]) : obj[i];
       if (std::isfinite(o) && o < candidates.back().objective) candidates.back() = {o, offset + i};
     }
   }
@@ -102,7 +110,8 @@ std::vector<BestRow> best_designs(const StoreReader& store, spaces::Objective ob
     BestRow c{row,
               candidate.objective,
               {time, value("step_time_s", row), value("mfu", row), energy_j,
-               cost_of(value("gpu", row), n_gpus, time, energy_j)},
+               cost_of(value("gpu", row), n_gpus, time, energy_j,
+                       has_network ? value("network_capex_usd", row) : 0)},
               n_gpus,
               value("mem_per_gpu_bytes", row),
               {}};

@@ -130,11 +130,6 @@ constexpr CalibrationField kFields[] = {
     {"node_power", &Calibration::node_power, 0.2, 1.0,
      "share of a node's maximum power beyond its GPUs (catalog node_overhead_w: CPUs, memory, "
      "NICs, NVSwitches, fans, power-supply loss) drawn while training"},
-    {"switch_w", &Calibration::switch_w, 0, 0,
-     "W per scale-out switch with its optics (64-port NDR: about 750 W typical and 32 x 17 W "
-     "OSFP optics; the maximum MLPerf's power rules charge)"},
-    {"switch_radix", &Calibration::switch_radix, 0, 0,
-     "ports per scale-out switch (NVIDIA Quantum-2 QM9700: 64 x 400 Gbit/s)"},
     {"dvfs_exponent", &Calibration::dvfs_exponent, 0, 0,
      "dynamic power ~ clock^dvfs_exponent under a power cap; fitted on Zeus's V100 power-limit "
      "traces (You et al. 2023; docs/estimator.md)"},

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "estimator/dlrm_calibration.h"
+#include "estimator/network.h"
 #include "estimator/power.h"
 #include "estimator/stack.h"
 
@@ -430,15 +431,16 @@ struct Calibration {
   double interval_widening = 1.4;
   // The power model ([power] in calibration.toml; estimator/power.h): board power by kind of
   // work as fractions of TDP, the share of a node's maximum beyond its GPUs drawn while training,
-  // the scale-out switches, and how power follows the clock under a cap.
+  // and how power follows the clock under a cap.
   double gemm_power = 0.95;
   double memory_power = 0.75;
   double comm_power = 0.5;
   double wait_power = 0.3;
   double node_power = 0.5;
-  double switch_w = 1700;
-  double switch_radix = 64;
   double dvfs_exponent = 2.4;
+  // The scale-out network's parts by port speed, with their prices and power
+  // (spaces/data/network.toml; estimator/network.h): what its bill of materials is made of.
+  NetworkCatalog network;
   // The recommendation-model family's parameters ([dlrm] in calibration.toml).
   DlrmCalibration dlrm;
 };

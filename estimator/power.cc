@@ -7,18 +7,9 @@
 
 namespace clustersweep::estimator {
 
-double network_switches(double gpus, double gpus_per_node, double radix) noexcept {
-  // A switch of 3 ports or fewer barely reaches further with more tiers: no network is modelled
-  // (a user's calibration may say so; real switches have 32 ports and more).
-  if (gpus <= gpus_per_node || radix < 4) return 0;
-  // Tiers t: one switch holds radix GPUs; each further tier multiplies that by radix / 2 (at
-  // least 2: at most 64 tiers for any count of GPUs a double holds up to 2^64).
-  double tiers = 1, reach = radix;
-  while (reach < gpus && tiers < 64) {
-    ++tiers;
-    reach *= radix / 2;
-  }
-  return std::max(gpus_per_node, std::ceil((2 * tiers - 1) * gpus / radix));
+double network_outside_servers_w(const Cluster& cluster, const Calibration& c) noexcept {
+  const NetworkBill bill = network_bill(cluster, c.network);
+  return bill.power_w - bill.nic_w;
 }
 
 StepPowerModel::StepPowerModel(const Cluster& cluster, const Calibration& c) noexcept {
@@ -40,9 +31,10 @@ StepPowerModel::StepPowerModel(const Cluster& cluster, const Calibration& c) noe
   gpus_ = cluster.num_gpus;
   nodes_ = num_nodes(cluster);
   node_rest_w_ = cluster.node_overhead_w * c.node_power;
-  network_w_ =
-      network_switches(cluster.num_gpus, std::max(cluster.gpus_per_node, 1), c.switch_radix) *
-      c.switch_w;
+  const NetworkBill bill = network_bill(cluster, c.network);
+  network_w_ = bill.power_w - bill.nic_w;
+  network_capex_usd_ = bill.capex_usd;
+  network_power_w_ = bill.power_w;
 }
 
 StepPower StepPowerModel::step(const WorkSeconds& s) const noexcept {
@@ -57,6 +49,8 @@ StepPower StepPowerModel::step(const WorkSeconds& s) const noexcept {
   if (total > 0) p.gpu_w = gpu_j / total;
   if (total > 0 && nodes_ > 0) p.node_w = p.node_j / (nodes_ * total);
   p.network_w = network_w_;
+  p.network_capex_usd = network_capex_usd_;
+  p.network_power_w = network_power_w_;
   return p;
 }
 
@@ -73,8 +67,7 @@ double peak_it_power_w(const Cluster& cluster, const Calibration& c) noexcept {
   const double tdp = cluster.gpu.tdp_w;
   const double gpu = cluster.power_cap_w > 0 ? std::min(cluster.power_cap_w, tdp) : tdp;
   return cluster.num_gpus * gpu + num_nodes(cluster) * cluster.node_overhead_w +
-         network_switches(cluster.num_gpus, std::max(cluster.gpus_per_node, 1), c.switch_radix) *
-             c.switch_w;
+         network_outside_servers_w(cluster, c);
 }
 
 }  // namespace clustersweep::estimator

@@ -3,7 +3,8 @@
 // fraction of its TDP that depends on what its kernels do: tensor-core GEMMs near the limit,
 // memory-bound kernels less, communication waits less again, the pipeline bubble and host waits
 // little more than idle. A node adds what its CPUs, memory, NICs, NVSwitches, fans and power
-// supplies draw while training; the scale-out network adds its switches; the facility multiplies
+// supplies draw while training; the scale-out network adds its switches and transceivers
+// (estimator/network.h; the NICs draw within their servers); the facility multiplies
 // the IT power by its PUE. A GPU power cap lowers the SM clock of the kernels that would draw more
 // than the cap until they draw the cap: compute-bound kernels slow with the clock, memory-bound
 // kernels and communication barely do. Pure and allocation-free; the step model of every family
@@ -27,7 +28,11 @@ struct WorkSeconds {
 struct StepPower {
   double gpu_w = 0;      // board power of one GPU, averaged over the step
   double node_w = 0;     // one node: its GPUs and the rest of the server
-  double network_w = 0;  // the scale-out network's switches, the whole cluster
+  double network_w = 0;  // the scale-out network's switches and transceivers, the whole cluster
+  // The network's bill of materials (estimator/network.h), the same every step: what it costs and
+  // what all of it draws, its NICs too.
+  double network_capex_usd = 0;
+  double network_power_w = 0;
   double gpu_clock = 1;  // the GEMMs' SM clock under the power cap, relative to uncapped
   // Joules of one step: the GPU boards; the servers (GPUs and the rest); servers and network.
   double gpu_j = 0;
@@ -35,11 +40,10 @@ struct StepPower {
   double it_j = 0;
 };
 
-// Switches of the scale-out network of `gpus` GPUs on nodes of `gpus_per_node`: a non-blocking
-// folded-Clos fat tree of radix-`radix` switches, (2 t - 1) gpus / radix for t tiers (NVIDIA DGX
-// SuperPOD reference architecture, RA-11333-001, tables 3-4), rail-optimised (at least one leaf
-// per rail: gpus_per_node); none on one node.
-double network_switches(double gpus, double gpus_per_node, double radix) noexcept;
+// What the scale-out network of `cluster` draws beyond its servers: the switches, transceivers and
+// cables of its bill of materials (estimator/network.h) without the NICs, which the servers'
+// node_overhead_w holds.
+double network_outside_servers_w(const Cluster& cluster, const Calibration& calibration) noexcept;
 
 // The power drawn by a cluster's GPUs, nodes and network while training, computed once per
 // cluster (Estimator and DlrmEstimator hold one).
@@ -60,11 +64,13 @@ class StepPowerModel {
   double gemm_clock_ = 1;
   double gpus_ = 0, nodes_ = 0;
   double node_rest_w_ = 0;  // per node beyond its GPUs
-  double network_w_ = 0;    // the whole cluster
+  double network_w_ = 0;    // the whole cluster, beyond the servers
+  double network_capex_usd_ = 0, network_power_w_ = 0;
 };
 
 // The most power a design can draw: every GPU at its cap (or TDP), every node at its datasheet
-// maximum, the network's switches, before PUE. What a site's power budget must provision.
+// maximum, the network's switches and transceivers, before PUE. What a site's power budget must
+// provision.
 double peak_it_power_w(const Cluster& cluster, const Calibration& calibration) noexcept;
 
 }  // namespace clustersweep::estimator

@@ -576,9 +576,119 @@ estimator::Calibration parse_calibration(std::string_view text, std::string_view
   return parse_calibration(text, filename, builtin_calibration());
 }
 
+estimator::NetworkCatalog parse_network_parts(std::string_view text, std::string_view filename) {
+  const toml::table root = parse_toml(text, filename);
+  check_format_version(root, filename);
+  static constexpr const char* kKinds[] = {"switch", "transceiver", "cable", "nic"};
+  for (const auto& [key, node] : root) {
+    if (key.str() == "format_version") continue;
+    if (std::find(std::begin(kKinds), std::end(kKinds), key.str()) == std::end(kKinds) ||
+        !node.is_array_of_tables())
+      throw InputError(fmt::format(
+          "{}: {}: unknown key; expected format_version and [[switch]], [[transceiver]], "
+          "[[cable]] and [[nic]] tables",
+          where(filename, key.source()), key.str()));
+  }
+  // The first part of each kind at each speed, with where the speed's switch was given.
+  struct Speed {
+    estimator::NetworkParts parts;
+    bool has[4] = {};
+    const toml::table* switch_table = nullptr;
+    std::string switch_key;
+  };
+  std::vector<Speed> speeds;
+  std::vector<std::string> keys;
+  for (int kind = 0; kind < 4; ++kind) {
+    const char* name = kKinds[kind];
+    const toml::node* list = root.get(name);
+    if (!list) {
+      if (kind == 0)
+        throw InputError(fmt::format("{}:1:1: expected one or more [[switch]] tables", filename));
+      continue;
+    }
+    for (const auto& node : *list->as_array()) {
+      const toml::table& t = *node.as_table();
+      TableReader r(t, filename, name);
+      const std::string key = r.string("key");
+      if (std::find(keys.begin(), keys.end(), key) != keys.end())
+        r.fail(*t.get("key"), "key", fmt::format("'{}' is defined twice", key));
+      keys.push_back(key);
+      r.string("name");
+      const double gbps = r.number("gbps");
+      double ports = 1;
+      if (kind < 2) {
+        ports = r.integer("ports");
+        if (kind == 0 && ports < 4)
+          r.fail(*t.get("ports"), "ports",
+                 fmt::format("a switch needs at least 4 ports to build a tree, got {}", ports));
+      }
+      const double usd = r.number("usd", true);
+      const double w = r.number("w", true);
+      r.string("source");
+      r.finish();
+      auto speed = std::find_if(speeds.begin(), speeds.end(),
+                                [&](const Speed& sp) { return sp.parts.gbps == gbps; });
+      if (speed == speeds.end()) {
+        if (kind != 0)
+          r.fail(*t.get("gbps"), "gbps",
+                 fmt::format("{} '{}': no switch of {} Gbit/s above; a part serves a switch of "
+                             "its speed",
+                             name, key, gbps));
+        if (speeds.size() >= estimator::kMaxNetworkSpeeds)
+          r.fail(*t.get("gbps"), "gbps",
+                 fmt::format("at most {} speeds", estimator::kMaxNetworkSpeeds));
+        speeds.push_back({});
+        speed = speeds.end() - 1;
+        speed->parts.gbps = gbps;
+        speed->switch_table = &t;
+        speed->switch_key = key;
+      }
+      if (speed->has[kind]) continue;  // listed for comparison: the first of a speed is built
+      speed->has[kind] = true;
+      estimator::NetworkParts& p = speed->parts;
+      switch (kind) {
+        case 0:
+          p.switch_ports = ports;
+          p.switch_usd = usd;
+          p.switch_w = w;
+          break;
+        case 1:
+          p.transceiver_usd = usd / ports;
+          p.transceiver_w = w / ports;
+          break;
+        case 2:
+          p.copper_usd = usd;
+          p.copper_w = w;
+          break;
+        default:
+          p.nic_usd = usd;
+          p.nic_w = w;
+      }
+    }
+  }
+  estimator::NetworkCatalog catalog;
+  std::sort(speeds.begin(), speeds.end(),
+            [](const Speed& a, const Speed& b) { return a.parts.gbps < b.parts.gbps; });
+  for (const Speed& speed : speeds) {
+    for (int kind = 1; kind < 4; ++kind)
+      if (!speed.has[kind])
+        throw InputError(fmt::format(
+            "{}: switch '{}': no {} of {} Gbit/s; every switch speed needs a transceiver, a "
+            "cable and a nic of its speed",
+            where(filename, speed.switch_table->source()), speed.switch_key, kKinds[kind],
+            speed.parts.gbps));
+    catalog.speeds[static_cast<std::size_t>(catalog.count++)] = speed.parts;
+  }
+  return catalog;
+}
+
 const estimator::Calibration& builtin_calibration() {
-  static const Calibration calibration =
-      parse_calibration(embedded_text("calibration.toml"), "calibration.toml", Calibration{});
+  static const Calibration calibration = [] {
+    Calibration c =
+        parse_calibration(embedded_text("calibration.toml"), "calibration.toml", Calibration{});
+    c.network = parse_network_parts(embedded_text("network.toml"), "network.toml");
+    return c;
+  }();
   return calibration;
 }
 

@@ -93,7 +93,12 @@ class Catalog {
   std::vector<DlrmModelEntry> dlrm_models_;
 };
 
-// The fitted calibration (spaces/data/calibration.toml) and a user's override file.
+// The scale-out network's parts (spaces/data/network.toml) by speed: of each kind, the first part
+// of each switch speed. Errors name `filename:line:column`.
+estimator::NetworkCatalog parse_network_parts(std::string_view toml, std::string_view filename);
+
+// The fitted calibration (spaces/data/calibration.toml) with the network's parts, and a user's
+// override file.
 const estimator::Calibration& builtin_calibration();
 estimator::Calibration load_calibration(const std::string& path);
 // A calibration file read once: its parameters and its support tables (the built-in ones for

@@ -598,6 +598,10 @@ std::vector<MeasuredEnergyRun> read_energy_runs(const std::string& path,
         settings.set("lora_rank", std::to_string(kDefaultLoraRank), where("family"));
       read_model_columns(columns, text, where, settings);
       run.point = resolve(settings, calibration);
+      // The runs are of HGX and DGX nodes, one NIC per GPU, on NVIDIA's rail-optimized reference
+      // fabric (the DGX SuperPOD's), whose network the metered energy charges; the file has no
+      // column for it.
+      run.point.cluster.scale_out.network = estimator::Network::rail_optimized;
       if (const Violation v = check(run.point))
         return skip(fmt::format("cannot be estimated: {}: {}", to_string(v.rule), message(v)));
     }

@@ -527,10 +527,16 @@ estimator::JobDesign Space::job(const estimator::Cluster& cluster,
   return estimator::job_design(impl_->reliability, cluster, checkpoint_bytes);
 }
 double Space::usd_per_gpu_s(const Design& design) const noexcept {
-  return impl_->pricing.usd_per_gpu_s(impl_->gpus[design.axis_index[kGpu]]->key);
+  const estimator::Cluster& c = design.cluster;
+  return impl_->pricing.usd_per_gpu_s(impl_->gpus[design.axis_index[kGpu]]->key) +
+         impl_->pricing.network_usd_per_gpu_s(
+             estimator::network_bill(c, impl_->calibration.network).capex_usd, c.num_gpus);
 }
 double Space::usd_per_gpu_s(const DlrmDesign& design) const noexcept {
-  return impl_->pricing.usd_per_gpu_s(impl_->gpus[design.axis_index[kDlrmGpu]]->key);
+  const estimator::Cluster& c = design.cluster;
+  return impl_->pricing.usd_per_gpu_s(impl_->gpus[design.axis_index[kDlrmGpu]]->key) +
+         impl_->pricing.network_usd_per_gpu_s(
+             estimator::network_bill(c, impl_->calibration.network).capex_usd, c.num_gpus);
 }
 Keep Space::keep() const noexcept { return impl_->keep; }
 Objective Space::objective() const noexcept { return impl_->objective; }

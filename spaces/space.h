@@ -168,13 +168,23 @@ struct Pricing {
     return amortize_years > 0 ? capex_usd_per_gpu.of(gpu) / (amortize_years * 365.25 * 24 * 3600)
                               : 0;
   }
+  // The network's share of an owned cluster's cost per GPU-second: its capex over its GPUs,
+  // amortized as the accelerators' capex is. 0 for a rented cluster (the hourly price includes
+  // the network) and where the accelerators are not priced (a cost of electricity alone).
+  double network_usd_per_gpu_s(double network_capex_usd, double num_gpus) const noexcept {
+    if (gpu_hour_usd.given() || !capex_usd_per_gpu.given() || amortize_years <= 0 ||
+        num_gpus <= 0 || !(network_capex_usd > 0))
+      return 0;
+    return network_capex_usd / num_gpus / (amortize_years * 365.25 * 24 * 3600);
+  }
   // usd_per_gpu_s() of each accelerator of `gpus` (a store's gpu labels, indexed by label code).
   std::vector<double> usd_per_gpu_s(const std::vector<std::string>& gpus) const {
     std::vector<double> out;
     for (const auto& gpu : gpus) out.push_back(usd_per_gpu_s(gpu));
     return out;
   }
-  // Electricity plus accelerators at `usd_per_gpu` per GPU-second (usd_per_gpu_s()).
+  // Electricity plus accelerators at `usd_per_gpu` per GPU-second (usd_per_gpu_s(), with an owned
+  // cluster's network_usd_per_gpu_s()).
   double cost_usd(double usd_per_gpu, double num_gpus, double time_s,
                   double energy_j) const noexcept {
     return energy_kwh(energy_j) * usd_per_kwh + num_gpus * time_s * usd_per_gpu;
@@ -345,7 +355,8 @@ class Space {
   // The job model's view of a design (estimator/job.h): its size and its training state.
   estimator::JobDesign job(const estimator::Cluster& cluster,
                            double checkpoint_bytes) const noexcept;
-  // pricing().usd_per_gpu_s() of a design's accelerator, resolved once per accelerator.
+  // What a design's GPU-second costs: pricing().usd_per_gpu_s() of its accelerator, with an owned
+  // cluster's network_usd_per_gpu_s() of its network's bill of materials.
   double usd_per_gpu_s(const Design& design) const noexcept;
   double usd_per_gpu_s(const DlrmDesign& design) const noexcept;
   Keep keep() const noexcept;

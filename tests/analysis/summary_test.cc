@@ -352,3 +352,42 @@ TEST_F(SummaryTest, SensitivityOnTheSweepRanksClusterSizeFirst) {
 
 }  // namespace
 }  // namespace clustersweep::analysis
+
+namespace clustersweep::analysis {
+namespace {
+
+// An owned cluster's cost carries its network's bill amortized like the accelerators; a rented one
+// (the hourly price holds the network) and a store without the column are priced as before.
+TEST(NetworkCost, AnOwnedClusterPaysItsNetworksShare) {
+  MemoryTable table;
+  table.add({"point_id", "", false, {}, "id"}, {0, 1});
+  table.add({"gpu", "", true, {"H100-SXM5-80GB"}, "design_axis"}, {0, 0});
+  table.add({"num_gpus", "", false, {}, "design_axis"}, {64, 1024});
+  table.add({"time_to_train_s", "s", false, {}, "metric"}, {86400, 3600});
+  table.add({"energy_to_train_j", "J", false, {}, "metric"}, {3.6e9, 7.2e9});
+  MemoryTable without = table;
+  table.add({"network_capex_usd", "USD", false, {}, "metric"}, {245920, 6397440});
+  const auto costs = [](const MemoryTable& t, const Pricing& p) {
+    const Dataset data(t, p);
+    Scan scan(data, {"cost_usd"}, {});
+    std::vector<double> out;
+    while (scan.next())
+      for (std::size_t i = 0; i < scan.size(); ++i) out.push_back(scan[0][i]);
+    return out;
+  };
+  Pricing owned;
+  owned.capex_usd_per_gpu = spaces::GpuPrice{30000, {}};
+  const double amortize_s = owned.amortize_years * 365.25 * 24 * 3600;
+  const std::vector<double> got = costs(table, owned);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_DOUBLE_EQ(got[0], 1000 * 0.10 * 1.2 + (64 * 30000.0 + 245920) * 86400 / amortize_s);
+  EXPECT_DOUBLE_EQ(got[1], 2000 * 0.10 * 1.2 + (1024 * 30000.0 + 6397440) * 3600 / amortize_s);
+  EXPECT_DOUBLE_EQ(costs(without, owned)[0], 1000 * 0.10 * 1.2 + 64 * 30000.0 * 86400 / amortize_s);
+  Pricing rented;
+  rented.gpu_hour_usd = spaces::GpuPrice{2.5, {}};
+  EXPECT_EQ(costs(table, rented), costs(without, rented));
+  EXPECT_EQ(costs(table, Pricing{}), costs(without, Pricing{}));  // electricity alone
+}
+
+}  // namespace
+}  // namespace clustersweep::analysis

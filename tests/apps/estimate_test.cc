@@ -35,6 +35,36 @@ TEST(Estimate, PrintsTheBreakdown) {
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
 }
 
+// The scale-out network's bill: 64 H100 on 8 nodes fit one 64-port QM9700 leaf (a fat tree by
+// default), each GPU's link optical; 1,024 on 32 leaves and 16 spines; one node has none.
+TEST(Estimate, PrintsTheNetworksBillOfMaterials) {
+  Result r = run(with(kBase, {"--tp", "8", "--pp", "8"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* line :
+       {"scale-out network           1 tier, 400 Gbit/s links, 1 NIC per GPU\n"
+        "  tier     switches  radix    links   optics   cables    NICs          USD         W\n"
+        "  leaf            1     64       64      128       64      64      245,920     3,438\n"
+        "  total           1      -       64      128       64      64      245,920     3,438\n",
+        "network power               1.8 kW (scale-out switches and transceivers)\n"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  r = run({"estimate", "--model", "gpt3-175b", "--gpu", "H100-SXM5-80GB", "--nodes", "128", "--tp",
+           "8", "--pp", "8", "--dp", "16", "--sequence-parallel", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto network = nlohmann::json::parse(r.out)["network"];
+  EXPECT_EQ(network["tiers"], 2);
+  EXPECT_EQ(network["rows"][0]["tier"], "leaf");
+  EXPECT_EQ(network["rows"][0]["switches"], 32);
+  EXPECT_EQ(network["rows"][1]["switches"], 16);
+  EXPECT_EQ(network["rows"][1]["medium"], "optical");
+  EXPECT_EQ(network["transceivers"], 4096);
+  EXPECT_EQ(network["network_capex_usd"], 6397440);
+  EXPECT_EQ(network["network_power_w"], 96416);
+  r = run(
+      {"estimate", "--model", "llama3-8b", "--gpu", "H100-SXM5-80GB", "--gpus", "8", "--tp", "8"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("scale-out network"), std::string::npos) << r.out;
+}
+
 TEST(Estimate, JsonMatchesTheLibrary) {
   const Result r = run(with(kBase, {"--tp", "8", "--pp", "8", "--json"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;

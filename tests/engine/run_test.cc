@@ -85,7 +85,12 @@ TEST_F(RunTest, PlanSearchAndExhaustiveEnumerationWriteTheSameRows) {
     const std::uint64_t searched = estimated(search_out, "exact search");
     const std::uint64_t all = estimated(exhaustive_out, "exhaustive");
     EXPECT_GT(searched, 0u) << search_out;
-    EXPECT_LT(searched * 3, all) << search_out << exhaustive_out;
+    // A design's time-energy front is wider than its best plan, the more so where the network's
+    // power (the same for every plan of a design) is a small part of its energy: these 2 to 4
+    // nodes share one leaf switch.
+    EXPECT_LT(static_cast<double>(searched) * (keep == "best-per-design" ? 3 : 1.5),
+              static_cast<double>(all))
+        << search_out << exhaustive_out;
     EXPECT_EQ(engine::StoreReader(dir_ / "search.h5").header().plan_search, "exact-search");
     EXPECT_EQ(engine::StoreReader(dir_ / "all.h5").header().plan_search, "exhaustive");
     for (const char* f : {"search.h5", "all.h5"}) std::filesystem::remove(dir_ / f);
@@ -522,7 +527,7 @@ assert f["step_time_s"].attrs["units"] in ("s", b"s")
 assert f["precision"].id.get_storage_size() == 0 and f["precision"].fillvalue == 0
 assert (table["precision"] == 0).all() and (table["seq_len"] == 8192).all()
 assert f["tp"].id.get_storage_size() == n
-assert f.attrs["format"] == "clustersweep-store" and f.attrs["format_version"] == 10
+assert f.attrs["format"] == "clustersweep-store" and f.attrs["format_version"] == 11
 assert f.attrs["complete"] == 1 and f.attrs["mpi_size"] == 2
 assert "keep = \"all\"" in f.attrs["spec"]
 print("ok", n, int(ok.sum()))

@@ -9,6 +9,7 @@
 #include "estimator/dlrm.h"
 #include "estimator/estimator.h"
 #include "h100_like_cluster.h"
+#include "spaces/catalog.h"
 
 namespace clustersweep::estimator {
 namespace {
@@ -49,7 +50,8 @@ Plan plan(int tp, int pp, int dp, int micro_batch = 1) {
 }
 
 TEST(Power, EachKindOfWorkAtItsFractionOfTdpPlusNodesAndNetwork) {
-  const Calibration cal;
+  Calibration cal;
+  cal.network = spaces::builtin_calibration().network;
   const Cluster c = cluster();
   const Estimate e = estimate(gpt3_175b(), c, plan(8, 8, 16), cal);
   const StepTime& t = e.time;
@@ -65,20 +67,14 @@ TEST(Power, EachKindOfWorkAtItsFractionOfTdpPlusNodesAndNetwork) {
   const double node_j = e.power.gpu_j + 128 * c.node_overhead_w * cal.node_power * t.total_s;
   EXPECT_NEAR(e.power.node_j / node_j, 1.0, 1e-12);
   EXPECT_EQ(e.energy_per_step_j, e.power.it_j);
-  // 1,024 GPUs on radix-64 switches: two tiers, 3 x 1024 / 64 switches.
-  EXPECT_EQ(e.power.network_w, 48 * cal.switch_w);
-  EXPECT_NEAR(e.power.it_j / (node_j + 48 * cal.switch_w * t.total_s), 1.0, 1e-12);
-}
-
-TEST(Power, NetworkSwitchesOfAFatTree) {
-  EXPECT_EQ(network_switches(8, 8, 64), 0);         // one node: no scale-out network
-  EXPECT_EQ(network_switches(64, 8, 64), 8);        // one tier, a leaf per rail
-  EXPECT_EQ(network_switches(1016, 8, 64), 48);     // SuperPOD 4 SU: 32 leaves + 16 spines
-  EXPECT_EQ(network_switches(16384, 8, 64), 1280);  // 64 SU: 512 + 512 + 256 (three tiers)
-  EXPECT_EQ(network_switches(2048, 8, 64), 96);
-  EXPECT_EQ(network_switches(2056, 8, 64), 161);  // one more GPU: a third tier
-  EXPECT_EQ(network_switches(4096, 8, 2), 0);     // a calibration's degenerate radix ends
-  EXPECT_EQ(network_switches(4096, 8, 3.5), 0);
+  // 1,024 GPUs on radix-64 switches: two tiers, 3 x 1024 / 64 switches, and 2,048 optical links
+  // with a transceiver port at each end; the NICs draw within the servers.
+  const NetworkParts& parts = *cal.network.parts_for(400);
+  const double network_w = 48 * parts.switch_w + 2 * 2048 * parts.transceiver_w;
+  EXPECT_DOUBLE_EQ(e.power.network_w, network_w);
+  EXPECT_NEAR(e.power.it_j / (node_j + network_w * t.total_s), 1.0, 1e-12);
+  // Without parts, no network is priced.
+  EXPECT_EQ(estimate(gpt3_175b(), c, plan(8, 8, 16), Calibration{}).power.network_w, 0);
 }
 
 TEST(Power, EnergyScopesAreOrdered) {

@@ -679,6 +679,17 @@ TEST(Pricing, CostIsElectricityPlusRentedOrAmortizedGpus) {
   EXPECT_DOUBLE_EQ(p.cost_usd(p.usd_per_gpu_s("any"), 10, 3600, 0), 10);
   EXPECT_TRUE(p.prices_gpus());
   EXPECT_FALSE(Pricing{}.prices_gpus());
+  // An owned cluster's network of the same capex per GPU doubles the GPUs' share; a rented one
+  // (the hourly price holds the network) and an unpriced one pay none.
+  EXPECT_DOUBLE_EQ(p.network_usd_per_gpu_s(10 * 365.25 * 24, 10) * 3600, 1);
+  EXPECT_DOUBLE_EQ(
+      p.cost_usd(p.usd_per_gpu_s("any") + p.network_usd_per_gpu_s(10 * 365.25 * 24, 10), 10, 3600,
+                 0),
+      20);
+  p.capex_usd_per_gpu = {};
+  p.gpu_hour_usd.all = 2;
+  EXPECT_EQ(p.network_usd_per_gpu_s(1e6, 10), 0);
+  EXPECT_EQ(Pricing{}.network_usd_per_gpu_s(1e6, 10), 0);
 }
 
 TEST(Pricing, APricePerAcceleratorPricesEachOneAndRoundTripsThroughItsText) {
