@@ -10,8 +10,8 @@
 #include "apps/commands.h"
 #include "base/error.h"
 #include "base/files.h"
+#include "calibration/site.h"
 #include "spaces/catalog.h"
-#include "spaces/site.h"
 
 namespace clustersweep::cli {
 namespace {

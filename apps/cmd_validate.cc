@@ -10,14 +10,14 @@
 #include "apps/commands.h"
 #include "base/error.h"
 #include "base/files.h"
+#include "calibration/energy_validation.h"
+#include "calibration/fit.h"
+#include "calibration/runs.h"
+#include "calibration/site.h"
+#include "calibration/validation.h"
 #include "estimator/estimator.h"
-#include "estimator/fit.h"
 #include "spaces/catalog.h"
-#include "spaces/energy_validation.h"
-#include "spaces/runs.h"
-#include "spaces/site.h"
 #include "spaces/support.h"
-#include "spaces/validation.h"
 
 namespace clustersweep::cli {
 namespace {

@@ -5,19 +5,19 @@
 #   usage: tests/sanitizers/run.sh [BUILD_DIR=build-asan]
 #
 # What runs (docs/testing.md): the tests of the engine and its store (engine_tests, and
-# engine_mpi_tests on 2 ranks), the parsers (base, spaces, slurm), the estimator, jobs and the
-# analysis. The suites that run the sanitized clustersweep, MPI_Init included (MPI_SUITES), run in
-# a second pass without LeakSanitizer: Open MPI leaks in MPI_Init by design, through components it
-# loads and unloads, so the stacks have no names a suppression file could match; every other check
-# stays on, and the first pass checks leaks in everything else. Left to the normal run (SKIP): the
-# brute-force tests of pure computation that the Release run already checks and that the other
-# tests of the same code run under ASan on small inputs: the exhaustive search-equality tests, the
-# search bounds against every plan of their box, the space counts against enumeration and the
-# refit of the shipped site prior (minutes under ASan); the Chromium render test, the two tests that make HDF5 1.10 read past a heap object on
-# purpose (ASan stops them inside HDF5, which is what the tests show clustersweep survives), and
-# the random-SIGKILL resume test (it needs its kills to land while chunks are written, a window the
-# sanitizers' slowdown of the evaluation against the writes moves; the normal run proves the
-# resume).
+# engine_mpi_tests on 2 ranks), the parsers (base, spaces, slurm), the estimator, jobs, the analysis
+# and the calibration. The suites that run the sanitized clustersweep, MPI_Init included
+# (MPI_SUITES), run in a second pass without LeakSanitizer: Open MPI leaks in MPI_Init by design,
+# through components it loads and unloads, so the stacks have no names a suppression file could
+# match; every other check stays on, and the first pass checks leaks in everything else. Left to the
+# normal run (SKIP): the brute-force tests of pure computation that the Release run already checks
+# and that the other tests of the same code run under ASan on small inputs: the exhaustive
+# search-equality tests, the search bounds against every plan of their box, the space counts against
+# enumeration and the refit of the shipped site prior (minutes under ASan); the Chromium render
+# test, the two tests that make HDF5 1.10 read past a heap object on purpose (ASan stops them inside
+# HDF5, which is what the tests show clustersweep survives), and the random-SIGKILL resume test (it
+# needs its kills to land while chunks are written, a window the sanitizers' slowdown of the
+# evaluation against the writes moves; the normal run proves the resume).
 set -euo pipefail
 set -f  # the gtest filters' '*' are patterns for gtest, not for the shell
 build=$(cd "${1:-build-asan}" && pwd)
@@ -55,9 +55,9 @@ suites analysis mpi
 add "engine_mpi_tests on 2 ranks" ASAN_OPTIONS=$asan:detect_leaks=0 \
   mpiexec -n 2 --oversubscribe "$build/tests/engine/engine_mpi_tests" --gtest_brief=1
 suites slurm mpi
-for t in engine analysis slurm spaces estimator base jobs; do suites "$t" rest; done
+for t in engine analysis slurm spaces calibration estimator base jobs; do suites "$t" rest; done
 # The other binaries have no suite through MPI_Init today; one added later runs too.
-for t in spaces estimator base jobs; do
+for t in spaces calibration estimator base jobs; do
   if "$build/tests/$t/${t}_tests" --gtest_list_tests "--gtest_filter=$mpi_suites" | grep -q '^ '; then
     suites "$t" mpi
   fi

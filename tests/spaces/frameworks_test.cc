@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "base/csv.h"
+#include "calibration/runs.h"
 #include "spaces/catalog.h"
 #include "spaces/resolve.h"
 #include "spaces/rules.h"
-#include "spaces/runs.h"
 
 namespace clustersweep::spaces {
 namespace {

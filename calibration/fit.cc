@@ -1,4 +1,4 @@
-#include "estimator/fit.h"
+#include "calibration/fit.h"
 
 #include <algorithm>
 #include <cmath>

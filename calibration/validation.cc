@@ -1,4 +1,4 @@
-#include "spaces/validation.h"
+#include "calibration/validation.h"
 
 #include <fmt/format.h>
 

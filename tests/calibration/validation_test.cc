@@ -1,7 +1,7 @@
 // Validation against published runs as library functions: the statistics and tables
 // `clustersweep validate` prints, pinned on small synthetic inputs whose answers are worked out by
 // hand, and the predictions on real runs checked against the estimator itself.
-#include "spaces/validation.h"
+#include "calibration/validation.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

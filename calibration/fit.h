@@ -69,7 +69,7 @@ FitResult fit_calibration(const std::vector<DlrmSample>& samples, const Calibrat
                           const FitOptions& options = {});
 
 // The [power] parameters fitted on `objective` (the error of the energy validation's metered
-// runs, spaces/energy_runs.h), by the same coordinate descent with its prior.
+// runs, calibration/energy_validation.h), by the same coordinate descent with its prior.
 FitResult fit_power_calibration(const Calibration& start,
                                 const std::function<double(const Calibration&)>& objective,
                                 const FitOptions& options = {});

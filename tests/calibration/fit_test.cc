@@ -1,5 +1,5 @@
 // The calibration fit recovers parameters from data generated with them, deterministically.
-#include "estimator/fit.h"
+#include "calibration/fit.h"
 
 #include <gtest/gtest.h>
 

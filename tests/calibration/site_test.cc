@@ -2,7 +2,7 @@
 // factors towards it the more it weighs, a factor the runs do not show stays at its prior), a
 // differential test against runs generated from known factors, and the shipped prior's
 // reproducibility.
-#include "spaces/site.h"
+#include "calibration/site.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Published runs through the resolution layer: every run `validate` predicts is a point that a
 // sweep of the same design keeps, with the same plan and the same estimate.
-#include "spaces/runs.h"
+#include "calibration/runs.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "calibration/fit.h"
+#include "calibration/runs.h"
 #include "estimator/estimator.h"
-#include "estimator/fit.h"
-#include "spaces/runs.h"
 
 namespace clustersweep::spaces {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "calibration/fit.h"
 #include "estimator/estimator.h"
-#include "estimator/fit.h"
 #include "spaces/resolve.h"
 
 namespace clustersweep::spaces {

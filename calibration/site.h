@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "calibration/runs.h"
 #include "estimator/estimator.h"
-#include "spaces/runs.h"
 #include "spaces/support.h"
 
 namespace clustersweep::spaces {

@@ -1,4 +1,4 @@
-#include "spaces/runs.h"
+#include "calibration/runs.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,4 +1,4 @@
-#include "spaces/site.h"
+#include "calibration/site.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,10 +10,10 @@
 #include <random>
 
 #include "base/error.h"
-#include "estimator/fit.h"
+#include "calibration/fit.h"
+#include "calibration/validation.h"
 #include "spaces/catalog.h"
 #include "spaces/toml_text.h"
-#include "spaces/validation.h"
 
 namespace clustersweep::spaces {
 

@@ -6,7 +6,7 @@
 #include <limits>
 #include <numeric>
 
-#include "estimator/fit.h"
+#include "calibration/fit.h"
 
 namespace clustersweep::estimator {
 namespace {

@@ -1,4 +1,4 @@
-#include "spaces/energy_validation.h"
+#include "calibration/energy_validation.h"
 
 #include <fmt/format.h>
 
