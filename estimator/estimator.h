@@ -135,6 +135,21 @@ struct ScaleOut {
   double global_taper = 1;  // dragonfly: a group's injection : its global links' bandwidth
 };
 
+// The scale-out network as the step-time model places a group's traffic on it
+// (detail/collectives.h, scale_out_levels): how many consecutive GPUs share a leaf, sit below the
+// taper and form a dragonfly group. Computed once per cluster.
+struct ScaleOutLevels {
+  // A non-blocking fat tree or rail-optimized network: every group gets its full scale-out
+  // bandwidth, and the model takes none of the steps below.
+  bool non_blocking = true;
+  Network network = Network::fat_tree;
+  std::int64_t node_gpus = 1;   // GPUs per node: the rails, one NIC each
+  std::int64_t taper_gpus = 0;  // a group spanning more crosses the tapered level
+  double oversubscription = 1;
+  std::int64_t group_gpus = 0;  // dragonfly: a group spanning more crosses the global links
+  double global_taper = 1;
+};
+
 struct Accelerator {
   double peak_flops[kNumPrecisions] = {};  // dense FLOP/s per Precision; 0 = not supported
   double hbm_bytes = 0;
@@ -679,6 +694,7 @@ class Estimator {
   double hbm_bytes_per_s_ = 0;     // achieved
   double nvlink_bytes_per_s_ = 0;  // achieved, all of a chip's scale-up links
   double inter_node_bytes_per_s_ = 0;
+  ScaleOutLevels scale_out_;
   double expansion_bytes_per_s_ = 0;
   double nvlink_latency_s_ = 0;
   double inter_node_latency_s_ = 0;
