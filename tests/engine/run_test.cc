@@ -522,7 +522,7 @@ assert f["step_time_s"].attrs["units"] in ("s", b"s")
 assert f["precision"].id.get_storage_size() == 0 and f["precision"].fillvalue == 0
 assert (table["precision"] == 0).all() and (table["seq_len"] == 8192).all()
 assert f["tp"].id.get_storage_size() == n
-assert f.attrs["format"] == "clustersweep-store" and f.attrs["format_version"] == 10
+assert f.attrs["format"] == "clustersweep-store" and f.attrs["format_version"] == 11
 assert f.attrs["complete"] == 1 and f.attrs["mpi_size"] == 2
 assert "keep = \"all\"" in f.attrs["spec"]
 print("ok", n, int(ok.sum()))
