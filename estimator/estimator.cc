@@ -113,6 +113,17 @@ Estimator::Estimator(const Workload& workload, const Cluster& cluster,
   model_flops_per_step_ = training_flops_per_step(workload_, Recompute::none) * gemm_passes_ / 3.0;
 }
 
+// Out of line, unlike the rest of link(): inlined, the placement made link() too large to inline
+// into its callers, and every plan on the default network paid for the calls (bench: 6% more
+// instructions an estimate).
+[[gnu::noinline]] double Estimator::placed_scale_out_bytes_per_s(int stride, int n, Traffic traffic,
+                                                                 double scale_up) const noexcept {
+  if (static_cast<std::int64_t>(stride) * n <= std::max(cluster_.nvlink_domain, 1))
+    return inter_node_bytes_per_s_;
+  return detail::placed_scale_out_bytes_per_s(scale_out_, stride, n, traffic,
+                                              inter_node_bytes_per_s_, scale_up);
+}
+
 // The structural rules (heads, layers, batch, sequence divisibility...) are spaces::check_plan's,
 // which every command applies before estimating. This guard only keeps a plan that skipped it
 // from dividing by zero or indexing past the model: it is not the rule check.

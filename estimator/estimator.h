@@ -577,6 +577,10 @@ class Estimator {
   // in Megatron's rank order.
   void link(int stride, int n, double& bytes_per_s, double& alpha,
             Traffic traffic = Traffic::collective) const noexcept;
+  // The scale-out bandwidth of such a group, `scale_up` its scale-up bandwidth, on a network other
+  // than the default non-blocking one (detail::placed_scale_out_bytes_per_s), in estimator.cc.
+  double placed_scale_out_bytes_per_s(int stride, int n, Traffic traffic,
+                                      double scale_up) const noexcept;
   // detail/attention.h. How a plan's attention kernel runs the score and context matmuls: FLOP/s
   // achieved, backward over forward time, and whether the s x s scores stay on chip.
   struct AttentionKernelCost {
@@ -694,7 +698,6 @@ class Estimator {
   double hbm_bytes_per_s_ = 0;     // achieved
   double nvlink_bytes_per_s_ = 0;  // achieved, all of a chip's scale-up links
   double inter_node_bytes_per_s_ = 0;
-  ScaleOutLevels scale_out_;
   double expansion_bytes_per_s_ = 0;
   double nvlink_latency_s_ = 0;
   double inter_node_latency_s_ = 0;
@@ -718,6 +721,7 @@ class Estimator {
   double gemm_passes_ = 3;
   double update_bytes_ = 0;  // HBM bytes the optimizer moves per parameter of the model
   StepPowerModel power_;
+  ScaleOutLevels scale_out_;
 };
 
 // One-shot convenience: Estimator(workload, cluster, calibration).estimate(plan).

@@ -208,18 +208,18 @@ inline double placed_scale_out_bytes_per_s(const ScaleOutLevels& levels, int str
 
 }  // namespace detail
 
-inline void Estimator::link(int stride, int n, double& bytes_per_s, double& alpha,
-                            Traffic traffic) const noexcept {
+// Inlined into every caller, as it was before the scale-out networks: the default network takes
+// one test of a flag here, and the placement runs out of line (placed_scale_out_bytes_per_s).
+[[gnu::always_inline]] inline void Estimator::link(int stride, int n, double& bytes_per_s,
+                                                   double& alpha, Traffic traffic) const noexcept {
   const int domain = std::max(cluster_.nvlink_domain, 1);
   const double scale_up =
       detail::scale_up_bytes_per_s(cluster_, nvlink_bytes_per_s_, stride, n, traffic);
-  const double scale_out =
-      scale_out_.non_blocking || static_cast<std::int64_t>(stride) * n <= domain
-          ? inter_node_bytes_per_s_
-          : detail::placed_scale_out_bytes_per_s(scale_out_, stride, n, traffic,
-                                                 inter_node_bytes_per_s_, scale_up);
-  bytes_per_s = detail::collective_bytes_per_s(stride, n, domain, scale_up, scale_out,
-                                               calibration_.nic_aggregation);
+  bytes_per_s = detail::collective_bytes_per_s(
+      stride, n, domain, scale_up,
+      scale_out_.non_blocking ? inter_node_bytes_per_s_
+                              : placed_scale_out_bytes_per_s(stride, n, traffic, scale_up),
+      calibration_.nic_aggregation);
   alpha =
       static_cast<std::int64_t>(stride) * n <= domain ? nvlink_latency_s_ : inter_node_latency_s_;
 }
