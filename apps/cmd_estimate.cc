@@ -86,6 +86,8 @@ void print_text(const Point& pt, const est::Estimate& e, const TrainingJob& job)
       "cluster   {} x {} ({} nodes x {}), {}, scale-out {:g} Gbit/s per GPU, HBM {:g} GB",
       c.num_gpus, pt.gpu_name, pt.nodes, c.gpus_per_node, spaces::scale_up_text(c),
       c.inter_node_bytes_per_s * 8 / 1e9, c.hbm_bytes / 1e9);
+  if (const std::string net = spaces::scale_out_text(c.scale_out); !net.empty())
+    std::cout << ", " << net;
   if (c.expansion_bytes > 0)
     std::cout << fmt::format(", expansion {:g} GB at {:g} GB/s", c.expansion_bytes / 1e9,
                              c.expansion_bytes_per_s / 1e9);
@@ -207,9 +209,12 @@ void print_dlrm_text(const spaces::DlrmPoint& pt, const est::DlrmPlan& plan,
       est::to_string(w.precision), est::to_string(m.optimizer), dlrm_framework_text(pt));
   std::cout << fmt::format(
       "cluster   {} x {} ({} nodes x {}), NVLink {:g} GB/s, scale-out {:g} Gbit/s per GPU, HBM "
-      "{:g} GB\n",
+      "{:g} GB",
       c.num_gpus, pt.gpu_name, pt.nodes, c.gpus_per_node, c.nvlink_bytes_per_s / 1e9,
       c.inter_node_bytes_per_s * 8 / 1e9, c.hbm_bytes / 1e9);
+  if (const std::string net = spaces::scale_out_text(c.scale_out); !net.empty())
+    std::cout << ", " << net;
+  std::cout << '\n';
   std::cout << fmt::format("sharding  {} ({})\n",
                            pt.best_sharding ? "best" : est::to_string(pt.sharding),
                            spaces::describe_placement(pt, plan));

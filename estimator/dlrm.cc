@@ -240,6 +240,17 @@ DlrmEstimator::DlrmEstimator(const DlrmWorkload& workload, const Cluster& cluste
   nvlink_bytes_per_s_ =
       detail::scale_up_bytes_per_s(cluster_, scale_up, 1, all, Traffic::all_to_all) * c.a2a_eff;
   inter_node_bytes_per_s_ = allreduce_inter_node_bytes_per_s_ * c.a2a_eff;
+  // Both span every GPU: on a tapered network they cross its narrowest level, and on a rail-only
+  // one the exchange (an all-to-all) forwards its cross-rail bytes over the domain.
+  const ScaleOutLevels levels =
+      detail::scale_out_levels(cluster_, switch_ports(cluster_, calibration.network));
+  if (!levels.non_blocking && all > domain_) {
+    inter_node_bytes_per_s_ = detail::placed_scale_out_bytes_per_s(
+        levels, 1, all, Traffic::all_to_all, inter_node_bytes_per_s_, nvlink_bytes_per_s_);
+    allreduce_inter_node_bytes_per_s_ = detail::placed_scale_out_bytes_per_s(
+        levels, 1, all, Traffic::collective, allreduce_inter_node_bytes_per_s_,
+        allreduce_nvlink_bytes_per_s_);
+  }
   // An all-reduce that leaves the domain drives the NICs of the domain's members together, as
   // the transformer's collectives.
   allreduce_bytes_per_s_ = detail::collective_bytes_per_s(

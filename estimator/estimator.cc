@@ -78,6 +78,7 @@ Estimator::Estimator(const Workload& workload, const Cluster& cluster,
   inter_node_bytes_per_s_ = cluster_.inter_node_bytes_per_s * calibration_.inter_node_eff;
   // The slowest link a group spans: a group leaving the NVLink domain is bound by scale-out.
   inter_node_bytes_per_s_ = std::min(inter_node_bytes_per_s_, nvlink_bytes_per_s_);
+  scale_out_ = detail::scale_out_levels(cluster_, switch_ports(cluster_, calibration_.network));
   double expansion = cluster_.expansion_bytes_per_s;
   if (expansion <= 0 && cluster_.expansion_bytes > 0)
     expansion = calibration_.default_expansion_gbytes_per_s * 1e9;
@@ -110,6 +111,17 @@ Estimator::Estimator(const Workload& workload, const Cluster& cluster,
   elementwise_f_ *= calibration_.memory_bound_scale;
   num_nodes_ = num_nodes(cluster_);
   model_flops_per_step_ = training_flops_per_step(workload_, Recompute::none) * gemm_passes_ / 3.0;
+}
+
+// Out of line, unlike the rest of link(): inlined, the placement made link() too large to inline
+// into its callers, and every plan on the default network paid for the calls (bench: 6% more
+// instructions an estimate).
+[[gnu::noinline]] double Estimator::placed_scale_out_bytes_per_s(int stride, int n, Traffic traffic,
+                                                                 double scale_up) const noexcept {
+  if (static_cast<std::int64_t>(stride) * n <= std::max(cluster_.nvlink_domain, 1))
+    return inter_node_bytes_per_s_;
+  return detail::placed_scale_out_bytes_per_s(scale_out_, stride, n, traffic,
+                                              inter_node_bytes_per_s_, scale_up);
 }
 
 // The structural rules (heads, layers, batch, sequence divisibility...) are spaces::check_plan's,

@@ -136,6 +136,21 @@ struct ScaleOut {
   double global_taper = 1;  // dragonfly: a group's injection : its global links' bandwidth
 };
 
+// The scale-out network as the step-time model places a group's traffic on it
+// (detail/collectives.h, scale_out_levels): how many consecutive GPUs share a leaf, sit below the
+// taper and form a dragonfly group. Computed once per cluster.
+struct ScaleOutLevels {
+  // A non-blocking fat tree or rail-optimized network: every group gets its full scale-out
+  // bandwidth, and the model takes none of the steps below.
+  bool non_blocking = true;
+  Network network = Network::fat_tree;
+  std::int64_t node_gpus = 1;   // GPUs per node: the rails, one NIC each
+  std::int64_t taper_gpus = 0;  // a group spanning more crosses the tapered level
+  double oversubscription = 1;
+  std::int64_t group_gpus = 0;  // dragonfly: a group spanning more crosses the global links
+  double global_taper = 1;
+};
+
 struct Accelerator {
   double peak_flops[kNumPrecisions] = {};  // dense FLOP/s per Precision; 0 = not supported
   double hbm_bytes = 0;
@@ -564,6 +579,10 @@ class Estimator {
   // in Megatron's rank order.
   void link(int stride, int n, double& bytes_per_s, double& alpha,
             Traffic traffic = Traffic::collective) const noexcept;
+  // The scale-out bandwidth of such a group, `scale_up` its scale-up bandwidth, on a network other
+  // than the default non-blocking one (detail::placed_scale_out_bytes_per_s), in estimator.cc.
+  double placed_scale_out_bytes_per_s(int stride, int n, Traffic traffic,
+                                      double scale_up) const noexcept;
   // detail/attention.h. How a plan's attention kernel runs the score and context matmuls: FLOP/s
   // achieved, backward over forward time, and whether the s x s scores stay on chip.
   struct AttentionKernelCost {
@@ -704,6 +723,7 @@ class Estimator {
   double gemm_passes_ = 3;
   double update_bytes_ = 0;  // HBM bytes the optimizer moves per parameter of the model
   StepPowerModel power_;
+  ScaleOutLevels scale_out_;
 };
 
 // One-shot convenience: Estimator(workload, cluster, calibration).estimate(plan).

@@ -95,6 +95,11 @@ NetworkRow& add_row(NetworkBill& bill, const char* name) noexcept {
 
 }  // namespace
 
+double switch_ports(const Cluster& cluster, const NetworkCatalog& catalog) noexcept {
+  const NetworkParts* parts = catalog.parts_for(cluster.inter_node_bytes_per_s * 8 / 1e9);
+  return parts && parts->switch_ports > 0 ? parts->switch_ports : 64;
+}
+
 NetworkBill network_bill(const Cluster& cluster, const NetworkCatalog& catalog) noexcept {
   NetworkBill bill;
   const double gpus = cluster.num_gpus;

@@ -70,6 +70,11 @@ struct NetworkBill {
   double nic_w = 0;      // of power_w, the NICs (they draw within their servers)
 };
 
+// The ports of the switch that serves `cluster`'s scale-out (at its NIC speed, before planes):
+// what the bill builds the network of, and what the step time's placement reads a leaf's reach
+// from (docs/estimator.md, "Scale-out networks"). 64 (a 64-port switch) without parts.
+double switch_ports(const Cluster& cluster, const NetworkCatalog& catalog) noexcept;
+
 // The bill of the scale-out network of `cluster` (its num_gpus, gpus_per_node, nvlink_domain,
 // inter_node_bytes_per_s per GPU and scale_out shape) built from the parts of `catalog` that serve
 // its speed. Empty on one node, without a scale-out bandwidth or without parts.

@@ -80,6 +80,14 @@ std::string design_spec(const Settings& s, const Point& pt, const DesignSpecOpti
     if (s.has(name)) cluster.insert(name, s.number(name, 0, true));
   for (const char* name : {"fabric", "torus"})
     if (s.has(name)) cluster.insert(name, s.at(name).text);
+  // The scale-out network as the point resolved it.
+  const est::ScaleOut& net = pt.cluster.scale_out;
+  if (s.has("network")) cluster.insert("network", est::to_string(net.network));
+  if (s.has("oversubscription")) cluster.insert("oversubscription", net.oversubscription);
+  if (s.has("pod_gpus")) cluster.insert("pod_gpus", net.pod_gpus);
+  if (s.has("planes")) cluster.insert("planes", net.planes);
+  if (s.has("group_gpus")) cluster.insert("group_gpus", net.group_gpus);
+  if (s.has("global_taper")) cluster.insert("global_taper", net.global_taper);
   root.insert("cluster", std::move(cluster));
 
   toml::table plan;

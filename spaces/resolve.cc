@@ -121,6 +121,22 @@ const std::vector<SettingInfo>& setting_infos() {
         {"power_cap_w", SettingFamily::every,
          "GPU board power limit in W, above the accelerator's idle power (default 0: none, the "
          "TDP)"},
+        {"network", SettingFamily::every,
+         "scale-out network: fat_tree, rail_optimized (leaves by rail, DGX SuperPOD), rail_only "
+         "(no spine between rails) or dragonfly (default fat_tree)"},
+        {"oversubscription", SettingFamily::every,
+         "the network's taper above the leaf, or above the pod with --pod-gpus: downlinks per "
+         "uplink, at least 1 (default 1: non-blocking)"},
+        {"pod_gpus", SettingFamily::every,
+         "GPUs per pod below the taper, whole nodes dividing the cluster (default 0: the taper "
+         "sits above the leaf)"},
+        {"planes", SettingFamily::every,
+         "parallel network planes each NIC port is split over (default 1)"},
+        {"group_gpus", SettingFamily::every,
+         "GPUs per dragonfly group, at most the cluster (default 0: one leaf's worth)"},
+        {"global_taper", SettingFamily::every,
+         "a dragonfly group's injection over its global links' bandwidth, at least 1 (default "
+         "1)"},
         {"lora_rank", SettingFamily::transformer,
          "LoRA fine-tuning: base weights frozen, adapters of this rank on the attention "
          "projections (default 0: full training)"},
@@ -244,6 +260,7 @@ est::Cluster resolve_cluster(const AcceleratorEntry& gpu, const ClusterSettings&
   c.node_overhead_w = s.node_overhead_w >= 0 ? s.node_overhead_w : gpu.default_node_overhead_w;
   c.power_cap_w = s.power_cap_w;
   c.fabric = s.fabric >= 0 ? static_cast<est::Fabric>(s.fabric) : gpu.fabric;
+  c.scale_out = s.scale_out;
   if (c.fabric == est::Fabric::torus)
     c.torus = s.torus[0] > 0
                   ? s.torus
@@ -285,6 +302,62 @@ std::string scale_up_text(const est::Cluster& c) {
                          link);
   }
   return fmt::format("NVLink domain {} at {:g} GB/s", c.nvlink_domain, total);
+}
+
+ScaleOutProblem scale_out_problem(const est::ScaleOut& net, std::int64_t num_gpus,
+                                  int gpus_per_node, double switch_ports) {
+  if (!(net.oversubscription >= 1))
+    return {"oversubscription",
+            fmt::format("must be at least 1 (downlinks per uplink; 1 is non-blocking), got {}",
+                        format_number(net.oversubscription))};
+  if (!(net.global_taper >= 1))
+    return {"global_taper",
+            fmt::format("must be at least 1 (a dragonfly group's injection over its global "
+                        "bandwidth; 1 is untapered), got {}",
+                        format_number(net.global_taper))};
+  if (net.planes < 1)
+    return {"planes", fmt::format("must be a positive integer, got {}", net.planes)};
+  if (net.pod_gpus > 0 && gpus_per_node > 0 && net.pod_gpus % gpus_per_node != 0)
+    return {"pod_gpus", fmt::format("a pod of {} GPUs is not whole nodes of {} GPUs; give a "
+                                    "multiple of {}",
+                                    net.pod_gpus, gpus_per_node, gpus_per_node)};
+  if (net.pod_gpus > 0 && num_gpus % net.pod_gpus != 0)
+    return {"pod_gpus", fmt::format("a pod of {} GPUs does not divide the cluster's {} GPUs; give "
+                                    "a divisor of {}",
+                                    net.pod_gpus, num_gpus, num_gpus)};
+  if (net.network == est::Network::dragonfly && net.group_gpus > num_gpus)
+    return {"group_gpus", fmt::format("a dragonfly group of {} GPUs is larger than the cluster's "
+                                      "{} GPUs; give at most {}",
+                                      net.group_gpus, num_gpus, num_gpus)};
+  if (net.network == est::Network::rail_only && gpus_per_node > 0) {
+    const double radix = switch_ports * net.planes;
+    const auto rail_nodes = static_cast<std::int64_t>(radix * radix / 2);
+    const std::int64_t nodes = (num_gpus + gpus_per_node - 1) / gpus_per_node;
+    if (nodes > rail_nodes)
+      return {"network", fmt::format("a rail-only network's rail reaches at most {} nodes (a "
+                                     "two-tier rail of {}-port switches), not the cluster's {}; "
+                                     "give more planes or another network",
+                                     rail_nodes, format_number(radix), nodes)};
+  }
+  return {};
+}
+
+std::string scale_out_text(const est::ScaleOut& net) {
+  if (net.network == est::Network::fat_tree && net.oversubscription <= 1 && net.planes <= 1)
+    return "";
+  std::string text = net.oversubscription > 1 ? "" : "non-blocking ";
+  text += est::to_string(net.network);
+  if (net.oversubscription > 1)
+    text += fmt::format(
+        ", {}:1 above {}", format_number(net.oversubscription),
+        net.pod_gpus > 0 ? fmt::format("pods of {} GPUs", net.pod_gpus) : std::string("the leaf"));
+  if (net.network == est::Network::dragonfly)
+    text += fmt::format(
+        ", groups of {}, global links {}:1",
+        net.group_gpus > 0 ? fmt::format("{} GPUs", net.group_gpus) : std::string("one leaf"),
+        format_number(net.global_taper));
+  if (net.planes > 1) text += fmt::format(", {} planes", net.planes);
+  return text;
 }
 
 std::string torus_text(const std::array<int, est::kMaxTorusDims>& torus) {
@@ -343,6 +416,7 @@ const char* precision_name(est::Precision p) { return est::to_string(p); }
 const char* offload_name(est::Offload o) { return est::to_string(o); }
 const char* split_name(est::PipelineSplit p) { return est::to_string(p); }
 const char* fabric_name(est::Fabric f) { return est::to_string(f); }
+const char* network_name(est::Network n) { return est::to_string(n); }
 
 // The job's reliability settings ([reliability] of a spec, by the same names), each taking the
 // values the spec's key takes.
@@ -435,6 +509,13 @@ ResolvedCluster resolve_cluster(const Settings& s, const est::Calibration& calib
           est::to_string(cs.fabric >= 0 ? static_cast<est::Fabric>(cs.fabric) : gpu.fabric)));
     cs.torus = parse_torus(s.at("torus").text, s.where("torus"));
   }
+  read_enum(s, "network", est::parse_network, network_name, est::kNumNetworks,
+            cs.scale_out.network);
+  cs.scale_out.oversubscription = s.number("oversubscription", 1);
+  cs.scale_out.pod_gpus = static_cast<int>(s.integer("pod_gpus", 0, 0));
+  cs.scale_out.planes = static_cast<int>(s.integer("planes", 1));
+  cs.scale_out.group_gpus = static_cast<int>(s.integer("group_gpus", 0, 0));
+  cs.scale_out.global_taper = s.number("global_taper", 1);
   if (cs.power_cap_w > 0 && cs.power_cap_w <= gpu.accelerator.idle_w)
     throw InputError(
         fmt::format("{}: {:g} W is not above {}'s idle power ({:g} W); give a cap "
@@ -472,6 +553,11 @@ ResolvedCluster resolve_cluster(const Settings& s, const est::Calibration& calib
           s.where("torus"), s.at("torus").text, std::int64_t{t[0]} * t[1] * t[2],
           out.cluster.nvlink_domain));
   }
+  if (const ScaleOutProblem p =
+          scale_out_problem(out.cluster.scale_out, out.cluster.num_gpus, out.cluster.gpus_per_node,
+                            est::switch_ports(out.cluster, calibration.network));
+      !p.setting.empty())
+    throw InputError(fmt::format("{}: {}", s.where(p.setting), p.message));
   out.nodes = estimator::num_nodes(out.cluster);
   return out;
 }

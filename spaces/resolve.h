@@ -110,7 +110,24 @@ struct ClusterSettings {
   // A torus's dimensions, fastest first (all 0: the accelerator's number of dimensions, shaped
   // by estimator::balanced_torus from the domain).
   std::array<int, estimator::kMaxTorusDims> torus{0, 0, 0};
+  estimator::ScaleOut scale_out;  // the default: a non-blocking fat tree
 };
+
+// What is wrong with a scale-out network on a cluster of `num_gpus` GPUs in nodes of
+// `gpus_per_node`, switches of `switch_ports` ports (estimator::switch_ports): the setting at fault
+// and why, in the words an error puts after its name; an empty setting when nothing is. A taper
+// below 1, a pod that is not whole nodes or does not divide the cluster, a dragonfly group larger
+// than the cluster, a rail-only cluster beyond one two-tier rail network (R^2/2 nodes, R = the
+// radix x planes).
+struct ScaleOutProblem {
+  std::string setting;
+  std::string message;
+};
+ScaleOutProblem scale_out_problem(const estimator::ScaleOut& scale_out, std::int64_t num_gpus,
+                                  int gpus_per_node, double switch_ports);
+// The scale-out network in words, "rail_only, 2:1 above pods of 1024 GPUs, 2 planes"; empty for
+// the default non-blocking fat tree of a single plane.
+std::string scale_out_text(const estimator::ScaleOut& scale_out);
 
 // The text form of a torus's dimensions, "16x16" or "4x4x8", read into `out` (unused dimensions
 // 1); throws InputError naming `what` when it is not 1 to 3 positive integers joined by 'x'.

@@ -72,6 +72,12 @@ ClusterSettings Space::Impl::cluster_settings(const std::uint32_t* axis_index,
   cs.expansion_gbytes_per_s = number(kExpansionGbytesPerS);
   cs.power_cap_w = number(kPowerCapW);
   cs.fabric = fabrics[axis_index[gpu_axis + (kFabric - kGpu)]];
+  cs.scale_out.network = networks[axis_index[gpu_axis + (kNetwork - kGpu)]];
+  cs.scale_out.oversubscription = number(kOversubscription);
+  cs.scale_out.pod_gpus = static_cast<int>(number(kPodGpus));
+  cs.scale_out.planes = static_cast<int>(number(kPlanes));
+  cs.scale_out.group_gpus = static_cast<int>(number(kGroupGpus));
+  cs.scale_out.global_taper = number(kGlobalTaper);
   cs.torus = torus;
   cs.nvlink_latency_us = nvlink_latency_us;
   cs.inter_node_latency_us = inter_node_latency_us;

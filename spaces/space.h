@@ -65,7 +65,15 @@ enum AxisId : std::uint8_t {
   kExpansionGbytesPerS,
   kPowerCapW,  // GPU board power limit (0: none)
   kFabric,     // the scale-up fabric (a label: switch, mesh, torus, or default: the accelerator's)
-  kTp,         // first plan axis
+  // The scale-out network (estimator::ScaleOut): its shape (a label: fat_tree, rail_optimized,
+  // rail_only, dragonfly), taper, pod, planes, dragonfly groups and their global taper.
+  kNetwork,
+  kOversubscription,
+  kPodGpus,
+  kPlanes,
+  kGroupGpus,
+  kGlobalTaper,
+  kTp,  // first plan axis
   kPp,
   kCp,
   kVp,
@@ -84,7 +92,7 @@ enum AxisId : std::uint8_t {
   kFirstStackAxis,
 };
 inline constexpr int kNumAxes = kFirstStackAxis + kNumStackSettings;
-inline constexpr int kNumDesignAxes = 15;
+inline constexpr int kNumDesignAxes = 21;
 inline constexpr int kNumPlanAxes = kNumAxes - kNumDesignAxes;
 
 // The axes of a recommendation-model space (workload.family = "dlrm"): its workload, the cluster
@@ -93,7 +101,7 @@ enum DlrmAxisId : std::uint8_t {
   kDlrmModel,
   kDlrmGlobalBatch,
   kDlrmPrecision,
-  kDlrmGpu,  // first of the cluster axes: kGpu .. kFabric
+  kDlrmGpu,  // first of the cluster axes: kGpu .. kGlobalTaper
   kDlrmClusterSize,
   kDlrmGpusPerNode,
   kDlrmNvlinkDomain,
@@ -104,10 +112,16 @@ enum DlrmAxisId : std::uint8_t {
   kDlrmExpansionGbytesPerS,
   kDlrmPowerCapW,
   kDlrmFabric,
+  kDlrmNetwork,
+  kDlrmOversubscription,
+  kDlrmPodGpus,
+  kDlrmPlanes,
+  kDlrmGroupGpus,
+  kDlrmGlobalTaper,
   kDlrmSharding,  // the only plan axis
 };
-inline constexpr int kNumDlrmAxes = 15;
-inline constexpr int kNumDlrmDesignAxes = 14;
+inline constexpr int kNumDlrmAxes = 21;
+inline constexpr int kNumDlrmDesignAxes = 20;
 // A cluster axis's position in a recommendation-model space is its transformer one minus this.
 inline constexpr int kDlrmClusterShift = int{kGpu} - int{kDlrmGpu};
 

@@ -47,6 +47,7 @@ struct Space::Impl {
   std::vector<const AcceleratorEntry*> gpus;
   std::vector<estimator::Precision> precisions;
   std::vector<int> fabrics;  // of the fabric axis's labels: an estimator::Fabric, -1 the default
+  std::vector<estimator::Network> networks;  // of the network axis's labels
   // Plan axis values as the estimator's types.
   std::vector<int> tp, pp, cp, vp, micro_batch, zero, ep, etp;
   std::vector<estimator::Recompute> recompute;

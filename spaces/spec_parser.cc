@@ -382,10 +382,28 @@ class Parser {
     const toml::table& t =
         required_table("cluster", "give at least: gpu = \"<accelerator>\" and nodes = <count>");
     check_keys(r_, t, "cluster",
-               {"gpu", "nodes", "gpus", "gpus_per_node", "nvlink_domain", "nvlink_gbytes_per_s",
-                "inter_node_gbps_per_gpu", "hbm_gb", "expansion_gb", "expansion_gbytes_per_s",
-                "nvlink_latency_us", "inter_node_latency_us", "node_overhead_w", "power_cap_w",
-                "fabric", "torus"});
+               {"gpu",
+                "nodes",
+                "gpus",
+                "gpus_per_node",
+                "nvlink_domain",
+                "nvlink_gbytes_per_s",
+                "inter_node_gbps_per_gpu",
+                "hbm_gb",
+                "expansion_gb",
+                "expansion_gbytes_per_s",
+                "nvlink_latency_us",
+                "inter_node_latency_us",
+                "node_overhead_w",
+                "power_cap_w",
+                "fabric",
+                "torus",
+                "network",
+                "oversubscription",
+                "pod_gpus",
+                "planes",
+                "group_gpus",
+                "global_taper"});
     const toml::node* gpu_node = t.get("gpu");
     if (!gpu_node) {
       r_.fail(t.source(), "cluster",
@@ -499,6 +517,7 @@ class Parser {
                                 w, g->key, g->accelerator.idle_w, g->accelerator.tdp_w));
     }
     parse_fabric(t);
+    parse_network(t);
     // Scalars: latencies default to the calibration's, node overhead to the accelerator's (-1).
     im_.nvlink_latency_us =
         number_key(r_, t, "cluster", "nvlink_latency_us", Kind::nonnegative_real, -1);
@@ -565,6 +584,71 @@ class Parser {
                     fmt::format("{} is {} chips, but the scale-up domain (nvlink_domain) is {}; "
                                 "give dimensions whose product is the domain",
                                 text->get(), chips, format_number(domain)));
+        }
+  }
+
+  // The scale-out network: its shape a label axis, its taper, pod, planes and dragonfly groups
+  // number axes, by default a non-blocking fat tree. Every cluster of the space must take each of
+  // its pods and groups (scale_out_problem, which the flags' path checks too).
+  void parse_network(const toml::table& t) {
+    Axis& network = axis(cl(kNetwork), "network", "", true);
+    if (const toml::node* n = t.get("network")) {
+      for (const int k : axis_labels(r_, *n, "cluster.network", estimator::kNetworkNames, false)) {
+        network.labels.push_back(estimator::kNetworkNames[k]);
+        im_.networks.push_back(static_cast<estimator::Network>(k));
+      }
+    } else {
+      network.labels = {estimator::to_string(estimator::Network::fat_tree)};
+      im_.networks = {estimator::Network::fat_tree};
+    }
+    auto numbers = [&](AxisId id, const char* key, Kind kind,
+                       double fallback) -> const std::vector<double>& {
+      Axis& a = axis(cl(id), key, "", false);
+      a.numbers = {fallback};
+      if (const toml::node* n = t.get(key))
+        a.numbers = axis_numbers(r_, *n, std::string("cluster.") + key, kind, false);
+      return a.numbers;
+    };
+    const estimator::ScaleOut defaults;
+    // The scale-out speed may be an axis: a rail-only rail is refused only beyond what the
+    // largest switch of the parts reaches (estimate checks the design's own).
+    double ports = 0;
+    const estimator::NetworkCatalog& parts = im_.calibration.network;
+    for (int i = 0; i < parts.count; ++i)
+      ports = std::max(ports, parts.speeds[static_cast<std::size_t>(i)].switch_ports);
+    if (ports <= 0) ports = 64;
+    auto check = [&](const estimator::ScaleOut& net, std::int64_t gpus, int gpus_per_node) {
+      const ScaleOutProblem p = scale_out_problem(net, gpus, gpus_per_node, ports);
+      if (!p.setting.empty()) r_.fail(*t.get(p.setting), "cluster." + p.setting, p.message);
+    };
+    for (const double v : numbers(kOversubscription, "oversubscription", Kind::positive_real, 1)) {
+      estimator::ScaleOut net;
+      net.oversubscription = v;
+      check(net, 1, 1);
+    }
+    for (const double v : numbers(kGlobalTaper, "global_taper", Kind::positive_real, 1)) {
+      estimator::ScaleOut net;
+      net.global_taper = v;
+      check(net, 1, 1);
+    }
+    const auto& planes = numbers(kPlanes, "planes", Kind::positive_int, defaults.planes);
+    const auto& pods = numbers(kPodGpus, "pod_gpus", Kind::nonnegative_int, 0);
+    const auto& groups = numbers(kGroupGpus, "group_gpus", Kind::nonnegative_int, 0);
+    for (const AcceleratorEntry* g : im_.gpus)
+      for (const double gpn_value : im_.axes[cl(kGpusPerNode)].numbers)
+        for (const double size : im_.axes[cl(kClusterSize)].numbers) {
+          const int gpn = gpn_value != 0 ? static_cast<int>(gpn_value) : g->default_gpus_per_node;
+          const auto gpus = static_cast<std::int64_t>(im_.size_is_nodes ? size * gpn : size);
+          for (const estimator::Network shape : im_.networks)
+            for (const double pod : pods)
+              for (const double group : groups) {
+                estimator::ScaleOut net;
+                net.network = shape;
+                net.pod_gpus = static_cast<int>(pod);
+                net.group_gpus = static_cast<int>(group);
+                net.planes = static_cast<int>(*std::min_element(planes.begin(), planes.end()));
+                check(net, gpus, gpn);
+              }
         }
   }
 

@@ -12,6 +12,16 @@
 // drive q NICs at once: NCCL's rings and trees cross each domain boundary once per channel, one
 // channel per NIC, so beta = min(NVLink, (1 + nic_aggregation (q - 1)) x scale-out x
 // inter_node_eff). Defined inline: estimate() calls them per plan. Not part of the estimator's API.
+//
+// Scale-out networks (docs/estimator.md, "Scale-out networks"): under the same rank order a group
+// spans the r n consecutive GPUs of its extent, and its traffic crosses every level of the
+// topology narrower than that: the leaf (fat tree: radix/2 GPUs' worth of whole nodes; rail-
+// optimized: one rail of radix/2 nodes, radix = the switch ports x planes), the pod (pod_gpus) and,
+// on a dragonfly, the group (group_gpus). A group crossing the tapered level (above the pod when
+// pod_gpus is set, else above the leaf) gets scale-out / oversubscription, one leaving a dragonfly
+// group scale-out / global_taper, the narrowest of the levels it crosses. On a rail-only network
+// traffic between different rails is forwarded over the scale-up domain first (PXN), so the same
+// bytes cross both: 1/beta = 1/beta_out + 1/beta_up.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -146,15 +156,70 @@ inline double scale_up_bytes_per_s(const Cluster& cluster, double achieved, int 
   return link * (links > 0 ? links : 1.0);  // a torus whose shape misses the group: one link
 }
 
+// The scale-out network's levels for `cluster` (ScaleOutLevels), `switch_ports` the ports of one
+// switch at a NIC port's full speed: a plane's switches run at 1/planes of it with planes x the
+// ports.
+inline ScaleOutLevels scale_out_levels(const Cluster& cluster, double switch_ports) noexcept {
+  const ScaleOut& net = cluster.scale_out;
+  ScaleOutLevels levels;
+  levels.network = net.network;
+  levels.node_gpus = std::max(cluster.gpus_per_node, 1);
+  levels.oversubscription = std::max(net.oversubscription, 1.0);
+  levels.global_taper = std::max(net.global_taper, 1.0);
+  const auto leaf_ports = std::max<std::int64_t>(
+      1, static_cast<std::int64_t>(switch_ports * std::max(net.planes, 1) / 2));
+  // A fat-tree leaf holds whole nodes; a rail-optimized or rail-only leaf one GPU of each of its
+  // nodes, the node's other GPUs on the other rails' leaves.
+  const std::int64_t leaf_gpus =
+      net.network == Network::rail_optimized || net.network == Network::rail_only
+          ? leaf_ports * levels.node_gpus
+          : std::max(levels.node_gpus, leaf_ports / levels.node_gpus * levels.node_gpus);
+  levels.taper_gpus = net.pod_gpus > 0 ? net.pod_gpus : leaf_gpus;
+  levels.group_gpus = net.group_gpus > 0 ? net.group_gpus : leaf_gpus;
+  levels.non_blocking =
+      (net.network == Network::fat_tree || net.network == Network::rail_optimized) &&
+      levels.oversubscription <= 1.0;
+  return levels;
+}
+
+// The scale-out bandwidth of a group of n ranks at stride `stride` that leaves its scale-up
+// domain, `scale_out` the full scale-out and `scale_up` the group's scale-up bandwidth: the
+// narrowest level it crosses, and on a rail-only network its cross-rail traffic forwarded over the
+// scale-up domain. Members at a stride that is a multiple or a divisor of the node sit on the same
+// rails in every node (NCCL's rings and trees then stay on their rails); any other stride, and
+// every all-to-all except a dispatcher's that sends each token to its own rail (`rail_aligned`),
+// crosses rails.
+inline double placed_scale_out_bytes_per_s(const ScaleOutLevels& levels, int stride, int n,
+                                           Traffic traffic, double scale_out, double scale_up,
+                                           bool rail_aligned = false) noexcept {
+  const std::int64_t extent = static_cast<std::int64_t>(std::max(stride, 1)) * std::max(n, 1);
+  double taper = extent > levels.taper_gpus ? levels.oversubscription : 1.0;
+  if (levels.network == Network::dragonfly && extent > levels.group_gpus)
+    taper = std::max(taper, levels.global_taper);
+  double bytes_per_s = scale_out / taper;
+  if (levels.network == Network::rail_only) {
+    const std::int64_t r = std::max(stride, 1), node = levels.node_gpus;
+    const bool cross_rail =
+        traffic == Traffic::all_to_all ? !rail_aligned : r % node != 0 && node % r != 0;
+    if (cross_rail && node > 1) bytes_per_s = 1.0 / (1.0 / bytes_per_s + 1.0 / scale_up);
+  }
+  return bytes_per_s;
+}
+
 }  // namespace detail
 
-inline void Estimator::link(int stride, int n, double& bytes_per_s, double& alpha,
-                            Traffic traffic) const noexcept {
+// Inlined into every caller, as it was before the scale-out networks: the default network takes
+// one test of a flag here, and the placement runs out of line (placed_scale_out_bytes_per_s).
+[[gnu::always_inline]] inline void Estimator::link(int stride, int n, double& bytes_per_s,
+                                                   double& alpha, Traffic traffic) const noexcept {
   const int domain = std::max(cluster_.nvlink_domain, 1);
+  const double scale_up =
+      detail::scale_up_bytes_per_s(cluster_, nvlink_bytes_per_s_, stride, n, traffic);
   bytes_per_s = detail::collective_bytes_per_s(
-      stride, n, domain,
-      detail::scale_up_bytes_per_s(cluster_, nvlink_bytes_per_s_, stride, n, traffic),
-      inter_node_bytes_per_s_, calibration_.nic_aggregation);
+      stride, n, domain, scale_up,
+      scale_out_.non_blocking ? inter_node_bytes_per_s_
+                              : placed_scale_out_bytes_per_s(stride, n, traffic, scale_up),
+      calibration_.nic_aggregation);
   alpha =
       static_cast<std::int64_t>(stride) * n <= domain ? nvlink_latency_s_ : inter_node_latency_s_;
 }

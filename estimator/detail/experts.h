@@ -145,13 +145,19 @@ inline double Estimator::a2a_fwd_s(double token_bytes, int ep, int etp,
       break;
   }
   const bool crosses = domains > 1;
-  const double one =
-      std::max(token_bytes * local_copies /
-                   (detail::scale_up_bytes_per_s(cluster_, nvlink_bytes_per_s_, etp, ep,
-                                                 Traffic::all_to_all) *
-                    eff),
-               crosses ? token_bytes * remote_copies / (inter_node_bytes_per_s_ * eff) : 0.0) +
-      (crosses ? inter_node_latency_s_ : nvlink_latency_s_);
+  const double scale_up =
+      detail::scale_up_bytes_per_s(cluster_, nvlink_bytes_per_s_, etp, ep, Traffic::all_to_all);
+  // DeepEP and HybridEP send a token to the GPU of its own rail in the remote domain and forward
+  // it there over NVLink: their traffic stays on its rail.
+  const double scale_out =
+      scale_out_.non_blocking || !crosses
+          ? inter_node_bytes_per_s_
+          : detail::placed_scale_out_bytes_per_s(scale_out_, etp, ep, Traffic::all_to_all,
+                                                 inter_node_bytes_per_s_, scale_up,
+                                                 detail::fused_dispatch(dispatcher));
+  const double one = std::max(token_bytes * local_copies / (scale_up * eff),
+                              crosses ? token_bytes * remote_copies / (scale_out * eff) : 0.0) +
+                     (crosses ? inter_node_latency_s_ : nvlink_latency_s_);
   return 2.0 * (1.0 - c.moe_a2a_overlap) * one;
 }
 

@@ -305,6 +305,31 @@ TEST(EstimateErrors, NegativeBandwidthNamesTheFlag) {
                "--expansion-gbytes-per-s: must be a non-negative number, got '-1'");
 }
 
+TEST(EstimateErrors, ScaleOutNetworkNamesTheFlag) {
+  expect_error(with(kBase, {"--tp", "8", "--network", "clos"}),
+               "--network: must be fat_tree, rail_optimized, rail_only or dragonfly, got 'clos'");
+  expect_error(with(kBase, {"--tp", "8", "--oversubscription", "0.5"}),
+               "--oversubscription: must be at least 1 (downlinks per uplink; 1 is non-blocking), "
+               "got 0.5");
+  expect_error(with(kBase, {"--tp", "8", "--global-taper", "0.5"}),
+               "--global-taper: must be at least 1 (a dragonfly group's injection over its global "
+               "bandwidth; 1 is untapered), got 0.5");
+  expect_error(with(kBase, {"--tp", "8", "--planes", "0"}),
+               "--planes: must be a positive integer, got '0'");
+  expect_error(with(kBase, {"--tp", "8", "--pod-gpus", "20"}),
+               "--pod-gpus: a pod of 20 GPUs is not whole nodes of 8 GPUs; give a multiple of 8");
+  expect_error(with(kBase, {"--tp", "8", "--pod-gpus", "24"}),
+               "--pod-gpus: a pod of 24 GPUs does not divide the cluster's 64 GPUs; give a "
+               "divisor of 64");
+  expect_error(with(kBase, {"--tp", "8", "--network", "dragonfly", "--group-gpus", "128"}),
+               "--group-gpus: a dragonfly group of 128 GPUs is larger than the cluster's 64 GPUs; "
+               "give at most 64");
+  expect_error({"estimate", "--model", "gpt3-175b", "--gpu", "H100-SXM5-80GB", "--nodes", "4096",
+                "--tp", "8", "--network", "rail_only"},
+               "--network: a rail-only network's rail reaches at most 2048 nodes (a two-tier rail "
+               "of 64-port switches), not the cluster's 4096; give more planes or another network");
+}
+
 TEST(EstimateErrors, OtherPlanErrors) {
   const std::vector<std::string> eighty = {"estimate",       "--model", "gpt3-175b", "--gpu",
                                            "H100-SXM5-80GB", "--gpus",  "80"};

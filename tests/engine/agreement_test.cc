@@ -119,6 +119,16 @@ RandomSpec random_spec(std::mt19937_64& rng, bool with_gb200) {
     const char* kFabrics[] = {"\"switch\"", "\"mesh\"", "\"torus\"", "[\"mesh\", \"torus\"]"};
     t += fmt::format("fabric = {}\n", kFabrics[h / 10 % 4]);
   }
+  // The scale-out network, from the text so far as the fabric is; its pods are left out, which
+  // would have to divide every cluster of the spec.
+  if (const std::size_t h = std::hash<std::string>{}(t + "network"); h % 10 < 5) {
+    const char* kNetworks[] = {"\"rail_optimized\"", "\"rail_only\"", "\"dragonfly\"",
+                               "[\"fat_tree\", \"rail_only\"]",
+                               "[\"rail_optimized\", \"dragonfly\"]"};
+    t += fmt::format("network = {}\noversubscription = {}\n", kNetworks[h / 10 % 5],
+                     h / 100 % 2 ? "[1, 4]" : "2");
+    if (h / 200 % 2) t += "planes = 2\nglobal_taper = 3\n";
+  }
   for (const auto& [key, value] :
        std::vector<std::pair<std::string, std::string>>{{"nvlink_latency_us", "2.5"},
                                                         {"inter_node_latency_us", "8"},
@@ -187,7 +197,7 @@ spaces::Settings settings_of(const spaces::Space& space, const RandomSpec& spec,
 TEST(Agreement, EstimateEqualsTheSweepsRowOnRandomPointsOfRandomSpecs) {
   std::mt19937_64 rng(20261126);
   std::size_t compared = 0, evaluated = 0, removed = 0, expert_parallel = 0, stack_swept = 0,
-              mesh_or_torus = 0;
+              mesh_or_torus = 0, networked = 0;
   for (int spec_index = 0; spec_index < 48; ++spec_index) {
     const RandomSpec spec = random_spec(rng, spec_index % 4 == 0);
     SCOPED_TRACE(spec.text);
@@ -256,6 +266,9 @@ TEST(Agreement, EstimateEqualsTheSweepsRowOnRandomPointsOfRandomSpecs) {
         ++evaluated;
         if (pt.plan.ep > 1) ++expert_parallel;
         if (pt.cluster.fabric != est::Fabric::switched) ++mesh_or_torus;
+        if (pt.cluster.scale_out.network != est::Network::fat_tree ||
+            pt.cluster.scale_out.oversubscription > 1)
+          ++networked;
         ASSERT_EQ(rows.number(column("feasible"), r), e.feasible ? 1 : 0);
         ASSERT_EQ(rows.number(column("infeasible_reason"), r),
                   static_cast<double>(e.feasible ? est::Infeasible::none : e.reason));
@@ -310,6 +323,7 @@ TEST(Agreement, EstimateEqualsTheSweepsRowOnRandomPointsOfRandomSpecs) {
   EXPECT_GT(removed, 1000u);
   EXPECT_GT(expert_parallel, 50u);
   EXPECT_GT(mesh_or_torus, 100u);
+  EXPECT_GT(networked, 100u);
   EXPECT_GT(stack_swept, 1000u);  // stack values other than the first of the setting
 }
 

@@ -45,6 +45,9 @@ def random_settings(rng, family):
         settings["dispatcher"] = rng.choice(["alltoall", "deepep"])
     if rng.random() < 0.3:
         settings["power_cap_w"] = rng.choice([400, 500])
+    if rng.random() < 0.4:
+        settings["network"] = rng.choice(["rail_only", "dragonfly"])
+        settings["oversubscription"] = rng.choice([1, 4])
     return settings
 
 
@@ -275,6 +278,8 @@ training_tokens = 1e12
 gpu = ["A100-SXM4-80GB", "H100-SXM5-80GB"]
 nodes = [1, 2]
 power_cap_w = [0, 500]
+network = ["fat_tree", "rail_only"]
+oversubscription = 2
 [plan]
 tp = "all"
 pp = [1, 2]
@@ -327,6 +332,8 @@ columns = "all"
             del p["training_tokens"]
         table = pd.DataFrame(points).rename(columns={"gpus": "num_gpus"})
         table["power_cap_w"] = table.power_cap_w.fillna(0)  # 0: no cap, as a point without one
+        table["network"] = table.network.fillna("fat_tree")
+        table["oversubscription"] = table.oversubscription.fillna(1)
         got = clustersweep.estimate_many(table)
         for i, settings in enumerate(points):
             with self.subTest(**settings):

@@ -38,11 +38,27 @@ TEST(DlrmSpace, AxesAreTheWorkloadTheClusterAndTheSharding) {
   EXPECT_EQ(s.family(), estimator::Family::dlrm);
   std::vector<std::string> names;
   for (const auto& a : s.axes()) names.push_back(a.name);
-  EXPECT_EQ(names,
-            (std::vector<std::string>{
-                "model", "global_batch", "precision", "gpu", "num_gpus", "gpus_per_node",
-                "nvlink_domain", "nvlink_gbytes_per_s", "inter_node_gbps_per_gpu", "hbm_gb",
-                "expansion_gb", "expansion_gbytes_per_s", "power_cap_w", "fabric", "sharding"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"model",
+                                             "global_batch",
+                                             "precision",
+                                             "gpu",
+                                             "num_gpus",
+                                             "gpus_per_node",
+                                             "nvlink_domain",
+                                             "nvlink_gbytes_per_s",
+                                             "inter_node_gbps_per_gpu",
+                                             "hbm_gb",
+                                             "expansion_gb",
+                                             "expansion_gbytes_per_s",
+                                             "power_cap_w",
+                                             "fabric",
+                                             "network",
+                                             "oversubscription",
+                                             "pod_gpus",
+                                             "planes",
+                                             "group_gpus",
+                                             "global_taper",
+                                             "sharding"}));
   EXPECT_TRUE(s.axes()[kDlrmSharding].is_plan);
   EXPECT_FALSE(s.axes()[kDlrmExpansionGbytesPerS].is_plan);
   EXPECT_EQ(s.plan_points(), 8u);

@@ -66,6 +66,14 @@ std::string random_spec(std::mt19937_64& rng, bool stack = false) {
     const char* kFabrics[] = {"\"switch\"", "\"mesh\"", "\"torus\""};
     t += std::string("fabric = ") + kFabrics[h / 10 % 3] + "\n";
   }
+  // A scale-out network, the same way and one per spec: tapered and rail-only networks change
+  // which plan wins.
+  if (const std::size_t h = std::hash<std::string>{}(t + "network"); h % 10 < 5) {
+    const char* kNetworks[] = {"\"rail_optimized\"", "\"rail_only\"", "\"dragonfly\""};
+    t += fmt::format("network = {}\noversubscription = {}\n", kNetworks[h / 10 % 3],
+                     h / 100 % 2 ? "7" : "3");
+    if (h / 200 % 2) t += "planes = 2\nglobal_taper = 4\n";
+  }
   t += "[plan]\ntp = \"all\"\npp = \"all\"\ncp = " + pick(rng, {"1", "2", "4"}, 2) + "\n";
   t += coin(50) ? "vp = \"all\"\n" : "vp = [1, 2]\n";
   t += "micro_batch = \"pow2:1..8\"\nzero = \"all\"\nrecompute = \"all\"\n";

@@ -126,6 +126,43 @@ TEST(SpecErrors, Fabric) {
             "(no error)");
 }
 
+TEST(SpecErrors, Network) {
+  auto with = [](const std::string& keys) {
+    return edit("nodes = [1, 2]", "nodes = [1, 2]\n" + keys);
+  };
+  EXPECT_EQ(error_of(with("network = \"fat_tre\"")),
+            "bad.toml:6:11: cluster.network: must be one of \"fat_tree\", \"rail_optimized\", "
+            "\"rail_only\", \"dragonfly\", got \"fat_tre\"");
+  EXPECT_EQ(error_of(with("oversubscription = [1, 0.5]")),
+            "bad.toml:6:20: cluster.oversubscription: must be at least 1 (downlinks per uplink; 1 "
+            "is non-blocking), got 0.5");
+  EXPECT_EQ(error_of(with("global_taper = 0.9")),
+            "bad.toml:6:16: cluster.global_taper: must be at least 1 (a dragonfly group's "
+            "injection over its global bandwidth; 1 is untapered), got 0.9");
+  EXPECT_EQ(error_of(with("planes = 0")),
+            "bad.toml:6:10: cluster.planes: must be a positive integer, got 0");
+  EXPECT_EQ(error_of(with("pod_gpus = 12")),
+            "bad.toml:6:12: cluster.pod_gpus: a pod of 12 GPUs is not whole nodes of 8 GPUs; give "
+            "a multiple of 8");
+  EXPECT_EQ(error_of(with("pod_gpus = [8, 16]")),
+            "bad.toml:6:12: cluster.pod_gpus: a pod of 16 GPUs does not divide the cluster's 8 "
+            "GPUs; give a divisor of 8");
+  EXPECT_EQ(error_of(with("network = [\"fat_tree\", \"dragonfly\"]\ngroup_gpus = 16")),
+            "bad.toml:7:14: cluster.group_gpus: a dragonfly group of 16 GPUs is larger than the "
+            "cluster's 8 GPUs; give at most 8");
+  // A swept scale-out speed may take the largest switch of the parts (144 ports at 800 Gbit/s).
+  EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = [1, 16384]\nnetwork = \"rail_only\"")),
+            "bad.toml:6:11: cluster.network: a rail-only network's rail reaches at most 10368 "
+            "nodes (a two-tier rail of 144-port switches), not the cluster's 16384; give more "
+            "planes or another network");
+  EXPECT_EQ(
+      error_of(edit("nodes = [1, 2]", "nodes = [1, 4096]\nnetwork = \"rail_only\"\nplanes = 2")),
+      "(no error)");
+  EXPECT_EQ(error_of(with("network = [\"rail_only\", \"dragonfly\"]\noversubscription = [1, 7]\n"
+                          "pod_gpus = 8\nplanes = [1, 2]\ngroup_gpus = 8\nglobal_taper = 2")),
+            "(no error)");
+}
+
 TEST(SpecErrors, Numbers) {
   EXPECT_EQ(error_of(edit("nodes = [1, 2]", "nodes = -4")),
             "bad.toml:5:9: cluster.nodes: must be a positive integer, got -4");
