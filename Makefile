@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 PRESET_RUN = release
 PRESET_TEST = ci
-FUZZ_SECONDS ?= 60
+FUZZ_SECONDS ?= 40
 
 .PHONY: run test deps deps-test build build-test install-python build-asan build-fuzz test-asan fuzz bench clean
 
