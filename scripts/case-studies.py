@@ -606,6 +606,36 @@ def accelerators(cs, values, blocks):
     values["acc-datasheet"] = str(sum(1 for r in ranked if r["calibration_support"] < 3))
 
 
+def network(cs, values, blocks):
+    # Llama 3.1 405B on 16,384 H100: rail-optimized or rail-only, tapered above 1,024-GPU pods;
+    # the best plan of each network with its step, time to train, the network's bill and cost.
+    store = cs.sweep("network-405b.toml")
+    rows = cs.json("top", store, "-n", "1000")["rows"]
+    best = {}
+    for r in rows:
+        key = (r["network"], r["oversubscription"])
+        if key not in best or r["time_to_train_s"] < best[key]["time_to_train_s"]:
+            best[key] = r
+    ranked = sorted(best.values(), key=lambda r: (r["network"], r["oversubscription"]))
+    front = {r["point_id"] for r in cs.json("pareto", store, "--objectives",
+                                            "time_to_train_s,cost_usd")["fronts"][0]["rows"]}
+    table = ["| network | taper above pods | best plan | step | time to train | network capex | "
+             "network power | cost to train | on the front |",
+             "|---|---:|---|---:|---:|---:|---:|---:|:---:|"]
+    for r in ranked:
+        table.append(
+            f"| {r['network']} | {r['oversubscription']:g}:1 | "
+            f"tp {r['tp']}, pp {r['pp']}, vp {r['vp']}, recompute {r['recompute']} | "
+            f"{r['step_time_s']:.2f} s | {days(r['time_to_train_s'])} | "
+            f"${r['network_capex_usd'] / 1e6:,.0f}M | {r['network_power_w'] / 1e6:.2f} MW | "
+            f"${r['cost_usd'] / 1e6:,.1f}M | {'yes' if r['point_id'] in front else ''} |")
+    blocks["network"] = "\n".join(table)
+    flat = best[("rail_optimized", 1.0)]
+    tapered = best[("rail_optimized", 7.0)]
+    values["net-slower"] = pct(tapered["time_to_train_s"] / flat["time_to_train_s"] - 1)
+    values["net-saved"] = f"${(flat['network_capex_usd'] - tapered['network_capex_usd']) / 1e6:,.0f}M"
+
+
 def fill(text, values, blocks):
     def block(m):
         name = m.group(1)
@@ -649,6 +679,7 @@ def main():
         failures(cs, values, blocks)
         power_caps(cs, values, blocks)
         accelerators(cs, values, blocks)
+        network(cs, values, blocks)
     with open(args.doc) as f:
         old = f.read()
     new = fill(old, values, blocks)
