@@ -97,7 +97,14 @@ NetworkRow& add_row(NetworkBill& bill, const char* name) noexcept {
 
 double switch_ports(const Cluster& cluster, const NetworkCatalog& catalog) noexcept {
   const NetworkParts* parts = catalog.parts_for(cluster.inter_node_bytes_per_s * 8 / 1e9);
-  return parts && parts->switch_ports > 0 ? parts->switch_ports : 64;
+  return parts && parts->switch_ports > 0 ? parts->switch_ports : kDefaultSwitchPorts;
+}
+
+double NetworkCatalog::largest_switch_ports() const noexcept {
+  double ports = 0;
+  for (int i = 0; i < count; ++i)
+    ports = std::max(ports, speeds[static_cast<std::size_t>(i)].switch_ports);
+  return ports > 0 ? ports : kDefaultSwitchPorts;
 }
 
 NetworkBill network_bill(const Cluster& cluster, const NetworkCatalog& catalog) noexcept {

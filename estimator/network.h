@@ -18,6 +18,9 @@ inline constexpr int kMaxNetworkSpeeds = 8;
 inline constexpr int kMaxNetworkTiers = 8;
 inline constexpr int kMaxNetworkRows = kMaxNetworkTiers + 2;
 
+// The switch assumed where no parts are known: 64 ports (a Quantum-2 QM9700 at 400 Gbit/s).
+inline constexpr double kDefaultSwitchPorts = 64;
+
 // The parts of one port speed (spaces/data/network.toml, where every price and power has its
 // source): a switch, an optical transceiver port, a copper cable and a NIC.
 struct NetworkParts {
@@ -40,6 +43,8 @@ struct NetworkCatalog {
   // The parts that serve a GPU's scale-out of `gbps`: the slowest at least as fast, else the
   // fastest (several NICs per GPU). nullptr when the catalog is empty.
   const NetworkParts* parts_for(double gbps) const noexcept;
+  // The most ports any of its switches has (kDefaultSwitchPorts without parts).
+  double largest_switch_ports() const noexcept;
 };
 
 // One row of the bill: a tier of switches with the links that come up into it from below, or
@@ -72,7 +77,7 @@ struct NetworkBill {
 
 // The ports of the switch that serves `cluster`'s scale-out (at its NIC speed, before planes):
 // what the bill builds the network of, and what the step time's placement reads a leaf's reach
-// from (docs/estimator.md, "Scale-out networks"). 64 (a 64-port switch) without parts.
+// from (docs/estimator.md, "Scale-out networks"). kDefaultSwitchPorts without parts.
 double switch_ports(const Cluster& cluster, const NetworkCatalog& catalog) noexcept;
 
 // The bill of the scale-out network of `cluster` (its num_gpus, gpus_per_node, nvlink_domain,

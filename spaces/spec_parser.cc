@@ -612,11 +612,7 @@ class Parser {
     const estimator::ScaleOut defaults;
     // The scale-out speed may be an axis: a rail-only rail is refused only beyond what the
     // largest switch of the parts reaches (estimate checks the design's own).
-    double ports = 0;
-    const estimator::NetworkCatalog& parts = im_.calibration.network;
-    for (int i = 0; i < parts.count; ++i)
-      ports = std::max(ports, parts.speeds[static_cast<std::size_t>(i)].switch_ports);
-    if (ports <= 0) ports = 64;
+    const double ports = im_.calibration.network.largest_switch_ports();
     auto check = [&](const estimator::ScaleOut& net, std::int64_t gpus, int gpus_per_node) {
       const ScaleOutProblem p = scale_out_problem(net, gpus, gpus_per_node, ports);
       if (!p.setting.empty()) r_.fail(*t.get(p.setting), "cluster." + p.setting, p.message);
