@@ -2,7 +2,9 @@
 // stops on interruption and on failure.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #include "engine/scheduler.h"
 
@@ -16,7 +18,11 @@ class FakeWorker : public ChunkWorker {
     current = chunk;
     left = 3;  // three slices per chunk
   }
-  bool advance(std::uint64_t) override { return --left == 0; }
+  bool advance(std::uint64_t) override {
+    if (stalled) return false;
+    if (slice_sleep_ms) std::this_thread::sleep_for(std::chrono::milliseconds(slice_sleep_ms));
+    return --left == 0;
+  }
   std::uint64_t commit() override {
     if (fail_at && ++commits == fail_at) throw std::runtime_error("boom on the fake worker");
     ++count[current];
@@ -29,6 +35,11 @@ class FakeWorker : public ChunkWorker {
   int done = 0;
   int commits = 0;
   int fail_at = 0;  // fail the n-th commit (0: never)
+  // Rank 0 alone may finish a list of trivial chunks before another rank is even scheduled (a
+  // loaded machine). A stalled worker never finishes its chunk, so the other ranks must do the
+  // work: the tests of a stop on another rank then hold on any machine.
+  bool stalled = false;
+  int slice_sleep_ms = 0;
 };
 
 std::vector<std::uint64_t> range(std::uint64_t n) {
@@ -78,6 +89,8 @@ TEST(Scheduler, OnlyTheChunksToDo) {
 TEST(Scheduler, EveryRankWorks) {
   const mpi::Comm comm;
   FakeWorker worker(400);
+  // Chunks that take time (3 ms each, 1.2 s for rank 0 alone) give the other ranks time to ask.
+  worker.slice_sleep_ms = 1;
   schedule(comm, comm.rank() == 0 ? range(400) : std::vector<std::uint64_t>{}, worker, {});
   // Rank 0 evaluates too: no rank is left idle on a long list.
   EXPECT_GT(worker.done, 0) << "rank " << comm.rank();
@@ -85,10 +98,10 @@ TEST(Scheduler, EveryRankWorks) {
 
 TEST(Scheduler, AnInterruptOnAnyRankStopsEveryRank) {
   const mpi::Comm comm;
-  const int signalled = comm.size() - 1;
   FakeWorker worker(300);
+  worker.stalled = comm.rank() == 0 && comm.size() > 1;
   ScheduleOptions options;
-  options.interrupted = [&] { return comm.rank() == signalled && worker.done >= 3; };
+  options.interrupted = [&] { return comm.rank() > 0 && worker.done >= 3; };
   const ScheduleResult result =
       schedule(comm, comm.rank() == 0 ? range(300) : std::vector<std::uint64_t>{}, worker, options);
   EXPECT_EQ(result.status, ScheduleResult::interrupted);
@@ -106,7 +119,8 @@ TEST(Scheduler, AnInterruptOnAnyRankStopsEveryRank) {
 TEST(Scheduler, AFailureOnAnyRankFailsEveryRankWithItsMessage) {
   const mpi::Comm comm;
   FakeWorker worker(300);
-  if (comm.rank() == comm.size() - 1) worker.fail_at = 2;
+  worker.stalled = comm.rank() == 0 && comm.size() > 1;
+  if (comm.rank() > 0) worker.fail_at = 2;
   const ScheduleResult result =
       schedule(comm, comm.rank() == 0 ? range(300) : std::vector<std::uint64_t>{}, worker, {});
   EXPECT_EQ(result.status, ScheduleResult::failed);
