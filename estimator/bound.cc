@@ -186,7 +186,7 @@ double Estimator::p2p_bound(const BoundShape& s) const noexcept {
   const Plan& p = s.box.plan;
   if (p.pp <= 1) return 0;
   double pp_bw = 0, pp_alpha = 0;
-  link(p.tp * p.cp * p.dp, p.pp, pp_bw, pp_alpha, Traffic::p2p);
+  link(rank_strides(p).pp, p.pp, pp_bw, pp_alpha, Traffic::p2p);
   return (p.stack.pp_comm_overlap ? 1.0 - calibration_.pp_overlap : 1.0) * 2.0 * s.box.vp_min *
          (s.step_tokens * workload_.model.hidden * act_bytes_ / s.sp_div / pp_bw +
           s.micro_batches_min * pp_alpha);
@@ -291,10 +291,11 @@ double Estimator::dp_exposed_bound(const BoundShape& s, const StateBound& st,
   double dp_exposed = kInf;
   for (int zero = 0; zero < 4; ++zero)
     if (box.zero[zero])
-      dp_exposed = std::min(
-          dp_exposed, dp_cost_s(zero, params * grad_bytes_, params * weight_bytes_, st.dp_group,
-                                p.tp, window, s.micro_batches_min, p.stack.param_gather_overlap)
-                          .exposed);
+      dp_exposed =
+          std::min(dp_exposed, dp_cost_s(zero, params * grad_bytes_, params * weight_bytes_,
+                                         st.dp_group, rank_strides(p).weights, window,
+                                         s.micro_batches_min, p.stack.param_gather_overlap)
+                                   .exposed);
   return dp_exposed == kInf ? 0.0 : dp_exposed;
 }
 

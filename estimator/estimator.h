@@ -263,6 +263,24 @@ struct Plan {
   Stack stack;
 };
 
+// Where a plan's parallel groups sit in the job's rank numbering (Stack::rank_order): a group of n
+// ranks at stride r spans r n consecutive ranks. tp is always fastest (stride 1) and the experts
+// fold etp, then ep, over a stage's ranks (ep at stride etp). tp-pp-dp runs without cp and ep and,
+// on a Mixture-of-Experts model, with etp = tp (spaces/rules.h): its experts' replicas are the
+// weights', reduced with them, so the experts' own stride matters in Megatron's order only.
+struct RankStrides {
+  int cp = 1;
+  int dp = 1;         // of the data-parallel degree alone
+  int pp = 1;         // of the pipeline's stages
+  int weights = 1;    // of the dp x cp ranks holding the same weights (the gradient reduction)
+  int expert_dp = 1;  // of the edp ranks holding the same experts
+};
+constexpr RankStrides rank_strides(const Plan& p) noexcept {
+  if (p.stack.rank_order == RankOrder::tp_pp_dp)
+    return {p.tp, p.tp * p.pp, p.tp, p.tp * p.pp, p.etp * p.ep};
+  return {p.tp, p.tp * p.cp, p.tp * p.cp * p.dp, p.tp, p.etp * p.ep};
+}
+
 // Why a point cannot run. Stable codes: they are stored in results (docs/store-format.md).
 enum class Infeasible : std::uint8_t {
   none = 0,

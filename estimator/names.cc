@@ -158,6 +158,10 @@ const char* to_string(AttentionKernel kernel) noexcept {
   constexpr const char* kNames[] = {"cudnn", "flash2", "flash3", "triton", "unfused", "fused"};
   return kNames[static_cast<int>(kernel)];
 }
+const char* to_string(RankOrder order) noexcept {
+  constexpr const char* kNames[] = {"tp-cp-ep-dp-pp", "tp-pp-dp"};
+  return kNames[static_cast<int>(order)];
+}
 
 bool parse_framework(std::string_view name, Framework& out) noexcept {
   return parse_name<Framework, kNumFrameworks>(name, out);
@@ -176,6 +180,9 @@ bool parse_fp8_recipe(std::string_view name, Fp8Recipe& out) noexcept {
 }
 bool parse_attention_kernel(std::string_view name, AttentionKernel& out) noexcept {
   return parse_name<AttentionKernel, kNumAttentionKernels>(name, out);
+}
+bool parse_rank_order(std::string_view name, RankOrder& out) noexcept {
+  return parse_name<RankOrder, kNumRankOrders>(name, out);
 }
 
 }  // namespace clustersweep::estimator

@@ -34,6 +34,13 @@ inline constexpr int kNumFp8Recipes = 4;
 // attention), which never materialises the scores either.
 enum class AttentionKernel : std::uint8_t { cudnn, flash2, flash3, triton, unfused, fused };
 inline constexpr int kNumAttentionKernels = 6;
+// How the job numbers its ranks, which decides the GPUs each parallel group spans (rank_strides in
+// estimator.h): Megatron-Core's default tp-cp-ep-dp-pp numbers tp fastest and pp slowest, so a
+// data-parallel group is close and a pipeline's sends go far; its --use-tp-pp-dp-mapping (tp-pp-dp,
+// the order Meta ran Llama 3 405B in) puts pp inside dp, so the pipeline's sends stay close and
+// the gradient reduction crosses the cluster. Megatron-Core runs the second without cp and ep.
+enum class RankOrder : std::uint8_t { tp_cp_ep_dp_pp, tp_pp_dp };
+inline constexpr int kNumRankOrders = 2;
 
 // The training framework a plan runs in (spaces/frameworks.h: what each runs, its defaults):
 // none named (every plan), Megatron-Core (Megatron-LM, NeMo 2, Megatron-Bridge), PyTorch FSDP2
@@ -63,6 +70,7 @@ struct Stack {
   bool pp_comm_overlap = true;       // pipeline send/recv overlapped with compute
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
   AttentionKernel attention_kernel = AttentionKernel::cudnn;
+  RankOrder rank_order = RankOrder::tp_cp_ep_dp_pp;
 };
 
 // Names as used in flags, specs, files and the store: "megatron-core", "partial", "hybridep".
@@ -72,6 +80,7 @@ const char* to_string(Dispatcher dispatcher) noexcept;
 const char* to_string(TokenRouting routing) noexcept;
 const char* to_string(Fp8Recipe recipe) noexcept;
 const char* to_string(AttentionKernel kernel) noexcept;
+const char* to_string(RankOrder order) noexcept;  // "tp-cp-ep-dp-pp", "tp-pp-dp"
 // false (and `out` untouched) when `name` is not one of the names above.
 bool parse_framework(std::string_view name, Framework& out) noexcept;
 bool parse_cuda_graph(std::string_view name, CudaGraph& out) noexcept;
@@ -79,5 +88,6 @@ bool parse_dispatcher(std::string_view name, Dispatcher& out) noexcept;
 bool parse_token_routing(std::string_view name, TokenRouting& out) noexcept;
 bool parse_fp8_recipe(std::string_view name, Fp8Recipe& out) noexcept;
 bool parse_attention_kernel(std::string_view name, AttentionKernel& out) noexcept;
+bool parse_rank_order(std::string_view name, RankOrder& out) noexcept;
 
 }  // namespace clustersweep::estimator

@@ -134,6 +134,11 @@ constexpr RuleInfo kRules[kNumRules] = {
      "spaces/data/frameworks.toml: NeuronX on AWS Trainium, Primus on AMD)",
      {"framework", "gpu"},
      est::Infeasible::invalid_plan},
+    {"rank_order",
+     "rank_order tp-pp-dp runs without cp and ep (Megatron-Core's --use-tp-pp-dp-mapping), and on "
+     "a Mixture-of-Experts model with etp = tp, so the experts' replicas are the weights'",
+     {"rank_order", "cp", "ep", "etp"},
+     est::Infeasible::invalid_plan},
 };
 
 Violation broken(Rule rule, std::int64_t a = 0, std::int64_t b = 0, std::int64_t c = 0,
@@ -259,10 +264,10 @@ Violation check_framework_vendor(const est::Plan& p, std::string_view vendor) no
 
 Violation check_torus(const est::Cluster& c, const est::Plan& p) noexcept {
   if (c.fabric != est::Fabric::torus) return {};
-  // Megatron's rank order: tp fastest, then cp, dp, pp; the experts fold etp, then ep, over the
-  // same ranks.
+  // In the plan's rank order; the experts fold etp, then ep, over the same ranks.
+  const est::RankStrides r = est::rank_strides(p);
   const int degree[] = {p.tp, p.cp, p.dp, p.pp, p.etp, p.ep};
-  const int stride[] = {1, p.tp, p.tp * p.cp, p.tp * p.cp * p.dp, 1, p.etp};
+  const int stride[] = {1, r.cp, r.dp, r.pp, 1, p.etp};
   for (int g = 0; g < 6; ++g)
     if (degree[g] > 1 && !est::torus_box(c.torus, stride[g], degree[g]))
       return broken(
@@ -392,6 +397,9 @@ Violation check_stack(const est::Workload& w, const est::Cluster& c, const est::
                   est::is_moe(w.model));
   if (p.ep == 1 && (st.dispatcher != est::Dispatcher::alltoall || st.a2a_overlap))
     return broken(Rule::dispatcher_needs_ep, static_cast<int>(st.dispatcher), st.a2a_overlap);
+  if (st.rank_order == est::RankOrder::tp_pp_dp &&
+      (p.cp > 1 || p.ep > 1 || (est::is_moe(w.model) && p.etp != p.tp)))
+    return broken(Rule::rank_order, p.cp, p.ep, p.etp, p.tp);
   const bool low_precision =
       w.precision == est::Precision::fp8 || w.precision == est::Precision::fp4;
   const bool mx = c.gpu.peak_flops[static_cast<int>(est::Precision::fp4)] > 0;
@@ -492,6 +500,13 @@ std::string message(const Violation& v) {
     case Rule::framework_memory:
     case Rule::framework_stack:
       return framework_message(v);
+    case Rule::rank_order:
+      if (x[0] > 1 || x[1] > 1)
+        return fmt::format("tp-pp-dp needs cp = 1 and ep = 1, not cp {} and ep {}", x[0], x[1]);
+      return fmt::format(
+          "tp-pp-dp on a Mixture-of-Experts model needs etp = tp, not etp {} with "
+          "tp {}",
+          x[2], x[3]);
     case Rule::framework_vendor: {
       const auto f = static_cast<est::Framework>(x[0]);
       return fmt::format("{} runs on {} accelerators", est::to_string(f),

@@ -42,8 +42,9 @@ enum class Rule : std::uint8_t {
   framework_stack,             // ... runs its runtime settings (spaces/data/frameworks.toml)
   torus_mapping,               // on a torus each parallel group in the domain is a box of it
   framework_vendor,            // the plan's framework runs on the accelerator's vendor
+  rank_order,                  // rank_order tp-pp-dp needs cp = 1, ep = 1 (and etp = tp on MoE)
 };
-inline constexpr int kNumRules = 27;
+inline constexpr int kNumRules = 28;
 
 const char* to_string(Rule rule) noexcept;  // e.g. "tp_heads"
 const char* describe(Rule rule) noexcept;   // the rule, one line

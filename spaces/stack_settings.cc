@@ -90,6 +90,11 @@ const StackSetting kSettings[] = {
         "attention_kernel",
         "attention kernel: cudnn (default), flash2, flash3, triton, unfused or fused (another "
         "vendor's flash-style kernel: TPU Splash, Neuron NKI)"),
+    enum_setting<&est::Stack::rank_order, est::kNumRankOrders>(
+        "rank_order",
+        "how ranks are numbered: tp-cp-ep-dp-pp (default; Megatron-Core's: data parallelism "
+        "close, the pipeline far) or tp-pp-dp (--use-tp-pp-dp-mapping, Llama 3's: the pipeline "
+        "close, data parallelism across the cluster; cp = 1 and ep = 1)"),
 };
 static_assert(std::size(kSettings) == kNumStackSettings);
 

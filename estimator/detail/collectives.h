@@ -6,7 +6,8 @@
 //                                         2 S/beta + 2 ceil(log2 n) alpha)
 //   all-gather / reduce-scatter       (n-1)/n S/beta + (n-1) alpha
 // NCCL picks ring or (double binary) tree per message size, so the all-reduce is the faster of the
-// two. Megatron orders ranks tp fastest, then cp, dp, pp, so a group of n ranks at stride r stays
+// two. The plan's rank order places each group at a stride (rank_strides: Megatron's default
+// numbers tp fastest, then cp, dp, pp), so a group of n ranks at stride r stays
 // inside one NVLink domain iff r n <= nvlink_domain, and then beta = NVLink x nvlink_eff. A group
 // that leaves it is bound by scale-out, but its q = min(n, domain / r) members inside one domain
 // drive q NICs at once: NCCL's rings and trees cross each domain boundary once per channel, one

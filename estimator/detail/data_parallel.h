@@ -78,21 +78,22 @@ inline Estimator::DataParallel Estimator::data_parallel(const StepShape& s, cons
                                                         double effective_mb_s) const noexcept {
   const Plan& plan = s.plan;
   const int etp = plan.etp, ep = plan.ep;
+  const RankStrides strides = rank_strides(plan);
   const bool gather_overlap = plan.stack.param_gather_overlap;
   const double window = (plan.stack.dp_overlap ? calibration_.dp_overlap : 0.0) * effective_mb_s;
   DataParallel dp;
   if (p.edp_group == p.dp_group && etp * ep == plan.tp) {
     // The experts are replicated over the same ranks as the rest: one reduction of both.
     dp.dense = dp_cost_s(plan.zero, p.grad_total + p.expert_grad_total,
-                         p.param_total + p.expert_param_total, p.dp_group, plan.tp, window,
+                         p.param_total + p.expert_param_total, p.dp_group, strides.weights, window,
                          s.micro_batches, gather_overlap);
   } else {
     // Expert gradients share the backward window with the others.
-    dp.dense = dp_cost_s(plan.zero, p.grad_total, p.param_total, p.dp_group, plan.tp, window,
-                         s.micro_batches, gather_overlap);
-    dp.expert =
-        dp_cost_s(plan.zero, p.expert_grad_total, p.expert_param_total, p.edp_group, etp * ep,
-                  std::max(0.0, window - dp.dense.per_window), s.micro_batches, gather_overlap);
+    dp.dense = dp_cost_s(plan.zero, p.grad_total, p.param_total, p.dp_group, strides.weights,
+                         window, s.micro_batches, gather_overlap);
+    dp.expert = dp_cost_s(plan.zero, p.expert_grad_total, p.expert_param_total, p.edp_group,
+                          strides.expert_dp, std::max(0.0, window - dp.dense.per_window),
+                          s.micro_batches, gather_overlap);
   }
   return dp;
 }

@@ -58,7 +58,7 @@ inline Estimator::PipelineStage Estimator::critical_stage(const StepShape& s, co
   stage.mb_s = stage.parts.sum();
   if (plan.pp > 1) {
     double pp_bw = 0, pp_alpha = 0;
-    link(plan.tp * plan.cp * plan.dp, plan.pp, pp_bw, pp_alpha, Traffic::p2p);
+    link(rank_strides(plan).pp, plan.pp, pp_bw, pp_alpha, Traffic::p2p);
     const double bytes = s.tokens * workload_.model.hidden * act_bytes_ / s.sp_div;
     stage.p2p_mb_s = (plan.stack.pp_comm_overlap ? 1.0 - calibration_.pp_overlap : 1.0) * 2.0 *
                      plan.vp * (bytes / pp_bw + pp_alpha);

@@ -29,7 +29,8 @@ TEST(Estimate, PrintsTheBreakdown) {
         "stack     framework any, cuda_graph none, dispatcher alltoall, token_routing dropless, "
         "a2a_overlap "
         "off, fp8_attention off, tp_comm_overlap on, dp_overlap on, param_gather_overlap "
-        "on, pp_comm_overlap on, fp8_recipe delayed, attention_kernel flash3\n",
+        "on, pp_comm_overlap on, fp8_recipe delayed, attention_kernel flash3, rank_order "
+        "tp-cp-ep-dp-pp\n",
         "step time", "pipeline bubble", "memory per GPU", "activations (in flight)", "feasible",
         "MFU", "energy per step"})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
@@ -85,7 +86,7 @@ TEST(Estimate, JsonMatchesTheLibrary) {
       "cuda_graph": "none", "dispatcher": "alltoall", "token_routing": "dropless",
       "framework": "any", "a2a_overlap": false, "fp8_attention": false, "tp_comm_overlap": true, "dp_overlap": true,
       "param_gather_overlap": true, "pp_comm_overlap": true, "fp8_recipe": "delayed",
-      "attention_kernel": "cudnn"})"));
+      "attention_kernel": "cudnn", "rank_order": "tp-cp-ep-dp-pp"})"));
   EXPECT_EQ(json["feasible"], e.feasible);
   EXPECT_EQ(json["reason"], estimator::to_string(e.reason));
   // Every number round-trips to the very double the library computed.

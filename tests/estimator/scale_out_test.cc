@@ -110,6 +110,8 @@ Point random_point(std::mt19937_64& rng) {
     while (p.ep > p.tp * p.cp * p.dp) p.ep /= 2;
     p.stack.dispatcher = static_cast<Dispatcher>(pick({0, 1, 2}));
   }
+  // Either rank order where it runs (tp-pp-dp: no cp, no ep).
+  if (p.ep == 1 && p.cp == 1) p.stack.rank_order = static_cast<RankOrder>(pick({0, 1}));
   p.micro_batch = pick({1, 2});
   p.zero = pick({0, 1, 3});
   p.sequence_parallel = p.tp > 1;
@@ -216,6 +218,70 @@ TEST(ScaleOutLaws, RailOnlyIsNeverFasterThanRailOptimizedWithTheSameLinks) {
   }
   EXPECT_GT(checked, 200);
   EXPECT_GT(slower, 0);  // the all-to-alls of MoE points cross rails
+}
+
+// Without both a pipeline and data parallelism the two rank orders number the same groups alike.
+TEST(RankOrder, WithoutBothPipelineAndDataParallelismTheOrdersAgree) {
+  std::mt19937_64 rng(4704);
+  const Calibration cal;
+  int checked = 0;
+  for (int i = 0; i < 600; ++i) {
+    Point pt = random_point(rng);
+    if (pt.plan.ep > 1 || pt.plan.cp > 1) continue;
+    if (i % 2 == 0) {
+      pt.plan.dp *= pt.plan.pp;
+      pt.plan.pp = 1;
+    } else {
+      pt.plan.pp *= pt.plan.dp;
+      pt.plan.dp = 1;
+      pt.workload.global_batch = pt.plan.micro_batch * 8;
+    }
+    pt.plan.stack.rank_order = RankOrder::tp_cp_ep_dp_pp;
+    const Estimate megatron = estimate(pt.workload, pt.cluster, pt.plan, cal);
+    pt.plan.stack.rank_order = RankOrder::tp_pp_dp;
+    const Estimate e = estimate(pt.workload, pt.cluster, pt.plan, cal);
+    EXPECT_EQ(e.time.total_s, megatron.time.total_s) << "point " << i;
+    EXPECT_EQ(e.reason, megatron.reason) << "point " << i;
+    ++checked;
+  }
+  EXPECT_GT(checked, 100);
+}
+
+// tp-pp-dp keeps a pipeline of tp x pp GPUs inside its pod: its sends never pay the taper above
+// the pod, and its gradient reduction, which spans the cluster, does; Megatron's order the reverse.
+TEST(RankOrder, TheOrderDecidesWhichGroupCrossesTheTaper) {
+  Workload w;
+  Model& m = w.model;  // GPT-3 175B
+  m.layers = 96;
+  m.hidden = 12288;
+  m.heads = m.kv_heads = 96;
+  m.ffn_hidden = 4 * m.hidden;
+  m.vocab = 50257;
+  w.seq_len = 2048;
+  w.precision = Precision::bf16;
+  w.global_batch = 1024;
+  Cluster c = test::cluster(1024, 400);
+  c.scale_out.network = Network::rail_optimized;
+  c.scale_out.pod_gpus = 256;
+  Plan p;
+  p.tp = 8;
+  p.pp = 8;
+  p.dp = 16;
+  p.sequence_parallel = true;
+  p.recompute = Recompute::full;
+  const Calibration cal;
+  auto at = [&](RankOrder order, double taper) {
+    p.stack.rank_order = order;
+    c.scale_out.oversubscription = taper;
+    return estimate(w, c, p, cal).time;
+  };
+  // Megatron's order: dp spans tp x dp = 128 GPUs, inside a pod; the pipeline spans all 1,024.
+  EXPECT_EQ(at(RankOrder::tp_cp_ep_dp_pp, 7).dp_exposed_s,
+            at(RankOrder::tp_cp_ep_dp_pp, 1).dp_exposed_s);
+  EXPECT_GT(at(RankOrder::tp_cp_ep_dp_pp, 7).pp_p2p_s, at(RankOrder::tp_cp_ep_dp_pp, 1).pp_p2p_s);
+  // tp-pp-dp: the pipeline spans tp x pp = 64 GPUs, inside a pod; dp spans all 1,024.
+  EXPECT_EQ(at(RankOrder::tp_pp_dp, 7).pp_p2p_s, at(RankOrder::tp_pp_dp, 1).pp_p2p_s);
+  EXPECT_LT(at(RankOrder::tp_pp_dp, 7).pp_p2p_s, at(RankOrder::tp_cp_ep_dp_pp, 7).pp_p2p_s);
 }
 
 }  // namespace

@@ -195,6 +195,43 @@ TEST(Rules, DesignRules) {
             "and the domain must divide or be a multiple of the node");
 }
 
+// Megatron-Core's tp-pp-dp mapping runs without cp and ep; the experts' replicas are then the
+// weights' when etp = tp. On a torus the order moves the groups, and with them which are boxes.
+TEST(Rules, RankOrderTpPpDp) {
+  est::Plan p = plan(8, 8, 16);
+  p.stack.rank_order = est::RankOrder::tp_pp_dp;
+  EXPECT_FALSE(check(p));
+  p.cp = 2;
+  p.dp = 8;
+  Violation v = check(p);
+  EXPECT_EQ(v.rule, Rule::rank_order);
+  EXPECT_EQ(message(v), "tp-pp-dp needs cp = 1 and ep = 1, not cp 2 and ep 1");
+  est::Workload moe = gpt3();
+  moe.model = Catalog::builtin().find_model("mixtral-8x7b")->model;
+  moe.global_batch = 1024;
+  est::Plan experts = plan(4, 1, 256);
+  experts.stack.rank_order = est::RankOrder::tp_pp_dp;
+  experts.etp = 4;
+  EXPECT_FALSE(check(experts, moe));
+  experts.etp = 1;
+  v = check(experts, moe);
+  EXPECT_EQ(v.rule, Rule::rank_order);
+  EXPECT_EQ(message(v),
+            "tp-pp-dp on a Mixture-of-Experts model needs etp = tp, not etp 1 with tp 4");
+  experts.etp = 4;
+  experts.ep = 2;
+  EXPECT_EQ(check(experts, moe).rule, Rule::rank_order);
+
+  est::Cluster torus = h100(24);
+  torus.nvlink_domain = 24;
+  torus.fabric = est::Fabric::torus;
+  torus.torus = {4, 6, 1};
+  est::Plan box = plan(1, 8, 3);
+  EXPECT_EQ(check(box, gpt3(), torus).rule, Rule::torus_mapping);  // pp 8 at stride 3
+  box.stack.rank_order = est::RankOrder::tp_pp_dp;
+  EXPECT_FALSE(check(box, gpt3(), torus));  // pp 8 at stride 1, dp 3 at stride 8
+}
+
 TEST(Rules, NamesAndReasonsAreStable) {
   EXPECT_STREQ(to_string(Rule::pp_vp_layers), "pp_vp_layers");
   EXPECT_STREQ(to_string(Rule::offload_needs_expansion), "offload_needs_expansion");

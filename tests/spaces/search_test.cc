@@ -82,7 +82,12 @@ std::string random_spec(std::mt19937_64& rng, bool stack = false) {
   if (coin(50)) t += "pipeline_split = \"all\"\n";
   t += "ep = \"all\"\n";
   if (coin(30)) t += "etp = [1, 2]\n";
-  if (stack) t += random_stack(rng);
+  if (stack) {
+    t += random_stack(rng);
+  } else if (std::hash<std::string>{}(t + "rank_order") % 10 < 4) {
+    // Both rank orders, one set per spec the same way as the network, so the search picks.
+    t += "rank_order = [\"tp-cp-ep-dp-pp\", \"tp-pp-dp\"]\n";
+  }
   t += "[pricing]\ncapex_usd_per_gpu = 30000\n";
   return t;
 }

@@ -94,7 +94,8 @@ TEST(Space, AxesInFixedOrderWithPlanAxesLast) {
                          "param_gather_overlap",
                          "pp_comm_overlap",
                          "fp8_recipe",
-                         "attention_kernel"};
+                         "attention_kernel",
+                         "rank_order"};
   static_assert(std::size(names) == kNumAxes);
   for (int i = 0; i < kNumAxes; ++i) {
     EXPECT_EQ(s.axes()[i].name, names[i]);
