@@ -4,11 +4,11 @@
 The document marks every generated part: a block between `<!-- begin generated: NAME -->` and
 `<!-- end generated: NAME -->`, a value inside prose between `<!--v:NAME-->` and `<!--/v-->`.
 The script runs the studies' sweeps (COMET GPT-3 175B and Transformer-1T, DeepSeek-V3, Llama 3.1
-405B with and without failures) into a scratch folder, reads them back with `summary --json`,
-`sensitivity --json`, `top --json` and `status --json`, evaluates the DLRM points and the software
-stack's settings with `estimate --json` (their plans from `best --json`), and fills the marks. Prose
-between the marks is written by hand and must stay true of the figures it cites; the test
-`CaseStudiesAreCurrent` runs `--check`.
+405B with and without failures, both on tapered networks) into a scratch folder, reads them back
+with `summary --json`, `sensitivity --json`, `top --json`, `pareto --json` and `status --json`,
+evaluates the DLRM points and the software stack's settings with `estimate --json` (their plans
+from `best --json`), and fills the marks. Prose between the marks is written by hand and must stay
+true of the figures it cites; the test `CaseStudiesAreCurrent` runs `--check`.
 
 Usage: scripts/case-studies.py [--check] [--bin build/bin/clustersweep] [--doc docs/case-studies.md]
   --check  write nothing; print a diff and exit 1 when the document is not current
@@ -397,6 +397,7 @@ def deepseek(cs, values, blocks):
     values["ds-gb200-ep"] = str(gb200["ep"])
     values["ds-gb200-a2a"] = f"{gb200['time_ep_a2a_s']:.1f} s of the {gb200['step_time_s']:.1f} s"
     values["ds-gb200-speedup"] = x(h800["step_time_s"] / gb200["step_time_s"])
+    values["ds-h800-step"] = f"{h800['step_time_s']:.1f} s"
 
 
 # What the software stack is worth: each model on each accelerator at one plan (the best with the
@@ -606,34 +607,233 @@ def accelerators(cs, values, blocks):
     values["acc-datasheet"] = str(sum(1 for r in ranked if r["calibration_support"] < 3))
 
 
-def network(cs, values, blocks):
-    # Llama 3.1 405B on 16,384 H100: rail-optimized or rail-only, tapered above 1,024-GPU pods;
-    # the best plan of each network with its step, time to train, the network's bill and cost.
-    store = cs.sweep("network-405b.toml")
-    rows = cs.json("top", store, "-n", "1000")["rows"]
+# The network studies: each model's best plan on each network, planes and taper, the time against
+# the network's bill and the cost to train, and what the taper does to the plan and to the step.
+NETWORK_ORDER = ["fat_tree", "rail_optimized", "rail_only", "dragonfly"]
+# The plan's choices in the order a plan is read, with the short names the tables use. rank_order
+# is read when the store has it (a plan axis the model may not have) and skipped when it does not.
+PLAN_NAMES = [("tp", "tp"), ("pp", "pp"), ("vp", "vp"), ("cp", "cp"), ("ep", "ep"),
+              ("etp", "etp"), ("dp", "dp"), ("micro_batch", "mb"), ("zero", "ZeRO"),
+              ("recompute", "recompute"), ("sequence_parallel", "sp"), ("offload", "offload"),
+              ("pipeline_split", "split"), ("dispatcher", "dispatcher"),
+              ("a2a_overlap", "a2a overlap"), ("cuda_graph", "CUDA graphs"),
+              ("token_routing", "routing"), ("rank_order", "rank order")]
+# What the step spends its time on (the store's breakdown), for what a taper lengthens.
+STEP_PARTS = [("time_compute_s", "compute"), ("time_memory_bound_s", "memory-bound kernels"),
+              ("time_tp_comm_s", "tensor-parallel communication"),
+              ("time_cp_comm_s", "context-parallel communication"),
+              ("time_pp_p2p_s", "pipeline sends"), ("time_pp_bubble_s", "pipeline bubble"),
+              ("time_ep_a2a_s", "expert all-to-all"),
+              ("time_dp_exposed_s", "data-parallel reduction"),
+              ("time_edp_exposed_s", "expert data-parallel reduction"),
+              ("time_optimizer_s", "optimizer"), ("time_offload_s", "offload"),
+              ("time_host_s", "host"), ("time_overhead_s", "overheads")]
+
+
+# The store's design and plan columns that `estimate` takes as flags of the same name, to estimate a
+# stored plan on another design (num_gpus is --gpus).
+ESTIMATE_KEYS = ["model", "seq_len", "global_batch", "precision", "gpu", "num_gpus", "gpus_per_node",
+                 "nvlink_domain", "nvlink_gbytes_per_s", "inter_node_gbps_per_gpu", "hbm_gb",
+                 "fabric", "network", "oversubscription", "pod_gpus", "planes", "group_gpus",
+                 "global_taper", "tp", "pp", "cp", "vp", "pipeline_split", "sequence_parallel",
+                 "zero", "recompute", "micro_batch", "ep", "etp", "framework", "cuda_graph",
+                 "dispatcher", "token_routing", "a2a_overlap", "fp8_attention", "tp_comm_overlap",
+                 "dp_overlap", "param_gather_overlap", "pp_comm_overlap", "fp8_recipe",
+                 "attention_kernel", "offload", "rank_order"]
+
+
+def estimate_row(cs, r, **design):
+    """The step of row r's plan on its design with the given columns changed. The row's own
+    design must give back its stored step: a flag the store spells differently fails here."""
+    def args(row):
+        flags = []
+        for k in ESTIMATE_KEYS:
+            if row.get(k) is not None:
+                v = row[k]
+                name = "gpus" if k == "num_gpus" else k.replace("_", "-")
+                flags.append(f"--{name}={v:g}" if isinstance(v, float) else f"--{name}={v}")
+        return flags
+    same = cs.json("estimate", *args(r))["step_time_s"]
+    if abs(same["total"] - r["step_time_s"]) > 1e-6 * r["step_time_s"]:
+        sys.exit(f"case-studies.py: estimate gives {same['total']} s for a stored step of "
+                 f"{r['step_time_s']} s")
+    return cs.json("estimate", *args({**r, **design}))["step_time_s"]
+
+
+def plan_text(r, keys):
+    return ", ".join(f"{dict(PLAN_NAMES)[k]} {r[k]}" for k in keys if r.get(k) is not None)
+
+
+def plan_change(r, base):
+    # Every plan choice the store holds, not only the ones the table shows: any change is named.
+    changes = [f"{name} {base[k]}→{r[k]}" for k, name in PLAN_NAMES
+               if r.get(k) is not None and r.get(k) != base.get(k)]
+    return ", ".join(changes) if changes else "none"
+
+
+def step_growth(r, base, n=4):
+    # The n parts of the step that grew (or shrank) most, by at least 0.05 s.
+    deltas = [(r[k] - base[k], name) for k, name in STEP_PARTS if k in r and k in base]
+    deltas = sorted((d for d in deltas if abs(d[0]) >= 0.05), key=lambda d: -abs(d[0]))[:n]
+    return ", ".join(f"{name} {d:+.2f} s" for d, name in deltas) or "no part by 0.05 s"
+
+
+def network_study(cs, example, plan_keys, extra_keys):
+    """The best plan of each network, planes and taper of a store kept best-per-design, with the
+    non-blocking row of the same network and planes it is compared with, and the time-cost front
+    (ties included: designs of equal figures are one row of the front). The table's plans name
+    plan_keys, and those of extra_keys that differ between rows; the others close the block."""
+    store = cs.sweep(example)
+    rows = cs.json("top", store, "-n", "100000", "--all-ties")["rows"]
     best = {}
     for r in rows:
-        key = (r["network"], r["oversubscription"])
+        key = (r["network"], r["planes"], r["oversubscription"])
         if key not in best or r["time_to_train_s"] < best[key]["time_to_train_s"]:
             best[key] = r
-    ranked = sorted(best.values(), key=lambda r: (r["network"], r["oversubscription"]))
-    front = {r["point_id"] for r in cs.json("pareto", store, "--objectives",
-                                            "time_to_train_s,cost_usd")["fronts"][0]["rows"]}
-    table = ["| network | taper above pods | best plan | step | time to train | network capex | "
+    ranked = sorted(best.values(), key=lambda r: (NETWORK_ORDER.index(r["network"]), r["planes"],
+                                                  r["oversubscription"]))
+    front = set()
+    pareto = cs.json("pareto", store, "--objectives", "time_to_train_s,cost_usd")
+    for r in pareto["fronts"][0]["rows"]:
+        front.add(r["point_id"])
+        front.update(r.get("tied_point_ids") or [])
+    varying = [k for k in extra_keys if len({r.get(k) for r in ranked}) > 1]
+    common = [k for k in extra_keys if k not in varying]
+    for r in ranked:
+        r["base"] = best[(r["network"], r["planes"], 1.0)]
+        r["on_front"] = r["point_id"] in front
+        r["plan"] = plan_text(r, [k for k in plan_keys + extra_keys if k in plan_keys or
+                                  k in varying])
+        r["full_plan"] = plan_text(r, plan_keys + extra_keys)
+        r["change"] = plan_change(r, r["base"])
+    show_planes = len({r["planes"] for r in ranked}) > 1
+    table = ["| network |" + (" planes |" if show_planes else "") + " taper | best plan | "
+             "plan change vs non-blocking | step | time to train | network capex | "
              "network power | cost to train | on the front |",
-             "|---|---:|---|---:|---:|---:|---:|---:|:---:|"]
+             "|---|" + ("---:|" if show_planes else "") +
+             "---:|---|---|---:|---:|---:|---:|---:|:---:|"]
     for r in ranked:
         table.append(
-            f"| {r['network']} | {r['oversubscription']:g}:1 | "
-            f"tp {r['tp']}, pp {r['pp']}, vp {r['vp']}, recompute {r['recompute']} | "
+            f"| {r['network']} |" + (f" {r['planes']:g} |" if show_planes else "") +
+            f" {r['oversubscription']:g}:1 | {r['plan']} | {r['change']} | "
             f"{r['step_time_s']:.2f} s | {days(r['time_to_train_s'])} | "
-            f"${r['network_capex_usd'] / 1e6:,.0f}M | {r['network_power_w'] / 1e6:.2f} MW | "
-            f"${r['cost_usd'] / 1e6:,.1f}M | {'yes' if r['point_id'] in front else ''} |")
-    blocks["network"] = "\n".join(table)
-    flat = best[("rail_optimized", 1.0)]
-    tapered = best[("rail_optimized", 7.0)]
+            f"${r['network_capex_usd'] / 1e6:,.{network_digits(ranked)}f}M | "
+            f"{r['network_power_w'] / 1e6:.2f} MW | "
+            f"${r['cost_usd'] / 1e6:,.{2 if ranked[0]['cost_usd'] < 1e7 else 1}f}M | "
+            f"{'yes' if r['on_front'] else ''} |")
+    shared = plan_text(ranked[0], common)
+    if shared:
+        table += ["", f"Every best plan has {shared}."]
+    return best, ranked, "\n".join(table)
+
+
+def network_digits(ranked):
+    # Whole millions for a large cluster's network, cents of a million for a small one's.
+    return 0 if max(r["network_capex_usd"] for r in ranked) >= 1e8 else 2
+
+
+def network_favours(ranked, show_planes):
+    """One line for each network (and planes): the plan it favours, where a taper changes it and
+    what the most tapered row's step spends more time on than the non-blocking one's."""
+    lines = []
+    groups = {}
+    for r in ranked:
+        groups.setdefault((r["network"], r["planes"]), []).append(r)
+    for (network, planes), rs in groups.items():
+        base, last = rs[0]["base"], rs[-1]
+        name = network
+        if show_planes:
+            name += f", {planes:g} plane{'s' if planes > 1 else ''}"
+        steps, previous = [], "none"
+        for r in rs:
+            if r["change"] != previous:
+                steps.append(f"from {r['oversubscription']:g}:1, {r['change']}")
+                previous = r["change"]
+        plan = (f"{base['plan']} without a taper; " + "; ".join(steps) if steps
+                else f"{base['plan']} at every taper")
+        lines.append(
+            f"- **{name}**: {plan}. At {last['oversubscription']:g}:1 the step is "
+            f"{pct(last['step_time_s'] / base['step_time_s'] - 1)} longer: "
+            f"{step_growth(last, base)}.")
+    return "\n".join(lines)
+
+
+def network(cs, values, blocks):
+    # Llama 3.1 405B on 16,384 H100: rail-optimized or rail-only, tapered above 1,024-GPU pods.
+    best, ranked, blocks["network"] = network_study(
+        cs, "network-405b.toml", ["tp", "pp", "vp", "recompute"], ["dp", "rank_order"])
+    blocks["network-plans"] = network_favours(ranked, False)
+    flat = best[("rail_optimized", 1, 1.0)]
+    tapered = best[("rail_optimized", 1, 7.0)]
     values["net-slower"] = pct(tapered["time_to_train_s"] / flat["time_to_train_s"] - 1)
     values["net-saved"] = f"${(flat['network_capex_usd'] - tapered['network_capex_usd']) / 1e6:,.0f}M"
+    rail_only = best[("rail_only", 1, 1.0)]
+    values["net-rail-only-saving"] = pct(1 - rail_only["network_capex_usd"] /
+                                         flat["network_capex_usd"])
+
+    # DeepSeek-V3 on 2,048 H800: fat tree, rail-optimized or rail-only, tapered above the leaf.
+    best, ranked, blocks["network-deepseek"] = network_study(
+        cs, "network-deepseek-v3.toml", ["tp", "pp", "ep", "dp", "recompute"],
+        ["vp", "etp", "micro_batch", "dispatcher", "a2a_overlap", "rank_order"])
+    blocks["network-deepseek-plans"] = network_favours(ranked, True)
+    flat = best[("fat_tree", 1, 1.0)]
+    values["ds-net-step"] = f"{flat['step_time_s']:.1f} s"
+    values["ds-net-plan"] = flat["full_plan"]
+    # Experts are laid out etp fastest, then ep: an expert group spans ep x etp consecutive GPUs.
+    values["ds-net-ep-extent"] = commas(flat["ep"] * flat["etp"])
+    values["ds-net-a2a"] = f"{max(r['time_ep_a2a_s'] for r in ranked):.2f} s"
+    for network in ("fat_tree", "rail_optimized", "rail_only"):
+        values[f"ds-net-capex-{network.replace('_', '-')}"] = (
+            f"${best[(network, 1, 1.0)]['network_capex_usd'] / 1e6:.2f}M")
+    fat = [r for r in ranked if r["network"] == "fat_tree"]
+    fat_change = next((r for r in fat if r["change"] != "none"), None)
+    values["ds-fat-change"] = (
+        f"from {fat_change['oversubscription']:g}:1 {fat_change['change']}" if fat_change
+        else "none at any taper")
+    values["ds-fat-ep-extent"] = commas(fat[-1]["ep"] * fat[-1]["etp"])
+    values["ds-fat-growth"] = step_growth(fat[-1], flat, 2)
+    # The non-blocking plan kept on the most tapered fat tree: what the taper would cost it.
+    kept = estimate_row(cs, flat, oversubscription=fat[-1]["oversubscription"])
+    values["ds-fat-kept-a2a"] = f"{kept['ep_a2a']:.1f} s"
+    values["ds-fat-kept-step"] = f"{kept['total']:.1f} s"
+    values["ds-fat-slower"] = pct(fat[-1]["step_time_s"] / flat["step_time_s"] - 1)
+    rail = [r for r in ranked if r["network"] == "rail_optimized" and r["planes"] == 1]
+    rail2 = [r for r in ranked if r["network"] == "rail_optimized" and r["planes"] == 2]
+    values["ds-rail-slower"] = pct(rail[-1]["step_time_s"] / flat["step_time_s"] - 1)
+    values["ds-rail2-slower"] = pct(rail2[-1]["step_time_s"] / flat["step_time_s"] - 1)
+    values["ds-rail-changes"] = str(sum(1 for r in rail + rail2 if r["change"] != "none"))
+    values["ds-rail-growth"] = step_growth(rail[-1], rail[-1]["base"])
+    cheapest = min(ranked, key=lambda r: r["cost_usd"])
+    values["ds-cheapest"] = (f"{cheapest['network']} with {cheapest['planes']:g} "
+                             f"plane{'s' if cheapest['planes'] > 1 else ''} at "
+                             f"{cheapest['oversubscription']:g}:1")
+    values["ds-cheapest-saving"] = pct(1 - cheapest["cost_usd"] / flat["cost_usd"])
+    values["ds-cheapest-slower"] = pct(cheapest["time_to_train_s"] / flat["time_to_train_s"] - 1)
+    values["ds-front"] = front_text(ranked)
+    # What a taper can save at most, against the whole cluster's capital cost (GPUs and network).
+    with open(os.path.join(ROOT, "examples", "network-deepseek-v3.toml"), "rb") as f:
+        capex_per_gpu = tomllib.load(f)["pricing"]["capex_usd_per_gpu"]
+    saved = flat["network_capex_usd"] - min(r["network_capex_usd"] for r in ranked)
+    values["ds-taper-saves"] = f"${saved / 1e6:.2f}M"
+    values["ds-taper-saves-share"] = pct(saved / (flat["num_gpus"] * capex_per_gpu +
+                                                  flat["network_capex_usd"]))
+
+
+def front_text(ranked):
+    # The front's points, designs of equal figures named together: "a or b 2:1 with 2 planes".
+    points = {}
+    for r in ranked:
+        if r["on_front"]:
+            points.setdefault((r["time_to_train_s"], r["cost_usd"]), []).append(r)
+    parts = []
+    for (time, cost), rs in sorted(points.items()):
+        networks = list(dict.fromkeys(r["network"] for r in rs))
+        tapers = list(dict.fromkeys(f"{r['oversubscription']:g}:1" for r in rs))
+        planes = list(dict.fromkeys(f"{r['planes']:g}" for r in rs))
+        parts.append(f"{', '.join(networks[:-1]) + ' or ' if len(networks) > 1 else ''}"
+                     f"{networks[-1]} at {' or '.join(tapers)} with {' or '.join(planes)} "
+                     f"plane{'s' if planes != ['1'] else ''} ({days(time)}, ${cost / 1e6:.2f}M)")
+    return "; ".join(parts)
 
 
 def fill(text, values, blocks):
