@@ -767,6 +767,19 @@ def network(cs, values, blocks):
     tapered = best[("rail_optimized", 1, 7.0)]
     values["net-slower"] = pct(tapered["time_to_train_s"] / flat["time_to_train_s"] - 1)
     values["net-saved"] = f"${(flat['network_capex_usd'] - tapered['network_capex_usd']) / 1e6:,.0f}M"
+    # The prose says no best plan takes Llama 3's order: a sweep where one does needs new prose.
+    if any(r.get("rank_order") == "tp-pp-dp" for r in ranked):
+        sys.exit("case-studies.py: a best plan of network-405b.toml now takes rank_order tp-pp-dp; "
+                 "the network section's prose says none does")
+    # Llama 3's rank order for the same plan at the steepest taper: which group pays it instead.
+    llama3 = estimate_row(cs, tapered, rank_order="tp-pp-dp")
+    megatron = estimate_row(cs, tapered)
+    values["net-llama3-step"] = f"{llama3['total']:.2f} s"
+    values["net-megatron-step"] = f"{megatron['total']:.2f} s"
+    values["net-llama3-p2p"] = f"{llama3['pp_p2p']:.2f} s"
+    values["net-megatron-p2p"] = f"{megatron['pp_p2p']:.2f} s"
+    values["net-llama3-dp"] = f"{llama3['dp_exposed']:.2f} s"
+    values["net-megatron-dp"] = f"{megatron['dp_exposed']:.2f} s"
     rail_only = best[("rail_only", 1, 1.0)]
     values["net-rail-only-saving"] = pct(1 - rail_only["network_capex_usd"] /
                                          flat["network_capex_usd"])
