@@ -201,6 +201,17 @@ void print_network(const est::NetworkBill& bill) {
       "scale-out network           {} tier{}, {:g} Gbit/s links, {:g} NIC{} per GPU\n", bill.tiers,
       bill.tiers == 1 ? "" : "s", bill.link_gbps, bill.nics_per_gpu,
       bill.nics_per_gpu == 1 ? "" : "s");
+  // Where the taper went: a pod that no tier below the top holds leaves the network as built.
+  if (bill.taper > 1)
+    std::cout << (bill.tapered_gpus > 0
+                      ? fmt::format(
+                            "  tapered {:g}:1 above each {}-GPU sub-tree (the step pays it "
+                            "past one)\n",
+                            bill.taper,
+                            with_commas(static_cast<std::uint64_t>(std::round(bill.tapered_gpus))))
+                      : fmt::format("  not tapered: no tier below the top holds the pod, so the "
+                                    "{:g}:1 taper thins no link and the step pays none\n",
+                                    bill.taper));
   std::cout << fmt::format("  {:<8}{:>9}{:>7}{:>9}{:>9}{:>9}{:>8}{:>13}{:>10}\n", "tier",
                            "switches", "radix", "links", "optics", "cables", "NICs", "USD", "W");
   const auto line = [](std::string_view name, const auto& r, double radix) {
@@ -242,6 +253,7 @@ nlohmann::ordered_json network_json(const est::NetworkBill& bill) {
   return {{"tiers", bill.tiers},
           {"link_gbps", json_number(bill.link_gbps)},
           {"nics_per_gpu", json_number(bill.nics_per_gpu)},
+          {"tapered_gpus", json_number(bill.tapered_gpus)},
           {"rows", tiers},
           {"switches", json_number(bill.switches)},
           {"transceivers", json_number(bill.transceivers)},

@@ -242,8 +242,7 @@ DlrmEstimator::DlrmEstimator(const DlrmWorkload& workload, const Cluster& cluste
   inter_node_bytes_per_s_ = allreduce_inter_node_bytes_per_s_ * c.a2a_eff;
   // Both span every GPU: on a tapered network they cross its narrowest level, and on a rail-only
   // one the exchange (an all-to-all) forwards its cross-rail bytes over the domain.
-  const ScaleOutLevels levels =
-      detail::scale_out_levels(cluster_, switch_ports(cluster_, calibration.network));
+  const ScaleOutLevels levels = detail::scale_out_levels(cluster_, calibration.network);
   if (!levels.non_blocking && all > domain_) {
     inter_node_bytes_per_s_ = detail::placed_scale_out_bytes_per_s(
         levels, 1, all, Traffic::all_to_all, inter_node_bytes_per_s_, nvlink_bytes_per_s_);

@@ -78,7 +78,7 @@ Estimator::Estimator(const Workload& workload, const Cluster& cluster,
   inter_node_bytes_per_s_ = cluster_.inter_node_bytes_per_s * calibration_.inter_node_eff;
   // The slowest link a group spans: a group leaving the NVLink domain is bound by scale-out.
   inter_node_bytes_per_s_ = std::min(inter_node_bytes_per_s_, nvlink_bytes_per_s_);
-  scale_out_ = detail::scale_out_levels(cluster_, switch_ports(cluster_, calibration_.network));
+  scale_out_ = detail::scale_out_levels(cluster_, calibration_.network);
   double expansion = cluster_.expansion_bytes_per_s;
   if (expansion <= 0 && cluster_.expansion_bytes > 0)
     expansion = calibration_.default_expansion_gbytes_per_s * 1e9;

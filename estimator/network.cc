@@ -20,53 +20,91 @@ namespace {
 constexpr const char* kTierNames[kMaxNetworkTiers] = {"leaf",   "spine",  "core",   "tier 4",
                                                       "tier 5", "tier 6", "tier 7", "tier 8"};
 
-// Switches and the links up into them, per tier, of one folded Clos.
-struct Clos {
+// The shape of a folded Clos (fat_tree, rail_optimized, rail_only) over a cluster: `copies`
+// networks of `ports` endpoint ports each on radix-`k` switches. Below the top a switch has k/2
+// ports down and as many up; a leaf holds ports of one of `rails` rails (rail-optimized: GPU i of
+// every node on the leaves of rail i), so more than one rail needs a spine. Tiers t reach k leaves
+// for t = 2 and k/2 times more for each further tier. Copies share a switch's ports where one needs
+// only part of it (rail-only's rails: ports partitioned by rail, no traffic between them).
+struct ClosGeometry {
+  double ports = 0, rails = 1, copies = 1, k = 0, down = 0;
+  double gpus_per_port = 1;  // GPUs behind one endpoint port (rail-only: a port per domain)
+  double leaves = 0;         // of one copy
   int tiers = 0;
-  std::array<double, kMaxNetworkTiers> switches{}, links{};
+  int tapered = -1;  // the tier whose links up the taper thins; -1: none
 };
 
-// `copies` folded Clos networks of `ports` endpoint ports each on radix-`k` switches. Below the
-// top a switch has k/2 ports down and as many up; a leaf holds ports of one of `rails` rails
-// (rail-optimized: GPU i of every node on the leaves of rail i), so more than one rail needs a
-// spine. Tiers t reach k leaves for t = 2 and k/2 times more for each further tier. Copies share
-// a switch's ports where one needs only part of it (rail-only's rails: ports partitioned by rail,
-// no traffic between them). A taper of `taper`:1 keeps 1/taper of the links above the lowest
-// tier whose sub-tree holds `pod_ports` ports (above the leaf when pod_ports is 0), and the tiers
-// above shrink with them; the number of tiers stays.
-Clos folded_clos(double ports, double rails, double copies, double k, double taper,
-                 double pod_ports) noexcept {
+// The GPUs in the sub-tree under one switch of tier t: a leaf's ports (one rail's leaf spans as
+// many nodes), a tier's down^(t+1).
+double subtree_gpus(const ClosGeometry& g, int t) noexcept {
+  return (t == 0 ? g.down * g.rails : std::pow(g.down, t + 1)) * g.gpus_per_port;
+}
+
+ClosGeometry clos_geometry(const Cluster& cluster, double switch_ports,
+                           double ports_per_gpu) noexcept {
+  ClosGeometry g;
+  const ScaleOut& shape = cluster.scale_out;
+  const double gpus = cluster.num_gpus;
+  const double per_node = std::max(cluster.gpus_per_node, 1);
+  g.k = switch_ports * std::max(shape.planes, 1);
+  g.down = std::floor(g.k / 2);
+  g.ports = gpus * ports_per_gpu;
+  g.gpus_per_port = 1 / ports_per_gpu;
+  if (shape.network == Network::rail_optimized) g.rails = per_node * ports_per_gpu;
+  if (shape.network == Network::rail_only) {
+    // One network per rail: GPU i of every scale-up domain (Wang et al.'s HB domain), with no
+    // spine between rails; cross-rail traffic goes through the domain first.
+    g.copies = std::max<double>(cluster.nvlink_domain, per_node);
+    g.ports = std::ceil(gpus / g.copies) * ports_per_gpu;
+    g.gpus_per_port = g.copies / ports_per_gpu;
+  }
+  if (g.ports <= 0 || g.down < 2) return g;
+  if (g.rails <= 1 && g.ports <= g.k) {
+    g.tiers = 1;
+    return g;
+  }
+  g.leaves = g.rails * std::ceil(std::ceil(g.ports / g.rails) / g.down);
+  g.tiers = 2;
+  for (double reach = g.k; g.leaves > reach && g.tiers < kMaxNetworkTiers; reach *= g.down)
+    ++g.tiers;
+  // A taper of t:1 thins the links up from the lowest tier whose sub-tree holds the pod (the leaf
+  // without one; a pod of several rails starts at the spine). A pod that only the top tier holds
+  // is the whole network: nothing is tapered.
+  if (shape.oversubscription > 1) {
+    int t = shape.pod_gpus > 0 && g.rails > 1 ? 1 : 0;
+    while (shape.pod_gpus > 0 && t < g.tiers - 1 && subtree_gpus(g, t) < shape.pod_gpus) ++t;
+    if (t < g.tiers - 1) g.tapered = t;
+  }
+  return g;
+}
+
+// Switches and the links up into them, per tier, of the Clos `g`. A taper of `taper`:1 keeps
+// 1/taper of the links above the tapered tier, and the tiers above shrink with them; the number of
+// tiers stays.
+struct Clos {
+  std::array<double, kMaxNetworkTiers> switches{}, links{};
+};
+Clos folded_clos(const ClosGeometry& g, double taper) noexcept {
   Clos c;
-  const double down = std::floor(k / 2);
-  if (ports <= 0 || down < 2) return c;
-  if (rails <= 1 && ports <= k) {
-    c.tiers = 1;
-    c.switches[0] = std::ceil(copies / std::floor(k / ports));
-    c.links[0] = copies * ports;
+  if (g.tiers == 1) {
+    c.switches[0] = std::ceil(g.copies / std::floor(g.k / g.ports));
+    c.links[0] = g.copies * g.ports;
     return c;
   }
-  const double leaves = rails * std::ceil(std::ceil(ports / rails) / down);
-  c.tiers = 2;
-  for (double reach = k; leaves > reach && c.tiers < kMaxNetworkTiers; reach *= down) ++c.tiers;
-  // The tier whose links up are tapered: the lowest whose sub-tree, down^(tier+1) ports (a leaf
-  // holds one rail, so a pod of several rails starts at the spine), holds the pod.
-  int tapered = -1;
-  if (taper > 1) {
-    tapered = pod_ports > 0 && rails > 1 ? 1 : 0;
-    for (double reach = std::pow(down, tapered + 1); pod_ports > reach; reach *= down) ++tapered;
-  }
-  c.switches[0] = copies * leaves;
-  c.links[0] = copies * ports;
+  if (g.tiers == 0) return c;
+  c.switches[0] = g.copies * g.leaves;
+  c.links[0] = g.copies * g.ports;
   // Non-blocking: each leaf as many links up as the fullest leaf has ports down.
-  const double per_leaf = std::min(down, std::ceil(std::ceil(ports / rails) / (leaves / rails)));
-  double up = leaves * per_leaf;  // of one copy
-  for (int t = 1; t < c.tiers; ++t) {
+  const double per_leaf =
+      std::min(g.down, std::ceil(std::ceil(g.ports / g.rails) / (g.leaves / g.rails)));
+  double up = g.leaves * per_leaf;  // of one copy
+  for (int t = 1; t < g.tiers; ++t) {
     const auto at = static_cast<std::size_t>(t);
-    if (t - 1 == tapered) up = std::ceil(up / taper);
-    const bool top = t == c.tiers - 1;
-    c.links[at] = copies * up;
-    c.switches[at] = std::ceil(copies * up / (top ? k : down));
-    up = std::ceil(up / (top ? k : down)) * down;
+    if (t - 1 == g.tapered) up = std::ceil(up / taper);
+    const bool top = t == g.tiers - 1;
+    c.links[at] = g.copies * up;
+    c.switches[at] = std::ceil(g.copies * up / (top ? g.k : g.down));
+    up = std::ceil(up / (top ? g.k : g.down)) * g.down;
   }
   return c;
 }
@@ -100,6 +138,17 @@ double switch_ports(const Cluster& cluster, const NetworkCatalog& catalog) noexc
   return parts && parts->switch_ports > 0 ? parts->switch_ports : kDefaultSwitchPorts;
 }
 
+double tapered_gpus(const Cluster& cluster, const NetworkCatalog& catalog) noexcept {
+  const NetworkParts* parts = catalog.parts_for(cluster.inter_node_bytes_per_s * 8 / 1e9);
+  const double ports_per_gpu =
+      parts && parts->gbps > 0
+          ? std::max(1.0, std::ceil(cluster.inter_node_bytes_per_s * 8 / 1e9 / parts->gbps))
+          : 1.0;
+  if (cluster.scale_out.network == Network::dragonfly) return 0;
+  const ClosGeometry g = clos_geometry(cluster, switch_ports(cluster, catalog), ports_per_gpu);
+  return g.tapered < 0 ? 0 : subtree_gpus(g, g.tapered);
+}
+
 double NetworkCatalog::largest_switch_ports() const noexcept {
   double ports = 0;
   for (int i = 0; i < count; ++i)
@@ -128,7 +177,6 @@ NetworkBill network_bill(const Cluster& cluster, const NetworkCatalog& catalog) 
   // domain (an NVL72 rack; an HGX node is a chassis whose leaf sits in another rack).
   const double rack_gpus = std::max<double>(cluster.nvlink_domain, per_node);
   const double taper = std::max(shape.oversubscription, 1.0);
-  const double pod_ports = shape.pod_gpus > 0 ? shape.pod_gpus * ports_per_gpu : 0;
 
   if (shape.network == Network::dragonfly) {
     const double down = std::floor(k / 2);
@@ -161,23 +209,18 @@ NetworkBill network_bill(const Cluster& cluster, const NetworkCatalog& catalog) 
     NetworkRow& global_row = add_row(bill, "global");
     global_row.links = planes * std::ceil(groups * global / 2);
   } else {
-    double rails = 1, copies = 1, rail_ports = ports;
-    if (shape.network == Network::rail_optimized) rails = per_node * ports_per_gpu;
-    if (shape.network == Network::rail_only) {
-      // One network per rail: GPU i of every scale-up domain (Wang et al.'s HB domain), with no
-      // spine between rails; cross-rail traffic goes through the domain first.
-      copies = std::max<double>(cluster.nvlink_domain, per_node);
-      rail_ports = std::ceil(gpus / copies) * ports_per_gpu;
-    }
-    const Clos clos = folded_clos(rail_ports, rails, copies, k, taper, pod_ports);
-    const double leaf_gpus = (clos.tiers == 1 ? rail_ports : std::floor(k / 2)) / ports_per_gpu;
+    const ClosGeometry g = clos_geometry(cluster, parts->switch_ports, ports_per_gpu);
+    const Clos clos = folded_clos(g, taper);
+    bill.taper = taper;
+    bill.tapered_gpus = g.tapered < 0 ? 0 : subtree_gpus(g, g.tapered);
+    const double leaf_gpus = (g.tiers == 1 ? g.ports : g.down) * g.gpus_per_port;
     const bool leaf_in_rack =
-        shape.network != Network::rail_only && rails <= 1 && leaf_gpus <= rack_gpus;
-    bill.tiers = clos.tiers;
-    for (int t = 0; t < clos.tiers; ++t) {
+        shape.network != Network::rail_only && g.rails <= 1 && leaf_gpus <= rack_gpus;
+    bill.tiers = g.tiers;
+    for (int t = 0; t < g.tiers; ++t) {
       NetworkRow& row = add_row(bill, kTierNames[t]);
       row.switches = planes * clos.switches[static_cast<std::size_t>(t)];
-      row.radix = k;
+      row.radix = g.k;
       row.links = planes * clos.links[static_cast<std::size_t>(t)];
       row.copper = t == 0 && leaf_in_rack;
     }

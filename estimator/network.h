@@ -73,12 +73,22 @@ struct NetworkBill {
   double power_w = 0;    // switches, transceivers, cables and NICs
   double nic_usd = 0;    // of capex_usd, the NICs
   double nic_w = 0;      // of power_w, the NICs (they draw within their servers)
+  // A folded Clos's taper: the ratio asked for, and the GPUs of the sub-tree whose links up it
+  // thins (tapered_gpus; 0: none, when no tier below the top holds the pod).
+  double taper = 1;
+  double tapered_gpus = 0;
 };
 
 // The ports of the switch that serves `cluster`'s scale-out (at its NIC speed, before planes):
 // what the bill builds the network of, and what the step time's placement reads a leaf's reach
 // from (docs/estimator.md, "Scale-out networks"). kDefaultSwitchPorts without parts.
 double switch_ports(const Cluster& cluster, const NetworkCatalog& catalog) noexcept;
+
+// The GPUs below the level a taper sits above, the same for the bill and the step time
+// (docs/estimator.md, "Scale-out networks"): in a folded Clos the sub-tree of the lowest tier of
+// switches that holds the pod (`pod_gpus`; the leaf without one), whose links up the bill thins. 0
+// when no link is tapered: no taper, a pod only the top tier holds, a single switch, a dragonfly.
+double tapered_gpus(const Cluster& cluster, const NetworkCatalog& catalog) noexcept;
 
 // The bill of the scale-out network of `cluster` (its num_gpus, gpus_per_node, nvlink_domain,
 // inter_node_bytes_per_s per GPU and scale_out shape) built from the parts of `catalog` that serve

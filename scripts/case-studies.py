@@ -744,6 +744,9 @@ def network_favours(ranked, show_planes):
         name = network
         if show_planes:
             name += f", {planes:g} plane{'s' if planes > 1 else ''}"
+        if len(rs) == 1:
+            lines.append(f"- **{name}**: {rs[0]['plan']}, swept without a taper.")
+            continue
         steps, previous = [], "none"
         for r in rs:
             if r["change"] != previous:

@@ -28,6 +28,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "estimator/estimator.h"
 
@@ -157,10 +158,12 @@ inline double scale_up_bytes_per_s(const Cluster& cluster, double achieved, int 
   return link * (links > 0 ? links : 1.0);  // a torus whose shape misses the group: one link
 }
 
-// The scale-out network's levels for `cluster` (ScaleOutLevels), `switch_ports` the ports of one
-// switch at a NIC port's full speed: a plane's switches run at 1/planes of it with planes x the
-// ports.
-inline ScaleOutLevels scale_out_levels(const Cluster& cluster, double switch_ports) noexcept {
+// The scale-out network's levels for `cluster` (ScaleOutLevels), its switches those of `catalog`
+// at its NIC speed: a plane's switches run at 1/planes of it with planes x the ports. A folded
+// Clos is tapered above the sub-tree the bill thins the links of (tapered_gpus); a dragonfly above
+// its leaf or pod, and its global links by global_taper.
+inline ScaleOutLevels scale_out_levels(const Cluster& cluster,
+                                       const NetworkCatalog& catalog) noexcept {
   const ScaleOut& net = cluster.scale_out;
   ScaleOutLevels levels;
   levels.network = net.network;
@@ -168,15 +171,25 @@ inline ScaleOutLevels scale_out_levels(const Cluster& cluster, double switch_por
   levels.oversubscription = std::max(net.oversubscription, 1.0);
   levels.global_taper = std::max(net.global_taper, 1.0);
   const auto leaf_ports = std::max<std::int64_t>(
-      1, static_cast<std::int64_t>(switch_ports * std::max(net.planes, 1) / 2));
+      1, static_cast<std::int64_t>(switch_ports(cluster, catalog) * std::max(net.planes, 1) / 2));
   // A fat-tree leaf holds whole nodes; a rail-optimized or rail-only leaf one GPU of each of its
   // nodes, the node's other GPUs on the other rails' leaves.
   const std::int64_t leaf_gpus =
       net.network == Network::rail_optimized || net.network == Network::rail_only
           ? leaf_ports * levels.node_gpus
           : std::max(levels.node_gpus, leaf_ports / levels.node_gpus * levels.node_gpus);
-  levels.taper_gpus = net.pod_gpus > 0 ? net.pod_gpus : leaf_gpus;
   levels.group_gpus = net.group_gpus > 0 ? net.group_gpus : leaf_gpus;
+  if (net.network == Network::dragonfly) {
+    levels.taper_gpus = net.pod_gpus > 0 ? net.pod_gpus : leaf_gpus;
+  } else {
+    // A fat tree's leaf as the placement sees it: whole nodes, however the bill fills its ports.
+    const double tapered = tapered_gpus(cluster, catalog);
+    levels.taper_gpus = tapered <= 0 ? std::numeric_limits<std::int64_t>::max()
+                        : net.pod_gpus > 0 || net.network != Network::fat_tree
+                            ? static_cast<std::int64_t>(tapered)
+                            : leaf_gpus;
+    if (tapered <= 0) levels.oversubscription = 1;
+  }
   levels.non_blocking =
       (net.network == Network::fat_tree || net.network == Network::rail_optimized) &&
       levels.oversubscription <= 1.0;

@@ -133,6 +133,63 @@ TEST(Network, TaperAboveThePodSparesTheLinksBelowIt) {
   EXPECT_LT(leaf.capex_usd, bill.capex_usd);
 }
 
+// The taper sits above the lowest tier whose sub-tree holds the pod, for the bill and the step
+// alike (tapered_gpus): a pod of 600 GPUs is tapered above the spines' 1,024; a pod that only the
+// top tier holds (a rail of 2,048 nodes is a two-tier tree, its leaf 32 nodes) tapers nothing.
+TEST(Network, TheTaperSitsWhereATierHoldsThePod) {
+  Cluster c = shaped(16384, Network::rail_optimized, 7);
+  EXPECT_EQ(tapered_gpus(c, parts()), 256);  // above the leaf: one rail of 32 nodes
+  c.scale_out.pod_gpus = 600;
+  EXPECT_EQ(tapered_gpus(c, parts()), 1024);
+  c.scale_out.network = Network::rail_only;
+  c.scale_out.pod_gpus = 256;
+  EXPECT_EQ(tapered_gpus(c, parts()), 256);
+  c.scale_out.pod_gpus = 1024;
+  EXPECT_EQ(tapered_gpus(c, parts()), 0);
+  Cluster open = c;
+  open.scale_out.oversubscription = 1;
+  EXPECT_EQ(network_bill(c, parts()).capex_usd, network_bill(open, parts()).capex_usd);
+  // One switch holds 64 GPUs: nothing to taper.
+  EXPECT_EQ(tapered_gpus(shaped(64, Network::fat_tree, 7), parts()), 0);
+  EXPECT_EQ(tapered_gpus(shaped(16384, Network::fat_tree), parts()), 0);  // no taper
+}
+
+// Where the bill thins no link the step pays no taper, and where it does some plan pays it.
+TEST(Network, TheStepPaysATaperExactlyWhereTheBillThinsTheLinks) {
+  const Calibration cal = spaces::builtin_calibration();
+  Workload w;
+  Model& m = w.model;
+  m.layers = 96;
+  m.hidden = 12288;
+  m.heads = m.kv_heads = 96;
+  m.ffn_hidden = 4 * m.hidden;
+  m.vocab = 50257;
+  w.seq_len = 2048;
+  w.global_batch = 2048;
+  Plan p;
+  p.tp = 8;
+  p.pp = 16;
+  p.dp = 128;  // Megatron's order: the pipeline spans the cluster
+  p.sequence_parallel = true;
+  int tapered = 0, untapered = 0;
+  for (const Network network : {Network::fat_tree, Network::rail_optimized, Network::rail_only})
+    for (const int pod : {0, 256, 1024, 4096}) {
+      Cluster c = shaped(16384, network, 4);
+      c.scale_out.pod_gpus = pod;
+      Cluster open = c;
+      open.scale_out.oversubscription = 1;
+      const double step = estimate(w, c, p, cal).time.total_s;
+      const double open_step = estimate(w, open, p, cal).time.total_s;
+      const bool thinned =
+          network_bill(c, cal.network).capex_usd < network_bill(open, cal.network).capex_usd;
+      EXPECT_EQ(thinned, tapered_gpus(c, cal.network) > 0) << to_string(network) << " " << pod;
+      EXPECT_EQ(step > open_step, thinned) << to_string(network) << " pod " << pod;
+      (thinned ? tapered : untapered)++;
+    }
+  EXPECT_GT(tapered, 3);
+  EXPECT_GT(untapered, 0);
+}
+
 TEST(Network, DragonflyGroupsJoinedAllToAll) {
   Cluster c = shaped(4096, Network::dragonfly);
   c.scale_out.group_gpus = 512;

