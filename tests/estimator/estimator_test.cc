@@ -12,21 +12,9 @@
 namespace clustersweep::estimator {
 namespace {
 
-Model gpt(int layers, int hidden, int heads, int vocab) {
-  Model m;
-  m.layers = layers;
-  m.hidden = hidden;
-  m.heads = heads;
-  m.kv_heads = heads;
-  m.ffn_hidden = 4 * hidden;
-  m.mlp = Mlp::gelu;
-  m.vocab = vocab;
-  return m;
-}
-
 using test::cluster;
-
-Workload gpt3_175b() { return {gpt(96, 12288, 96, 51200), 2048, 1536, Precision::bf16}; }
+using test::gpt;
+using test::gpt3_175b;
 
 Plan plan(int tp, int pp, int dp, int micro_batch = 1) {
   Plan p;

@@ -1,5 +1,6 @@
 #pragma once
-// The H100-like cluster the estimator tests share (numbers only need to be plausible here).
+// The H100-like cluster and the GPT models the estimator tests share (numbers only need to be
+// plausible here).
 #include "estimator/estimator.h"
 
 namespace clustersweep::estimator::test {
@@ -25,5 +26,21 @@ inline Cluster cluster(int num_gpus = 1024, double inter_node_gbps = 400) {
   c.node_overhead_w = 4600;
   return c;
 }
+
+// A GPT of multi-head attention and a 4h GELU MLP.
+inline Model gpt(int layers, int hidden, int heads, int vocab) {
+  Model m;
+  m.layers = layers;
+  m.hidden = hidden;
+  m.heads = heads;
+  m.kv_heads = heads;
+  m.ffn_hidden = 4 * hidden;
+  m.mlp = Mlp::gelu;
+  m.vocab = vocab;
+  return m;
+}
+
+// GPT-3 175B at sequence length 2048 and global batch 1536 in bf16.
+inline Workload gpt3_175b() { return {gpt(96, 12288, 96, 51200), 2048, 1536, Precision::bf16}; }
 
 }  // namespace clustersweep::estimator::test

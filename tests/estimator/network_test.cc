@@ -157,14 +157,7 @@ TEST(Network, TheTaperSitsWhereATierHoldsThePod) {
 // Where the bill thins no link the step pays no taper, and where it does some plan pays it.
 TEST(Network, TheStepPaysATaperExactlyWhereTheBillThinsTheLinks) {
   const Calibration cal = spaces::builtin_calibration();
-  Workload w;
-  Model& m = w.model;
-  m.layers = 96;
-  m.hidden = 12288;
-  m.heads = m.kv_heads = 96;
-  m.ffn_hidden = 4 * m.hidden;
-  m.vocab = 50257;
-  w.seq_len = 2048;
+  Workload w = test::gpt3_175b();
   w.global_batch = 2048;
   Plan p;
   p.tp = 8;

@@ -254,15 +254,7 @@ TEST(RankOrder, WithoutBothPipelineAndDataParallelismTheOrdersAgree) {
 // tp-pp-dp keeps a pipeline of tp x pp GPUs inside its pod: its sends never pay the taper above
 // the pod, and its gradient reduction, which spans the cluster, does; Megatron's order the reverse.
 TEST(RankOrder, TheOrderDecidesWhichGroupCrossesTheTaper) {
-  Workload w;
-  Model& m = w.model;  // GPT-3 175B
-  m.layers = 96;
-  m.hidden = 12288;
-  m.heads = m.kv_heads = 96;
-  m.ffn_hidden = 4 * m.hidden;
-  m.vocab = 50257;
-  w.seq_len = 2048;
-  w.precision = Precision::bf16;
+  Workload w = test::gpt3_175b();
   w.global_batch = 1024;
   Cluster c = test::cluster(4096, 400);  // three tiers: 1,024-GPU pods under the spines
   c.scale_out.network = Network::rail_optimized;
