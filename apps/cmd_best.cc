@@ -124,16 +124,18 @@ void print_text(const spaces::Point& pt, const est::Estimator& estimator,
     std::cout << "no plan fits: every valid plan needs more memory per GPU than the cluster has\n";
     return;
   }
-  // The stack is the one the flags give (design_spec() fixes it): the same for every plan.
-  std::cout << fmt::format("stack {}\n", stack_text(s.plans.front().plan.stack));
-  if (const std::string assumed = assumed_stack_text(pt.origin); !assumed.empty())
+  // The stack is the one the flags give (design_spec() fixes it): the same for every plan. The rank
+  // order is searched unless given, so it is each plan's column.
+  const bool order_given = !pt.origin.count("rank_order");
+  std::cout << fmt::format("stack {}\n", stack_text(s.plans.front().plan.stack, order_given));
+  if (const std::string assumed = assumed_stack_text(pt.origin, false); !assumed.empty())
     std::cout << fmt::format("      {}\n", assumed);
   std::cout << '\n';
   std::cout << fmt::format("{:>3} {:>4}{:>4}{:>6}{:>4}{:>4}", "#", "tp", "pp", "dp", "cp", "vp");
   if (moe) std::cout << fmt::format("{:>5}{:>5}", "ep", "etp");
-  std::cout << fmt::format(" {:>4} {:>4} {:<9} {:<3} {:<7} {:<14} {:>10} {:>12} {:>9} {:>6}\n",
-                           "mb", "zero", "recompute", "sp", "offload", "split", "step", "objective",
-                           "HBM", "MFU");
+  std::cout << fmt::format(
+      " {:>4} {:>4} {:<9} {:<3} {:<7} {:<14} {:<14} {:>10} {:>12} {:>9} {:>6}\n", "mb", "zero",
+      "recompute", "sp", "offload", "split", "rank order", "step", "objective", "HBM", "MFU");
   for (std::size_t i = 0; i < s.plans.size(); ++i) {
     const est::Plan& p = s.plans[i].plan;
     const est::Estimate& e = s.plans[i].estimate;
@@ -141,11 +143,11 @@ void print_text(const spaces::Point& pt, const est::Estimator& estimator,
                              p.vp);
     if (moe) std::cout << fmt::format("{:>5}{:>5}", p.ep, p.etp);
     std::cout << fmt::format(
-        " {:>4} {:>4} {:<9} {:<3} {:<7} {:<14} {:>10} {:>12} {:>9} {:>5.1f}%\n", p.micro_batch,
-        p.zero, est::recompute_label(p.recompute, p.recompute_modules),
+        " {:>4} {:>4} {:<9} {:<3} {:<7} {:<14} {:<14} {:>10} {:>12} {:>9} {:>5.1f}%\n",
+        p.micro_batch, p.zero, est::recompute_label(p.recompute, p.recompute_modules),
         p.sequence_parallel ? "on" : "off", est::to_string(p.offload),
-        est::to_string(p.pipeline_split), fmt::format("{:.4g} s", e.time.total_s),
-        format_objective(objective, s.plans[i].objective),
+        est::to_string(p.pipeline_split), est::to_string(p.stack.rank_order),
+        fmt::format("{:.4g} s", e.time.total_s), format_objective(objective, s.plans[i].objective),
         fmt::format("{:.1f} GB", e.memory.hbm_bytes / 1e9), 100 * e.mfu);
   }
   // How far each answer can be trusted: the calibration runs like it, its interval, and the
@@ -345,9 +347,10 @@ std::optional<po::variables_map> parse_best(const Args& args) {
       args, options, positional, "best [FILE.toml] [options]",
       "The best parallel plans of one model on one cluster: every plan a sweep can hold\n"
       "(tp, pp, cp, vp, micro-batch, ZeRO, recompute, sequence parallel, offload, pipeline\n"
-      "split; ep and etp for Mixture-of-Experts models) is considered, by an exact search\n"
-      "that prunes plans bounds prove cannot win (docs/search.md). A plan flag (--tp 8)\n"
-      "fixes that setting; the workload and cluster flags are estimate's.\n"
+      "split, rank order; ep and etp for Mixture-of-Experts models) is considered, by an\n"
+      "exact search that prunes plans bounds prove cannot win (docs/search.md). A plan flag\n"
+      "(--tp 8, --rank-order tp-pp-dp) fixes that setting; the workload and cluster flags\n"
+      "are estimate's.\n"
       "\n"
       "A recommendation model (DLRM, DCNv2) has no parallel plan: best ranks the planner's\n"
       "best placement (\"best\", with its mix of shardings) and each sharding of every table\n"

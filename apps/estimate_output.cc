@@ -314,17 +314,20 @@ nlohmann::ordered_json plan_json(const est::Plan& p) {
   return out;
 }
 
-std::string stack_text(const est::Stack& stack) {
+std::string stack_text(const est::Stack& stack, bool rank_order) {
   std::string out;
   for (const spaces::StackSetting& st : spaces::stack_settings())
-    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", st.name, st.value_name(st.get(stack)));
+    if (rank_order || std::string_view(st.name) != "rank_order")
+      out += fmt::format("{}{} {}", out.empty() ? "" : ", ", st.name, st.value_name(st.get(stack)));
   return out;
 }
 
-std::string assumed_stack_text(const std::map<std::string, spaces::Origin>& origin) {
+std::string assumed_stack_text(const std::map<std::string, spaces::Origin>& origin,
+                               bool rank_order) {
   std::vector<std::string> names;
   for (const spaces::StackSetting& st : spaces::stack_settings())
-    if (origin.count(st.name)) names.emplace_back(st.name);
+    if (origin.count(st.name) && (rank_order || std::string_view(st.name) != "rank_order"))
+      names.emplace_back(st.name);
   if (names.empty()) return {};
   return fmt::format("assumed (not given): {}; --framework and the stack flags choose",
                      fmt::join(names, ", "));

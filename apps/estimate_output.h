@@ -71,12 +71,14 @@ nlohmann::ordered_json network_json(const estimator::NetworkBill& bill);
 nlohmann::json json_number(double x);
 // The plan's settings, the stack's among them (as the store's columns name them).
 nlohmann::ordered_json plan_json(const estimator::Plan& plan);
-// "cuda_graph none, dispatcher alltoall, ..., attention_kernel cudnn": every stack setting.
-std::string stack_text(const estimator::Stack& stack);
+// "cuda_graph none, dispatcher alltoall, ..., attention_kernel cudnn": every stack setting (the
+// rank order only with `rank_order`: best searches it, so it is each plan's, not the stack's).
+std::string stack_text(const estimator::Stack& stack, bool rank_order = true);
 // The stack settings (framework first) that the user did not give, as an answer assumed them:
 // "assumed (not given): framework, cuda_graph, ...; --framework and the stack flags choose", or ""
 // when every one was given. `origin` is the resolved point's (a setting given has none).
-std::string assumed_stack_text(const std::map<std::string, spaces::Origin>& origin);
+std::string assumed_stack_text(const std::map<std::string, spaces::Origin>& origin,
+                               bool rank_order = true);
 // A recommendation model's framework as an answer took it: "hugectr", or "hugectr (assumed: the
 // fastest GB200-186GB runs; --framework to choose)" when the user gave none.
 std::string dlrm_framework_text(const spaces::DlrmPoint& point);

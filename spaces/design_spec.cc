@@ -119,6 +119,9 @@ std::string design_spec(const Settings& s, const Point& pt, const DesignSpecOpti
     else
       plan.insert(st.name, st.value_name(v));
   }
+  // The rank order is where the plan's groups sit, not what software runs them: searched as the
+  // degrees are unless given (a framework that runs one order keeps to it by rule).
+  if (!s.has("rank_order")) plan.insert_or_assign("rank_order", "all");
   if (s.has("allow_tp_across_nodes"))
     plan.insert("allow_tp_across_nodes", s.boolean("allow_tp_across_nodes"));
   root.insert("plan", std::move(plan));
