@@ -136,8 +136,9 @@ constexpr RuleInfo kRules[kNumRules] = {
      est::Infeasible::invalid_plan},
     {"rank_order",
      "rank_order tp-pp-dp runs without cp and ep (Megatron-Core's --use-tp-pp-dp-mapping), and on "
-     "a Mixture-of-Experts model with etp = tp, so the experts' replicas are the weights'",
-     {"rank_order", "cp", "ep", "etp"},
+     "a Mixture-of-Experts model with etp = tp, so the experts' replicas are the weights'; with "
+     "pp = 1 or dp = 1 it is the plan in Megatron's order",
+     {"rank_order", "cp", "ep", "etp", "pp", "dp"},
      est::Infeasible::invalid_plan},
 };
 
@@ -397,9 +398,12 @@ Violation check_stack(const est::Workload& w, const est::Cluster& c, const est::
                   est::is_moe(w.model));
   if (p.ep == 1 && (st.dispatcher != est::Dispatcher::alltoall || st.a2a_overlap))
     return broken(Rule::dispatcher_needs_ep, static_cast<int>(st.dispatcher), st.a2a_overlap);
-  if (st.rank_order == est::RankOrder::tp_pp_dp &&
-      (p.cp > 1 || p.ep > 1 || (est::is_moe(w.model) && p.etp != p.tp)))
-    return broken(Rule::rank_order, p.cp, p.ep, p.etp, p.tp);
+  if (st.rank_order == est::RankOrder::tp_pp_dp) {
+    // What it is refused for first: {0, cp, ep}, {1, etp, tp}, {2, pp, dp}.
+    if (p.cp > 1 || p.ep > 1) return broken(Rule::rank_order, 0, p.cp, p.ep);
+    if (est::is_moe(w.model) && p.etp != p.tp) return broken(Rule::rank_order, 1, p.etp, p.tp);
+    if (p.pp == 1 || p.dp == 1) return broken(Rule::rank_order, 2, p.pp, p.dp);
+  }
   const bool low_precision =
       w.precision == est::Precision::fp8 || w.precision == est::Precision::fp4;
   const bool mx = c.gpu.peak_flops[static_cast<int>(est::Precision::fp4)] > 0;
@@ -501,12 +505,16 @@ std::string message(const Violation& v) {
     case Rule::framework_stack:
       return framework_message(v);
     case Rule::rank_order:
-      if (x[0] > 1 || x[1] > 1)
-        return fmt::format("tp-pp-dp needs cp = 1 and ep = 1, not cp {} and ep {}", x[0], x[1]);
+      if (x[0] == 0)
+        return fmt::format("tp-pp-dp needs cp = 1 and ep = 1, not cp {} and ep {}", x[1], x[2]);
+      if (x[0] == 1)
+        return fmt::format(
+            "tp-pp-dp on a Mixture-of-Experts model needs etp = tp, not etp {} with tp {}", x[1],
+            x[2]);
       return fmt::format(
-          "tp-pp-dp on a Mixture-of-Experts model needs etp = tp, not etp {} with "
-          "tp {}",
-          x[2], x[3]);
+          "with pp {} and dp {} tp-pp-dp numbers the ranks as tp-cp-ep-dp-pp does: it is the "
+          "plan with that order",
+          x[1], x[2]);
     case Rule::framework_vendor: {
       const auto f = static_cast<est::Framework>(x[0]);
       return fmt::format("{} runs on {} accelerators", est::to_string(f),

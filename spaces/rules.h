@@ -42,7 +42,8 @@ enum class Rule : std::uint8_t {
   framework_stack,             // ... runs its runtime settings (spaces/data/frameworks.toml)
   torus_mapping,               // on a torus each parallel group in the domain is a box of it
   framework_vendor,            // the plan's framework runs on the accelerator's vendor
-  rank_order,                  // rank_order tp-pp-dp needs cp = 1, ep = 1 (and etp = tp on MoE)
+  rank_order,                  // rank_order tp-pp-dp needs cp = 1, ep = 1 (and etp = tp on MoE);
+                               //   with pp = 1 or dp = 1 it is the plan in Megatron's order
 };
 inline constexpr int kNumRules = 28;
 

@@ -30,7 +30,8 @@ std::vector<std::string> plan_flags(const nlohmann::json& plan) {
                   std::to_string(plan[name].get<int>())});
   flags.insert(flags.end(), {"--recompute", plan["recompute"], "--offload", plan["offload"],
                              "--pipeline-split", plan["pipeline_split"], "--sequence-parallel",
-                             plan["sequence_parallel"].get<bool>() ? "true" : "false"});
+                             plan["sequence_parallel"].get<bool>() ? "true" : "false",
+                             "--rank-order", plan["rank_order"]});
   return flags;
 }
 
@@ -81,6 +82,42 @@ TEST(Best, APlanFlagFixesThatSetting) {
   }
   const auto dp = run_json(with(kBase, {"--dp", "16"}));
   for (const auto& plan : dp["plans"]) EXPECT_EQ(plan["dp"], 16);
+}
+
+// The rank order is searched with the degrees: on a fat tree tapered above its 32-GPU leaves, a
+// pipeline of tp 8 x pp 4 kept inside a leaf (tp-pp-dp) beats sending every micro-batch's
+// activations across the taper. --rank-order fixes it like any plan flag.
+TEST(Best, TheRankOrderIsSearchedUnlessGiven) {
+  const std::vector<std::string> flags = {"best",
+                                          "--model",
+                                          "llama3-8b",
+                                          "--gpu",
+                                          "H100-SXM5-80GB",
+                                          "--gpus",
+                                          "1024",
+                                          "--seq-len",
+                                          "8192",
+                                          "--network",
+                                          "fat_tree",
+                                          "--oversubscription",
+                                          "7",
+                                          "--tp",
+                                          "8",
+                                          "--pp",
+                                          "4",
+                                          "--top",
+                                          "3"};
+  const auto json = run_json(flags);
+  ASSERT_FALSE(json["plans"].empty());
+  EXPECT_EQ(json["plans"][0]["rank_order"], "tp-pp-dp");
+  const Result text = run(flags);
+  EXPECT_NE(text.out.find(" rank order "), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("rank_order"), std::string::npos) << text.out;  // not the stack's
+  const auto fixed = run_json(with(flags, {"--rank-order", "tp-cp-ep-dp-pp"}));
+  ASSERT_FALSE(fixed["plans"].empty());
+  for (const auto& plan : fixed["plans"]) EXPECT_EQ(plan["rank_order"], "tp-cp-ep-dp-pp");
+  EXPECT_GT(fixed["plans"][0]["step_time_s"]["total"].get<double>(),
+            json["plans"][0]["step_time_s"]["total"].get<double>());
 }
 
 // The stack is the flags', fixed: every plan runs on it, and the searched spec holds it.

@@ -209,7 +209,7 @@ TEST(Rules, RankOrderTpPpDp) {
   est::Workload moe = gpt3();
   moe.model = Catalog::builtin().find_model("mixtral-8x7b")->model;
   moe.global_batch = 1024;
-  est::Plan experts = plan(4, 1, 256);
+  est::Plan experts = plan(4, 2, 128);
   experts.stack.rank_order = est::RankOrder::tp_pp_dp;
   experts.etp = 4;
   EXPECT_FALSE(check(experts, moe));
@@ -230,6 +230,16 @@ TEST(Rules, RankOrderTpPpDp) {
   EXPECT_EQ(check(box, gpt3(), torus).rule, Rule::torus_mapping);  // pp 8 at stride 3
   box.stack.rank_order = est::RankOrder::tp_pp_dp;
   EXPECT_FALSE(check(box, gpt3(), torus));  // pp 8 at stride 1, dp 3 at stride 8
+  // Without a pipeline, or without data parallelism, the orders number the ranks alike.
+  v = check(plan(8, 1, 128));
+  EXPECT_FALSE(v);
+  est::Plan flat = plan(8, 1, 128);
+  flat.stack.rank_order = est::RankOrder::tp_pp_dp;
+  v = check(flat);
+  EXPECT_EQ(v.rule, Rule::rank_order);
+  EXPECT_EQ(message(v),
+            "with pp 1 and dp 128 tp-pp-dp numbers the ranks as tp-cp-ep-dp-pp does: it is the "
+            "plan with that order");
 }
 
 TEST(Rules, NamesAndReasonsAreStable) {
