@@ -28,6 +28,7 @@ constexpr const char* kTierNames[kMaxNetworkTiers] = {"leaf",   "spine",  "core"
 // only part of it (rail-only's rails: ports partitioned by rail, no traffic between them).
 struct ClosGeometry {
   double ports = 0, rails = 1, copies = 1, k = 0, down = 0;
+  double taper = 1;          // the ratio asked for, at least 1
   double gpus_per_port = 1;  // GPUs behind one endpoint port (rail-only: a port per domain)
   double leaves = 0;         // of one copy
   int tiers = 0;
@@ -40,23 +41,31 @@ double subtree_gpus(const ClosGeometry& g, int t) noexcept {
   return (t == 0 ? g.down * g.rails : std::pow(g.down, t + 1)) * g.gpus_per_port;
 }
 
-ClosGeometry clos_geometry(const Cluster& cluster, double switch_ports,
-                           double ports_per_gpu) noexcept {
+// NIC ports a GPU needs at the parts' speed (one without parts).
+double ports_per_gpu(const Cluster& cluster, const NetworkParts* parts) noexcept {
+  const double gbps = cluster.inter_node_bytes_per_s * 8 / 1e9;
+  return parts && parts->gbps > 0 ? std::max(1.0, std::ceil(gbps / parts->gbps)) : 1.0;
+}
+
+ClosGeometry clos_geometry(const Cluster& cluster, const NetworkCatalog& catalog) noexcept {
   ClosGeometry g;
   const ScaleOut& shape = cluster.scale_out;
+  const double nic_ports =
+      ports_per_gpu(cluster, catalog.parts_for(cluster.inter_node_bytes_per_s * 8 / 1e9));
   const double gpus = cluster.num_gpus;
   const double per_node = std::max(cluster.gpus_per_node, 1);
-  g.k = switch_ports * std::max(shape.planes, 1);
+  g.taper = std::max(shape.oversubscription, 1.0);
+  g.k = switch_ports(cluster, catalog) * std::max(shape.planes, 1);
   g.down = std::floor(g.k / 2);
-  g.ports = gpus * ports_per_gpu;
-  g.gpus_per_port = 1 / ports_per_gpu;
-  if (shape.network == Network::rail_optimized) g.rails = per_node * ports_per_gpu;
+  g.ports = gpus * nic_ports;
+  g.gpus_per_port = 1 / nic_ports;
+  if (shape.network == Network::rail_optimized) g.rails = per_node * nic_ports;
   if (shape.network == Network::rail_only) {
     // One network per rail: GPU i of every scale-up domain (Wang et al.'s HB domain), with no
     // spine between rails; cross-rail traffic goes through the domain first.
     g.copies = std::max<double>(cluster.nvlink_domain, per_node);
-    g.ports = std::ceil(gpus / g.copies) * ports_per_gpu;
-    g.gpus_per_port = g.copies / ports_per_gpu;
+    g.ports = std::ceil(gpus / g.copies) * nic_ports;
+    g.gpus_per_port = g.copies / nic_ports;
   }
   if (g.ports <= 0 || g.down < 2) return g;
   if (g.rails <= 1 && g.ports <= g.k) {
@@ -70,7 +79,7 @@ ClosGeometry clos_geometry(const Cluster& cluster, double switch_ports,
   // A taper of t:1 thins the links up from the lowest tier whose sub-tree holds the pod (the leaf
   // without one; a pod of several rails starts at the spine). A pod that only the top tier holds
   // is the whole network: nothing is tapered.
-  if (shape.oversubscription > 1) {
+  if (g.taper > 1) {
     int t = shape.pod_gpus > 0 && g.rails > 1 ? 1 : 0;
     while (shape.pod_gpus > 0 && t < g.tiers - 1 && subtree_gpus(g, t) < shape.pod_gpus) ++t;
     if (t < g.tiers - 1) g.tapered = t;
@@ -78,13 +87,12 @@ ClosGeometry clos_geometry(const Cluster& cluster, double switch_ports,
   return g;
 }
 
-// Switches and the links up into them, per tier, of the Clos `g`. A taper of `taper`:1 keeps
-// 1/taper of the links above the tapered tier, and the tiers above shrink with them; the number of
-// tiers stays.
+// Switches and the links up into them, per tier, of the Clos `g`. Its taper t:1 keeps 1/t of the
+// links above the tapered tier, and the tiers above shrink with them; the number of tiers stays.
 struct Clos {
   std::array<double, kMaxNetworkTiers> switches{}, links{};
 };
-Clos folded_clos(const ClosGeometry& g, double taper) noexcept {
+Clos folded_clos(const ClosGeometry& g) noexcept {
   Clos c;
   if (g.tiers == 1) {
     c.switches[0] = std::ceil(g.copies / std::floor(g.k / g.ports));
@@ -100,7 +108,7 @@ Clos folded_clos(const ClosGeometry& g, double taper) noexcept {
   double up = g.leaves * per_leaf;  // of one copy
   for (int t = 1; t < g.tiers; ++t) {
     const auto at = static_cast<std::size_t>(t);
-    if (t - 1 == g.tapered) up = std::ceil(up / taper);
+    if (t - 1 == g.tapered) up = std::ceil(up / g.taper);
     const bool top = t == g.tiers - 1;
     c.links[at] = g.copies * up;
     c.switches[at] = std::ceil(g.copies * up / (top ? g.k : g.down));
@@ -139,13 +147,8 @@ double switch_ports(const Cluster& cluster, const NetworkCatalog& catalog) noexc
 }
 
 double tapered_gpus(const Cluster& cluster, const NetworkCatalog& catalog) noexcept {
-  const NetworkParts* parts = catalog.parts_for(cluster.inter_node_bytes_per_s * 8 / 1e9);
-  const double ports_per_gpu =
-      parts && parts->gbps > 0
-          ? std::max(1.0, std::ceil(cluster.inter_node_bytes_per_s * 8 / 1e9 / parts->gbps))
-          : 1.0;
   if (cluster.scale_out.network == Network::dragonfly) return 0;
-  const ClosGeometry g = clos_geometry(cluster, switch_ports(cluster, catalog), ports_per_gpu);
+  const ClosGeometry g = clos_geometry(cluster, catalog);
   return g.tapered < 0 ? 0 : subtree_gpus(g, g.tapered);
 }
 
@@ -165,22 +168,21 @@ NetworkBill network_bill(const Cluster& cluster, const NetworkCatalog& catalog) 
   if (gpus <= per_node || gbps <= 0 || !parts || parts->gbps <= 0) return bill;
   const ScaleOut& shape = cluster.scale_out;
   const double planes = std::max(shape.planes, 1);
-  bill.nics_per_gpu = std::ceil(gbps / parts->gbps);
+  bill.nics_per_gpu = ports_per_gpu(cluster, parts);
   bill.link_gbps = parts->gbps / planes;
   bill.nics = gpus * bill.nics_per_gpu;
-  const double k = parts->switch_ports * planes;
+  const double k = switch_ports(cluster, catalog) * planes;
   const double scale = 1 / planes;
   // Each plane is a network of its own over every NIC port: one link per NIC per plane.
   const double ports = gpus * bill.nics_per_gpu;
-  const double ports_per_gpu = bill.nics_per_gpu;
+  const double nic_ports = bill.nics_per_gpu;
   // Copper reaches within a rack; the only unit the model knows to share a rack is the scale-up
   // domain (an NVL72 rack; an HGX node is a chassis whose leaf sits in another rack).
   const double rack_gpus = std::max<double>(cluster.nvlink_domain, per_node);
-  const double taper = std::max(shape.oversubscription, 1.0);
 
   if (shape.network == Network::dragonfly) {
     const double down = std::floor(k / 2);
-    const double group = shape.group_gpus > 0 ? shape.group_gpus * ports_per_gpu : down;
+    const double group = shape.group_gpus > 0 ? shape.group_gpus * nic_ports : down;
     const double groups = std::ceil(ports / group);
     const double global_taper = std::max(shape.global_taper, 1.0);
     // A group's links to other groups carry its injection over the global taper, at least one
@@ -202,16 +204,16 @@ NetworkBill network_bill(const Cluster& cluster, const NetworkCatalog& catalog) 
     endpoint.switches = planes * groups * routers;
     endpoint.radix = k;
     endpoint.links = planes * ports;
-    endpoint.copper = std::ceil(group / routers) / ports_per_gpu <= rack_gpus;
+    endpoint.copper = std::ceil(group / routers) / nic_ports <= rack_gpus;
     NetworkRow& local = add_row(bill, "local");
     local.links = planes * groups * routers * (routers - 1) / 2;
-    local.copper = group / ports_per_gpu <= rack_gpus;
+    local.copper = group / nic_ports <= rack_gpus;
     NetworkRow& global_row = add_row(bill, "global");
     global_row.links = planes * std::ceil(groups * global / 2);
   } else {
-    const ClosGeometry g = clos_geometry(cluster, parts->switch_ports, ports_per_gpu);
-    const Clos clos = folded_clos(g, taper);
-    bill.taper = taper;
+    const ClosGeometry g = clos_geometry(cluster, catalog);
+    const Clos clos = folded_clos(g);
+    bill.taper = g.taper;
     bill.tapered_gpus = g.tapered < 0 ? 0 : subtree_gpus(g, g.tapered);
     const double leaf_gpus = (g.tiers == 1 ? g.ports : g.down) * g.gpus_per_port;
     const bool leaf_in_rack =
