@@ -297,6 +297,16 @@ TEST(EstimateErrors, DegreesMustMultiplyToTheGpuCount) {
                "--tp: tp*pp*cp = 8*3*1 = 24 does not divide the 64 GPUs");
 }
 
+TEST(EstimateErrors, RankOrderNamesTheFlag) {
+  expect_error(with(kBase, {"--tp", "8", "--pp", "4", "--cp", "2", "--rank-order", "tp-pp-dp"}),
+               "--rank-order: tp-pp-dp needs cp = 1 and ep = 1, not cp 2 and ep 1");
+  expect_error(with(kBase, {"--tp", "8", "--rank-order", "tp-pp-dp"}),
+               "--rank-order: with pp 1 and dp 8 tp-pp-dp numbers the ranks as tp-cp-ep-dp-pp "
+               "does: it is the plan with that order");
+  expect_error(with(kBase, {"--rank-order", "pp-first"}),
+               "--rank-order: must be tp-cp-ep-dp-pp or tp-pp-dp, got 'pp-first'");
+}
+
 TEST(EstimateErrors, NegativeBandwidthNamesTheFlag) {
   expect_error(with(kBase, {"--tp", "8", "--inter-node-gbps-per-gpu", "-100"}),
                "--inter-node-gbps-per-gpu: must be a positive number, got '-100'");
