@@ -161,6 +161,10 @@ struct Accelerator {
   // Its 8-bit tensor cores take only the TN operand layout (Hopper, Ada): a low-precision GEMM's
   // backward needs a transposed 8-bit copy of each operand, written by the quantization kernel.
   bool fp8_tn_only = false;
+  // The share of its own fused attention's rate (cuDNN, FlashAttention-3) that attention kernels
+  // written for the previous generation's warp-level MMA reach (FlashAttention-2, Triton's flash
+  // kernel): they use neither Hopper's wgmma nor its TMA. 1 where those kernels are the part's own.
+  double legacy_attention_share = 1;
 };
 
 struct Cluster {

@@ -268,6 +268,7 @@ AcceleratorEntry parse_accelerator(const toml::table& table, std::string_view fi
   entry.accelerator.tdp_w = r.number("tdp_w");
   entry.accelerator.idle_w = r.number("idle_w", true);
   entry.accelerator.fp8_tn_only = r.optional_bool("fp8_tn_only", false);
+  entry.accelerator.legacy_attention_share = r.optional_number("legacy_attention_share", 1);
   entry.default_node_overhead_w = r.optional_number("node_overhead_w", 0);
   entry.default_gpus_per_node = r.integer("gpus_per_node");
   entry.default_nvlink_domain = r.integer("nvlink_domain");

@@ -110,6 +110,27 @@ FrameworkProfile read_profile(const toml::table& t) {
     st.set(f.defaults, first);
   }
   f.defaults.framework = f.framework;
+  if (const auto* own = t.get_as<toml::table>("software_stack"))
+    for (const auto& [prefix, node] : *own) {
+      const std::string name(prefix.str());
+      if (std::find(f.software.begin(), f.software.end(), name) == f.software.end())
+        bad(node, "software_stack", "must be keyed by one of the framework's software prefixes");
+      const auto* table = node.as_table();
+      if (!table) bad(node, "software_stack", "must hold tables of stack settings");
+      auto& pairs = f.software_stack.emplace_back().second;
+      f.software_stack.back().first = name;
+      for (const auto& [setting, value] : *table) {
+        const auto it = std::find_if(settings.begin(), settings.end(), [&](const StackSetting& st) {
+          return setting.str() == st.name;
+        });
+        const auto text = value.value<std::string>();
+        const int v =
+            it == settings.end() || it->boolean || !text ? -1 : parse_stack_value(*it, *text);
+        if (v < 0 || !(f.stack[static_cast<std::size_t>(it - settings.begin())] >> v & 1u))
+          bad(value, "software_stack", "must name a value the framework's stack lists");
+        pairs.emplace_back(std::string(setting.str()), *text);
+      }
+    }
   return f;
 }
 
@@ -153,6 +174,20 @@ est::Framework framework_of_software(std::string_view software) noexcept {
         best_length = prefix.size();
       }
   return best;
+}
+
+std::vector<std::pair<std::string, std::string>> software_stack_defaults(
+    std::string_view software) {
+  const std::string lower = lower_case(software);
+  const std::vector<std::pair<std::string, std::string>>* best = nullptr;
+  std::size_t best_length = 0;
+  for (const FrameworkProfile& f : profiles())
+    for (const auto& [prefix, pairs] : f.software_stack)
+      if (lower.rfind(prefix, 0) == 0 && prefix.size() > best_length) {
+        best = &pairs;
+        best_length = prefix.size();
+      }
+  return best ? *best : std::vector<std::pair<std::string, std::string>>{};
 }
 
 bool framework_runs_on(est::Framework framework, std::string_view vendor) noexcept {

@@ -29,6 +29,10 @@ struct FrameworkProfile {
   std::uint32_t recompute = ~0u, offload = ~0u, pipeline_split = ~0u;
   std::array<std::uint32_t, kNumStackSettings> stack{};  // by stack_settings() index
   estimator::Stack defaults;                             // each setting's first listed value
+  // Settings where one software of the framework has a default of its own (NeMo AutoModel's
+  // Transformer Engine attention under FSDP2): software prefix, then (setting, value) pairs.
+  std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>
+      software_stack;
   std::string source;
 };
 
@@ -38,6 +42,10 @@ const FrameworkProfile* framework_profile(estimator::Framework framework) noexce
 // The framework a validation run's `software` text names ("nemo 25.02.01" -> megatron-core);
 // Framework::any when no profile claims it.
 estimator::Framework framework_of_software(std::string_view software) noexcept;
+
+// The stack settings a validation run's `software` sets by its own default where its framework's
+// differs (the profile's [framework.software_stack]); empty for most software.
+std::vector<std::pair<std::string, std::string>> software_stack_defaults(std::string_view software);
 
 // Whether `framework` runs on accelerators of `vendor` (AcceleratorEntry::vendor); Framework::any
 // runs on every one.

@@ -30,8 +30,10 @@ inline Estimator::AttentionKernelCost Estimator::attention_kernel(const Stack& s
   if (st.fp8_attention && detail::is_low_precision(workload_.precision))
     rate = cluster_.gpu.peak_flops[static_cast<int>(Precision::fp8)] * c.attention_eff *
            c.low_precision_gemm_eff;
-  if (st.attention_kernel == AttentionKernel::flash2) rate *= c.flash2_attention_eff;
-  if (st.attention_kernel == AttentionKernel::triton) rate *= c.triton_attention_eff;
+  if (st.attention_kernel == AttentionKernel::flash2)
+    rate *= c.flash2_attention_eff * cluster_.gpu.legacy_attention_share;
+  if (st.attention_kernel == AttentionKernel::triton)
+    rate *= c.triton_attention_eff * cluster_.gpu.legacy_attention_share;
   k.flops_per_s = rate;
   return k;
 }

@@ -7,6 +7,8 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "estimator/estimator.h"
+#include "h100_like_cluster.h"
 #include "spaces/frameworks.h"
 
 namespace clustersweep::spaces {
@@ -78,6 +80,38 @@ TEST(Catalog, HasEveryRequiredAcceleratorWithItsSource) {
             0);
   EXPECT_EQ(c.find_accelerator("GB200-186GB")->default_nvlink_domain, 72);
   EXPECT_EQ(c.find_accelerator("GB200-186GB")->default_gpus_per_node, 4);
+}
+
+TEST(Catalog, AmpereEraAttentionKernelsRunAtTheirShareOnHopper) {
+  // FlashAttention-2 and Triton's kernel use neither wgmma nor TMA: 0.62 of cuDNN's rate on every
+  // Hopper part, their own kernels on an A100.
+  const Catalog& c = Catalog::builtin();
+  for (const char* key :
+       {"H100-SXM5-80GB", "H800-SXM5-80GB", "H200-141GB", "GH200-96GB", "GH200-144GB"})
+    EXPECT_DOUBLE_EQ(c.find_accelerator(key)->accelerator.legacy_attention_share, 0.62) << key;
+  EXPECT_DOUBLE_EQ(c.find_accelerator("A100-SXM4-80GB")->accelerator.legacy_attention_share, 1);
+  auto step = [&](const char* key, estimator::AttentionKernel kernel) {
+    estimator::Cluster cl = estimator::test::cluster(8);
+    cl.gpu = c.find_accelerator(key)->accelerator;
+    cl.hbm_bytes = cl.gpu.hbm_bytes;
+    estimator::Plan p;
+    p.tp = 8;
+    p.dp = 1;
+    p.micro_batch = 1;
+    p.stack.attention_kernel = kernel;
+    const estimator::Workload w{estimator::test::gpt(24, 2048, 16, 50304), 16384, 8,
+                                Precision::bf16};
+    return estimator::estimate(w, cl, p, builtin_calibration()).time.total_s;
+  };
+  using estimator::AttentionKernel;
+  EXPECT_EQ(step("A100-SXM4-80GB", AttentionKernel::flash2),
+            step("A100-SXM4-80GB", AttentionKernel::cudnn));
+  EXPECT_EQ(step("A100-SXM4-80GB", AttentionKernel::triton),
+            step("A100-SXM4-80GB", AttentionKernel::cudnn));
+  EXPECT_GT(step("H100-SXM5-80GB", AttentionKernel::flash2),
+            1.1 * step("H100-SXM5-80GB", AttentionKernel::cudnn));
+  EXPECT_EQ(step("H100-SXM5-80GB", AttentionKernel::flash3),
+            step("H100-SXM5-80GB", AttentionKernel::cudnn));
 }
 
 // Every accelerator the published runs of other vendors name (accelerator_runs.csv), and the

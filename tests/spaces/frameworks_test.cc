@@ -223,6 +223,35 @@ TEST(Frameworks, EachRunsSoftwareIsAFramework) {
   EXPECT_EQ(framework_of_software(""), est::Framework::any);
 }
 
+TEST(Frameworks, ASoftwareWithADefaultOfItsOwnSetsIt) {
+  // NeMo AutoModel runs FSDP2 with Transformer Engine's attention, torchtitan SDPA's
+  // FlashAttention-2 (the profile's first value).
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(software_stack_defaults("nemo-automodel main@8d9bfb90e"),
+            (Pairs{{"attention_kernel", "cudnn"}}));
+  EXPECT_EQ(software_stack_defaults("NeMo-AutoModel"), (Pairs{{"attention_kernel", "cudnn"}}));
+  EXPECT_EQ(software_stack_defaults("torchtitan 0.1"), Pairs{});
+  EXPECT_EQ(software_stack_defaults(""), Pairs{});
+  EXPECT_EQ(framework_profile(est::Framework::fsdp2)->defaults.attention_kernel,
+            est::AttentionKernel::flash2);
+  // A run file's row of that software is predicted with it unless its own column says otherwise.
+  const std::string header =
+      "id,source,model,layers,hidden,heads,kv_heads,ffn_hidden,ffn_act,seq_len,vocab,gpu,num_gpus,"
+      "gpus_per_node,nvlink_domain,inter_node_gbps_per_gpu,tp,pp,dp,cp,vp,sequence_parallel,zero,"
+      "recompute,micro_batch,global_batch,precision,step_time_s,software";
+  const std::string row =
+      ",x,m,32,4096,32,8,14336,swiglu,4096,128256,H100-SXM5-80GB,8,8,8,400,1,1,"
+      "8,1,1,0,3,none,1,8,bf16,1.0,";
+  const auto path = std::filesystem::temp_directory_path() / "software_stack_runs.csv";
+  std::ofstream(path) << header << "\n1" << row << "nemo-automodel main\n2" << row
+                      << "torchtitan\n";
+  const auto runs = read_runs(path.string(), builtin_calibration());
+  std::filesystem::remove(path);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].sample.plan.stack.attention_kernel, est::AttentionKernel::cudnn);
+  EXPECT_EQ(runs[1].sample.plan.stack.attention_kernel, est::AttentionKernel::flash2);
+}
+
 // The runs files to check: every step-time runs file of the published-runs folder beside the
 // repository (../shared/validation: the dense, MoE and other vendors' runs, in whichever format
 // version), or the repository's copies of the dense and MoE files where that folder is not.
