@@ -340,13 +340,14 @@ std::vector<MeasuredRun> read_runs(const std::string& path,
         settings.set("recompute", label, where("recompute_detail"));
     // The framework the run's software is (spaces/data/frameworks.toml): its rules check the
     // run's plan, its defaults fill the settings the row leaves unknown, and `--best` searches
-    // within it.
-    if (columns.count("software"))
+    // within it; a software's own default (NeMo AutoModel's attention) fills a setting the row
+    // gives no value.
+    if (columns.count("software")) {
       if (const auto f = framework_of_software(text("software")); f != estimator::Framework::any)
         settings.set("framework", estimator::to_string(f), where("software"));
-    if (columns.count("software"))
       for (const auto& [name, value] : software_stack_defaults(text("software")))
         if (!settings.has(name)) settings.set(name, value, where("software"));
+    }
     // GPT-OSS's clamped gated activation, "swiglu_oai(clamped,gated)", has SwiGLU's three
     // matrices.
     if (moe && text("ffn_act").rfind("swiglu", 0) == 0)

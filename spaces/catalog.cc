@@ -268,7 +268,11 @@ AcceleratorEntry parse_accelerator(const toml::table& table, std::string_view fi
   entry.accelerator.tdp_w = r.number("tdp_w");
   entry.accelerator.idle_w = r.number("idle_w", true);
   entry.accelerator.fp8_tn_only = r.optional_bool("fp8_tn_only", false);
-  entry.accelerator.legacy_attention_share = r.optional_number("legacy_attention_share", 1);
+  entry.accelerator.legacy_attention_share = r.optional_number("legacy_attention_share", 1, false);
+  if (entry.accelerator.legacy_attention_share > 1)
+    r.fail(*table.get("legacy_attention_share"), "legacy_attention_share",
+           fmt::format("is a share of the part's own attention rate, at most 1, got {}",
+                       entry.accelerator.legacy_attention_share));
   entry.default_node_overhead_w = r.optional_number("node_overhead_w", 0);
   entry.default_gpus_per_node = r.integer("gpus_per_node");
   entry.default_nvlink_domain = r.integer("nvlink_domain");

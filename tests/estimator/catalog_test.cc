@@ -346,6 +346,9 @@ TEST(Catalog, ParseErrorsNameFileLineAndColumn) {
   bad.replace(bad.find("hbm_gb = 80"), 11, "hbm_gb = -80");
   EXPECT_EQ(parse_error(bad, kOneModel),
             "accelerators.toml:5:10: accelerator.hbm_gb: must be a positive number, got -80");
+  EXPECT_EQ(parse_error(std::string(kOneAccelerator) + "legacy_attention_share = 1.5\n", kOneModel),
+            "accelerators.toml:13:26: accelerator.legacy_attention_share: is a share of the part's "
+            "own attention rate, at most 1, got 1.5");
   bad = kOneAccelerator;
   bad.replace(bad.find("tdp_w"), 5, "tdp_watts");
   EXPECT_EQ(parse_error(bad, kOneModel), "accelerators.toml:2:1: accelerator: missing key 'tdp_w'");
