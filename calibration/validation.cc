@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iterator>
 #include <limits>
@@ -256,12 +257,14 @@ std::vector<MeasuredRun> read_weighted_runs(const std::vector<std::string>& path
   std::vector<MeasuredRun> all;
   for (const auto& path : paths) {
     auto rows = read_runs(path, calibration);
-    const double predictable = static_cast<double>(
-        std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.reason.empty(); }));
-    for (auto& r : rows) r.sample.weight = 1.0 / std::max(1.0, predictable);
     all.insert(all.end(), std::make_move_iterator(rows.begin()),
                std::make_move_iterator(rows.end()));
   }
+  std::array<double, 2> predictable{};  // by family: dense, MoE
+  for (const auto& r : all)
+    if (r.reason.empty()) ++predictable[est::is_moe(r.sample.workload.model)];
+  for (auto& r : all)
+    r.sample.weight = 1.0 / std::max(1.0, predictable[est::is_moe(r.sample.workload.model)]);
   return all;
 }
 

@@ -18,10 +18,11 @@
 
 namespace clustersweep::spaces {
 
-// Reads runs files in turn into one list. Each file's predictable runs weigh 1 in total in a fit,
-// so that a file of few runs (the MoE ones) is not outvoted by a larger one (the dense ones) on
-// the parameters both families share; within a file every run counts the same, since the
-// objective is the error a user sees on a published run.
+// Reads runs files in turn into one list. Each family's predictable runs (dense and LoRA, MoE)
+// weigh 1 in total in a fit, whichever files hold them, so that the few MoE runs are not outvoted
+// by the many dense ones on the parameters both families share; within a family every run counts
+// the same, since the objective is the error a user sees on a published run, and a file of a few
+// runs of other vendors' parts weighs as many runs, not as a family.
 std::vector<MeasuredRun> read_weighted_runs(const std::vector<std::string>& paths,
                                             const estimator::Calibration& calibration);
 

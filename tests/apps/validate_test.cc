@@ -15,6 +15,7 @@ namespace {
 
 const std::string kRuns = source_path("tests/apps/data/transformer_runs.csv");
 const std::string kMoeRuns = source_path("tests/apps/data/moe_runs.csv");
+const std::string kAcceleratorRuns = source_path("tests/apps/data/accelerator_runs.csv");
 const std::string kDlrmRuns = source_path("tests/apps/data/dlrm_runs.csv");
 const std::string kEnergyRuns = source_path("tests/apps/data/energy_runs.csv");
 
@@ -112,15 +113,16 @@ TEST(Validate, PredictsEveryMixtureOfExpertsRunRepairingOnlyAnImpossibleExpertGr
   EXPECT_LE(std::stod(m[2]), 12.5);
 }
 
-// Other vendors' runs (AMD, GH200, TPU, Gaudi, Trainium), none of them in the fit: every row is
+// Other vendors' runs (AMD, GH200, TPU, Gaudi, Trainium), the dense ones in the fit through the
+// mechanisms they share with the published NVIDIA runs, no parameter of their own: every row is
 // predicted from its datasheet, fabric and stack, none refused by a rule. The figures are a guard
 // that docs/calibration.md's ("Result on other vendors' runs") do not get worse, not the targets.
 TEST(Validate, PredictsEveryOtherVendorsRunFromItsDatasheetAndFabric) {
   TempDir dir;
   const std::string predictions = (dir.path() / "predictions.csv").string();
   const Result r =
-      run({"validate", source_path("tests/apps/data/accelerator_runs.csv"),
-           source_path("tests/apps/data/accelerator_moe_runs.csv"), "-o", predictions});
+      run({"validate", kAcceleratorRuns, source_path("tests/apps/data/accelerator_moe_runs.csv"),
+           "-o", predictions});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("predicted 34 of 34 rows;"), std::string::npos) << r.out;
   const auto rows = lines(read_file(predictions));
@@ -137,30 +139,33 @@ TEST(Validate, PredictsEveryOtherVendorsRunFromItsDatasheetAndFabric) {
 }
 
 TEST(Validate, ShippedCalibrationIsReproducible) {
-  // One fit of the dense and the MoE runs together gives every section of the shipped file (the
-  // other families' sections kept as shipped) and, from the same per-source fits that set the
-  // intervals, the leave-one-source-out figures: fitting once keeps this test to one refit.
+  // One fit of the dense, the MoE and the other vendors' dense runs together gives every section of
+  // the shipped file (the other families' sections kept as shipped) and, from the same per-source
+  // fits that set the intervals, the leave-one-source-out figures: fitting once keeps this test to
+  // one refit.
   TempDir dir;
   const std::string fitted = (dir.path() / "calibration.toml").string();
-  const Result r = run({"validate", kRuns, kMoeRuns, "--fit", fitted, "--held-out"});
+  const Result r =
+      run({"validate", kRuns, kMoeRuns, kAcceleratorRuns, "--fit", fitted, "--held-out"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(calibration_section(read_file(fitted)),
             calibration_section(read_file(source_path("spaces/data/calibration.toml"))));
   // Each source predicted by a fit on the others, in the interval of the others' held-out
   // residuals: the nominal 90% must hold within 80-98%. The median half-width is not the 20%
-  // once asked for (docs/calibration.md says why): a guard that the documented 23.7% does not grow.
+  // once asked for (docs/calibration.md says why): a guard that the documented 25.5% does not grow.
   std::smatch m;
   const std::string out = r.out;
   ASSERT_TRUE(std::regex_search(
       out, m,
-      std::regex(R"(held-out coverage ([0-9.]+)% of 315 runs, median half-width ([0-9.]+)%)")))
+      std::regex(R"(held-out coverage ([0-9.]+)% of 345 runs, median half-width ([0-9.]+)%)")))
       << out;
   EXPECT_GE(std::stod(m[1]), 80.0);
   EXPECT_LE(std::stod(m[1]), 98.0);
   EXPECT_LE(std::stod(m[2]), 30.0);
   // Neither family's accuracy on a stack the fit never saw may be bought with the other's: the
-  // shipped leave-one-source-out MAPEs (dense 11.94%, MoE 15.43%) plus 0.3 points.
-  for (const auto& [family, limit] : {std::pair{"dense", 12.24}, std::pair{"moe", 15.73}}) {
+  // shipped leave-one-source-out MAPEs (dense 12.04% with the other vendors' dense runs, MoE
+  // 15.11%) plus 0.3 points.
+  for (const auto& [family, limit] : {std::pair{"dense", 12.34}, std::pair{"moe", 15.41}}) {
     ASSERT_TRUE(std::regex_search(
         out, m,
         std::regex(fmt::format(R"(held-out {} MAPE ([0-9.]+)%  median ([0-9.]+)%)", family))))
@@ -283,9 +288,7 @@ TEST(Validate, PredictsEveryMeteredEnergyRunAtItsScopeWithinTheRequiredError) {
   ASSERT_TRUE(std::regex_search(
       out, m, std::regex(R"(energy at each row's scope: median \|error\| ([0-9.]+)%.* over 8)")))
       << out;
-  // The median of eight rows, between the LoRA runs at 64 and 512 GPUs, whose step the model
-  // predicts too short (docs/calibration.md, "Energy"): 15.5% shipped.
-  EXPECT_LE(std::stod(m[1]), 16.0);
+  EXPECT_LE(std::stod(m[1]), 15.0);
 }
 
 TEST(Validate, ShippedPowerCalibrationIsReproducible) {
