@@ -120,15 +120,15 @@ FrameworkProfile read_profile(const toml::table& t) {
       auto& pairs = f.software_stack.emplace_back().second;
       f.software_stack.back().first = name;
       for (const auto& [setting, value] : *table) {
-        const auto it = std::find_if(settings.begin(), settings.end(), [&](const StackSetting& st) {
-          return setting.str() == st.name;
-        });
+        const std::string_view key = setting.str();  // clang cannot capture a structured binding
+        const auto it = std::find_if(settings.begin(), settings.end(),
+                                     [key](const StackSetting& st) { return key == st.name; });
         const auto text = value.value<std::string>();
         const int v =
             it == settings.end() || it->boolean || !text ? -1 : parse_stack_value(*it, *text);
         if (v < 0 || !(f.stack[static_cast<std::size_t>(it - settings.begin())] >> v & 1u))
           bad(value, "software_stack", "must name a value the framework's stack lists");
-        pairs.emplace_back(std::string(setting.str()), *text);
+        pairs.emplace_back(std::string(key), *text);
       }
     }
   return f;
