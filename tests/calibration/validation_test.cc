@@ -59,18 +59,24 @@ TEST(Validation, PredictsEachRunAsTheEstimatorDoes) {
   EXPECT_NE(csv.find("\nx,S,,,,,,,,,\"unknown accelerator 'X', say\"\n"), std::string::npos) << csv;
 }
 
-TEST(Validation, EachFileWeighsOneInAFit) {
+TEST(Validation, EachFamilyWeighsOneInAFitWhicheverFilesHoldIt) {
   const est::Calibration calibration = builtin_calibration();
-  const auto rows =
-      read_weighted_runs({kData + "transformer_runs.csv", kData + "moe_runs.csv"}, calibration);
-  double weight = 0;
+  // Three files, two families: the other vendors' dense runs share the dense family's weight and
+  // the MoE runs keep theirs, each run of a family counting the same.
+  const auto rows = read_weighted_runs(
+      {kData + "transformer_runs.csv", kData + "moe_runs.csv", kData + "accelerator_runs.csv"},
+      calibration);
+  double weight = 0, moe_weight = 0;
   std::size_t predictable = 0;
   for (const auto& r : rows)
     if (r.reason.empty()) {
       weight += r.sample.weight;
+      if (est::is_moe(r.sample.workload.model)) moe_weight += r.sample.weight;
       ++predictable;
     }
   EXPECT_NEAR(weight, 2.0, 1e-9);
+  EXPECT_NEAR(moe_weight, 1.0, 1e-9);
+  EXPECT_DOUBLE_EQ(rows.front().sample.weight, rows.back().sample.weight);
   const auto runs = fit_runs(rows);
   EXPECT_EQ(runs.samples.size(), predictable);
   EXPECT_EQ(runs.support.size(), predictable);
