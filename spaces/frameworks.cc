@@ -162,32 +162,34 @@ const FrameworkProfile* framework_profile(est::Framework framework) noexcept {
   return &profiles()[static_cast<std::size_t>(framework)];
 }
 
-est::Framework framework_of_software(std::string_view software) noexcept {
+namespace {
+
+// The profile and the software prefix a runs file's `software` text names: the longest prefix
+// wins ("nemo-automodel" is FSDP2, "nemo " Megatron-Core); nullptr when none does.
+std::pair<const FrameworkProfile*, const std::string*> software_match(std::string_view software) {
   const std::string lower = lower_case(software);
-  // The longest prefix wins: "nemo-automodel" is FSDP2, "nemo " Megatron-Core.
-  est::Framework best = est::Framework::any;
-  std::size_t best_length = 0;
+  std::pair<const FrameworkProfile*, const std::string*> best{nullptr, nullptr};
   for (const FrameworkProfile& f : profiles())
     for (const std::string& prefix : f.software)
-      if (lower.rfind(prefix, 0) == 0 && prefix.size() > best_length) {
-        best = f.framework;
-        best_length = prefix.size();
-      }
+      if (lower.rfind(prefix, 0) == 0 && (!best.second || prefix.size() > best.second->size()))
+        best = {&f, &prefix};
   return best;
+}
+
+}  // namespace
+
+est::Framework framework_of_software(std::string_view software) noexcept {
+  const FrameworkProfile* profile = software_match(software).first;
+  return profile ? profile->framework : est::Framework::any;
 }
 
 std::vector<std::pair<std::string, std::string>> software_stack_defaults(
     std::string_view software) {
-  const std::string lower = lower_case(software);
-  const std::vector<std::pair<std::string, std::string>>* best = nullptr;
-  std::size_t best_length = 0;
-  for (const FrameworkProfile& f : profiles())
-    for (const auto& [prefix, pairs] : f.software_stack)
-      if (lower.rfind(prefix, 0) == 0 && prefix.size() > best_length) {
-        best = &pairs;
-        best_length = prefix.size();
-      }
-  return best ? *best : std::vector<std::pair<std::string, std::string>>{};
+  const auto [profile, prefix] = software_match(software);
+  if (profile)
+    for (const auto& [key, pairs] : profile->software_stack)
+      if (key == *prefix) return pairs;
+  return {};
 }
 
 bool framework_runs_on(est::Framework framework, std::string_view vendor) noexcept {

@@ -44,7 +44,9 @@ const FrameworkProfile* framework_profile(estimator::Framework framework) noexce
 estimator::Framework framework_of_software(std::string_view software) noexcept;
 
 // The stack settings a validation run's `software` sets by its own default where its framework's
-// differs (the profile's [framework.software_stack]); empty for most software.
+// differs: the profile's [framework.software_stack] entry of the very prefix that names the
+// software (a shorter prefix's entry never reaches a longer prefix's software); empty for most
+// software.
 std::vector<std::pair<std::string, std::string>> software_stack_defaults(std::string_view software);
 
 // Whether `framework` runs on accelerators of `vendor` (AcceleratorEntry::vendor); Framework::any
