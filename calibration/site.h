@@ -137,13 +137,16 @@ struct ShotsGroup {
   std::size_t runs = 0;
   double no_shot_mape = 0;  // of the remaining runs with the held-out fit alone, over the draws
   double shot_mape = 0;     // the same after site calibration
+  // Every run of the group after site calibration on all of them, in sample: about the least
+  // error the site factors can leave on these runs, whatever K.
+  double floor_mape = 0;
   std::size_t predictions = 0, covered = 0;  // of the remaining runs, over the draws
   double median_half_width = 0;              // of their site intervals
 };
 struct ShotsReport {
   int shots = 0, draws = 0;
   std::vector<ShotsGroup> groups;
-  double no_shot_mape = 0, shot_mape = 0;  // means over the groups
+  double no_shot_mape = 0, shot_mape = 0, floor_mape = 0;  // means over the groups
   std::size_t predictions = 0, covered = 0;
   double median_half_width = 0;  // over every prediction
   std::size_t worse_groups = 0;  // groups more than 1 point worse than with no shot

@@ -630,6 +630,7 @@ class Estimator {
   double dense_mlp_fwd_s(const StepShape& shape) const noexcept;
   double dense_mlp_operands(double tp) const noexcept;
   MoeForward moe_forward(const StepShape& shape) const noexcept;
+  void add_dispatch_einsums(const StepShape& shape, MoeForward& forward) const noexcept;
   double a2a_fwd_s(double token_bytes, int ep, int etp, Dispatcher dispatcher) const noexcept;
   // detail/host.h: the host time of one layer's kernel launches per micro-batch that CUDA graphs
   // do not remove, and the host syncs of the MoE layers per layer and micro-batch (the mean over

@@ -143,7 +143,7 @@ const char* to_string(CudaGraph graph) noexcept {
   return kNames[static_cast<int>(graph)];
 }
 const char* to_string(Dispatcher dispatcher) noexcept {
-  constexpr const char* kNames[] = {"alltoall", "allgather", "deepep", "hybridep"};
+  constexpr const char* kNames[] = {"alltoall", "allgather", "deepep", "hybridep", "einsum"};
   return kNames[static_cast<int>(dispatcher)];
 }
 const char* to_string(TokenRouting routing) noexcept {

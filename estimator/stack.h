@@ -14,9 +14,11 @@ namespace clustersweep::estimator {
 enum class CudaGraph : std::uint8_t { none, partial, full };
 inline constexpr int kNumCudaGraphs = 3;
 // The MoE token dispatcher: Megatron's NCCL all-to-all (with separate permute and unpermute
-// kernels), its all-gather dispatcher, or the fused DeepEP / HybridEP kernels.
-enum class Dispatcher : std::uint8_t { alltoall, allgather, deepep, hybridep };
-inline constexpr int kNumDispatchers = 4;
+// kernels), its all-gather dispatcher, the fused DeepEP / HybridEP kernels, or GShard's one-hot
+// dispatch and combine einsums (MaxText's capacity routing; with ep > 1 XLA's all-to-all moves
+// their output). einsum comes last so that the codes of the others stay what they were.
+enum class Dispatcher : std::uint8_t { alltoall, allgather, deepep, hybridep, einsum };
+inline constexpr int kNumDispatchers = 5;
 // How tokens reach their experts: learned routing with no token dropped (the busiest rank waits
 // for its load), routing forced to balance (benchmarks), or a capacity per expert (padded to it,
 // the excess dropped; Plan::capacity_factor).

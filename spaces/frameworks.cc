@@ -110,26 +110,42 @@ FrameworkProfile read_profile(const toml::table& t) {
     st.set(f.defaults, first);
   }
   f.defaults.framework = f.framework;
+  // A table of stack settings, each a value the framework's stack lists: (index, value) pairs.
+  const auto read_settings = [&](const toml::node& node, const char* key) {
+    const auto* table = node.as_table();
+    if (!table) bad(node, key, "must hold tables of stack settings");
+    std::vector<std::pair<std::size_t, int>> pairs;
+    for (const auto& [setting, value] : *table) {
+      const std::string_view name = setting.str();  // clang cannot capture a structured binding
+      const auto it = std::find_if(settings.begin(), settings.end(),
+                                   [name](const StackSetting& st) { return name == st.name; });
+      const auto text = value.value<std::string>();
+      const int v =
+          it == settings.end() || it->boolean || !text ? -1 : parse_stack_value(*it, *text);
+      const auto i = static_cast<std::size_t>(it - settings.begin());
+      if (v < 0 || !(f.stack[i] >> v & 1u))
+        bad(value, key, "must name a value the framework's stack lists");
+      pairs.emplace_back(i, v);
+    }
+    return pairs;
+  };
   if (const auto* own = t.get_as<toml::table>("software_stack"))
     for (const auto& [prefix, node] : *own) {
       const std::string name(prefix.str());
       if (std::find(f.software.begin(), f.software.end(), name) == f.software.end())
         bad(node, "software_stack", "must be keyed by one of the framework's software prefixes");
-      const auto* table = node.as_table();
-      if (!table) bad(node, "software_stack", "must hold tables of stack settings");
       auto& pairs = f.software_stack.emplace_back().second;
       f.software_stack.back().first = name;
-      for (const auto& [setting, value] : *table) {
-        const std::string_view key = setting.str();  // clang cannot capture a structured binding
-        const auto it = std::find_if(settings.begin(), settings.end(),
-                                     [key](const StackSetting& st) { return key == st.name; });
-        const auto text = value.value<std::string>();
-        const int v =
-            it == settings.end() || it->boolean || !text ? -1 : parse_stack_value(*it, *text);
-        if (v < 0 || !(f.stack[static_cast<std::size_t>(it - settings.begin())] >> v & 1u))
-          bad(value, "software_stack", "must name a value the framework's stack lists");
-        pairs.emplace_back(std::string(key), *text);
-      }
+      for (const auto& [i, v] : read_settings(node, "software_stack"))
+        pairs.emplace_back(settings[i].name, settings[i].value_name(v));
+    }
+  if (const auto* by_routing = t.get_as<toml::table>("routing_stack"))
+    for (const auto& [routing, node] : *by_routing) {
+      est::TokenRouting r{};
+      if (!est::parse_token_routing(routing.str(), r))
+        bad(node, "routing_stack",
+            "must be keyed by a token routing (dropless, balanced, capacity)");
+      f.routing_stack[static_cast<std::size_t>(r)] = read_settings(node, "routing_stack");
     }
   return f;
 }
@@ -207,6 +223,16 @@ void apply_framework_defaults(est::Framework framework,
   for (std::size_t i = 0; i < settings.size(); ++i)
     if (!given[i]) settings[i].set(stack, settings[i].get(f->defaults));
   stack.framework = framework;
+  apply_routing_defaults(given, stack);
+}
+
+void apply_routing_defaults(const std::array<bool, kNumStackSettings>& given,
+                            est::Stack& stack) noexcept {
+  const FrameworkProfile* f = framework_profile(stack.framework);
+  if (!f) return;
+  const auto settings = stack_settings();
+  for (const auto& [i, v] : f->routing_stack[static_cast<std::size_t>(stack.token_routing)])
+    if (!given[i]) settings[i].set(stack, v);
 }
 
 std::vector<std::string> frameworks_running(est::Plan plan,

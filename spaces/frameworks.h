@@ -33,6 +33,9 @@ struct FrameworkProfile {
   // Transformer Engine attention under FSDP2): software prefix, then (setting, value) pairs.
   std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>
       software_stack;
+  // Settings whose default goes with the token routing (MaxText's capacity routing runs the
+  // one-hot einsum dispatch): by TokenRouting, (stack_settings() index, value) pairs.
+  std::array<std::vector<std::pair<std::size_t, int>>, estimator::kNumTokenRoutings> routing_stack;
   std::string source;
 };
 
@@ -54,10 +57,14 @@ std::vector<std::pair<std::string, std::string>> software_stack_defaults(std::st
 bool framework_runs_on(estimator::Framework framework, std::string_view vendor) noexcept;
 
 // Sets the stack settings that `given` marks false (by stack_settings() index) to `framework`'s
-// defaults; nothing for Framework::any.
+// defaults, those of its [framework.routing_stack] for the routing the stack then has included;
+// nothing for Framework::any.
 void apply_framework_defaults(estimator::Framework framework,
                               const std::array<bool, kNumStackSettings>& given,
                               estimator::Stack& stack) noexcept;
+// Only the routing's defaults, of the stack's framework: for when the routing changed after.
+void apply_routing_defaults(const std::array<bool, kNumStackSettings>& given,
+                            estimator::Stack& stack) noexcept;
 
 // The frameworks (not `any`) that run `plan`'s parallel settings and the stack settings `given`
 // marks, each with its own defaults for the others, on parts of `vendor` (empty: any vendor):

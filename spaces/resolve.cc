@@ -460,6 +460,7 @@ void resolve_stack(const Settings& s, est::Plan& p, std::map<std::string, Origin
   if (p.capacity_factor > 0 && !s.has("token_routing")) {
     p.stack.token_routing = est::TokenRouting::capacity;
     origins["token_routing"] = Origin::rule;
+    apply_routing_defaults(given_stack(s), p.stack);
   }
   if (p.stack.token_routing == est::TokenRouting::capacity && !s.has("capacity_factor")) {
     p.capacity_factor = 1.0;

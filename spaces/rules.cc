@@ -95,8 +95,9 @@ constexpr RuleInfo kRules[kNumRules] = {
      est::Infeasible::invalid_plan},
     {"token_routing",
      "token_routing = capacity goes with a capacity_factor > 0 and the others without one; "
-     "routing other than dropless needs a Mixture-of-Experts model",
-     {"token_routing", "capacity_factor"},
+     "routing other than dropless needs a Mixture-of-Experts model; the einsum dispatcher needs "
+     "token_routing = capacity (its masks have a capacity per expert)",
+     {"token_routing", "capacity_factor", "dispatcher"},
      est::Infeasible::invalid_plan},
     {"dispatcher_needs_ep",
      "the allgather, deepep and hybridep dispatchers and a2a_overlap need ep > 1 (with ep = 1 no "
@@ -120,7 +121,8 @@ constexpr RuleInfo kRules[kNumRules] = {
      est::Infeasible::invalid_plan},
     {"framework_stack",
      "the plan's framework must run its runtime settings (dispatcher, CUDA graphs, overlaps, fp8 "
-     "recipe, attention kernel)",
+     "recipe, attention kernel), and those its token routing fixes (MaxText's capacity routing: "
+     "the einsum dispatcher)",
      {"framework"},
      est::Infeasible::invalid_plan},
     {"torus_mapping",
@@ -279,7 +281,8 @@ Violation check_torus(const est::Cluster& c, const est::Plan& p) noexcept {
 
 namespace {
 // What a framework rule's violation names (Violation::values[1]); the stack's settings follow as
-// kItemFrameworkStack + their stack_settings() index.
+// kItemFrameworkStack + their stack_settings() index, then the settings a token routing fixes
+// ([framework.routing_stack]) as kItemRoutingStack + theirs.
 enum FrameworkItem : int {
   kItemTp,
   kItemSp,
@@ -293,7 +296,8 @@ enum FrameworkItem : int {
   kItemZeroWithPipeline,
   kItemOffload,
   kItemRecompute,
-  kItemFrameworkStack
+  kItemFrameworkStack,
+  kItemRoutingStack = kItemFrameworkStack + kNumStackSettings
 };
 constexpr const char* kParallelismNames[] = {
     "tensor parallelism",       "sequence parallelism",
@@ -328,6 +332,11 @@ Violation check_framework(const est::Plan& p) noexcept {
   for (int i = 0; i < kNumStackSettings; ++i)
     if (!has_bit(f.stack[static_cast<std::size_t>(i)], settings[i].get(p.stack)))
       return broken(Rule::framework_stack, fw, kItemFrameworkStack + i, settings[i].get(p.stack));
+  const int routing = static_cast<int>(p.stack.token_routing);
+  for (const auto& [i, v] : f.routing_stack[static_cast<std::size_t>(routing)])
+    if (settings[i].get(p.stack) != v)
+      return broken(Rule::framework_stack, fw, kItemRoutingStack + static_cast<int>(i),
+                    settings[i].get(p.stack), routing);
   return {};
 }
 
@@ -377,6 +386,17 @@ std::string framework_message(const Violation& v) {
     default:
       break;
   }
+  if (x[1] >= kItemRoutingStack) {
+    const auto i = static_cast<std::size_t>(x[1] - kItemRoutingStack);
+    const StackSetting& st = stack_settings()[i];
+    const auto routing = static_cast<std::size_t>(x[3]);
+    const auto fixed =
+        std::find_if(f.routing_stack[routing].begin(), f.routing_stack[routing].end(),
+                     [i](const auto& pair) { return pair.first == i; });
+    return fmt::format("{} runs {} {} with {} routing, not {}", name, st.name,
+                       st.value_name(fixed->second),
+                       est::to_string(static_cast<est::TokenRouting>(x[3])), st.value_name(value));
+  }
   if (x[1] >= kItemFrameworkStack) {
     const StackSetting& st = stack_settings()[static_cast<std::size_t>(x[1] - kItemFrameworkStack)];
     return fmt::format("{} does not run {} {} (it runs {})", name, st.name, st.value_name(value),
@@ -396,7 +416,12 @@ Violation check_stack(const est::Workload& w, const est::Cluster& c, const est::
       (!est::is_moe(w.model) && st.token_routing != est::TokenRouting::dropless))
     return broken(Rule::token_routing, static_cast<int>(st.token_routing), p.capacity_factor > 0,
                   est::is_moe(w.model));
-  if (p.ep == 1 && (st.dispatcher != est::Dispatcher::alltoall || st.a2a_overlap))
+  if (st.dispatcher == est::Dispatcher::einsum && !capacity)
+    return broken(Rule::token_routing, static_cast<int>(st.token_routing), p.capacity_factor > 0,
+                  est::is_moe(w.model), static_cast<int>(st.dispatcher));
+  if (p.ep == 1 &&
+      ((st.dispatcher != est::Dispatcher::alltoall && st.dispatcher != est::Dispatcher::einsum) ||
+       st.a2a_overlap))
     return broken(Rule::dispatcher_needs_ep, static_cast<int>(st.dispatcher), st.a2a_overlap);
   if (st.rank_order == est::RankOrder::tp_pp_dp) {
     // What it is refused for first: {0, cp, ep}, {1, etp, tp}, {2, pp, dp}.
@@ -484,13 +509,19 @@ std::string message(const Violation& v) {
       return fmt::format("ep*etp = {}*{} = {} does not divide tp*cp*dp = {}", x[0], x[1],
                          x[0] * x[1], x[2]);
     case Rule::token_routing:
+      if (x[3] == static_cast<int>(est::Dispatcher::einsum))
+        return fmt::format(
+            "the einsum dispatcher needs token_routing = capacity (its one-hot masks have a "
+            "capacity per expert), not {}",
+            est::to_string(static_cast<est::TokenRouting>(x[0])));
       if (x[2] == 0) return "a dense model routes no tokens: token_routing must be dropless";
       if (x[0] == static_cast<int>(est::TokenRouting::capacity))
         return "token_routing = capacity needs a capacity_factor > 0";
       return fmt::format("a capacity_factor needs token_routing = capacity, not {}",
                          est::to_string(static_cast<est::TokenRouting>(x[0])));
     case Rule::dispatcher_needs_ep:
-      if (x[0] != static_cast<int>(est::Dispatcher::alltoall))
+      if (x[0] != static_cast<int>(est::Dispatcher::alltoall) &&
+          x[0] != static_cast<int>(est::Dispatcher::einsum))
         return fmt::format("the {} dispatcher needs ep > 1",
                            est::to_string(static_cast<est::Dispatcher>(x[0])));
       return "a2a_overlap needs ep > 1 (there is no all-to-all to hide)";

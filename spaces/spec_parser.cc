@@ -963,12 +963,19 @@ class Parser {
       };
       const toml::node* n = t.get(st.name);
       if (!n) {
-        // Unset: the tool's default, or the default of each framework the spec names (a plan of
-        // one framework with another's default is then removed by the rule framework_stack).
+        // Unset: the tool's default, or the default of each framework the spec names, and the
+        // values its token routings fix (a plan of one framework with another's default, or with
+        // a default its routing replaces, is then removed by the rule framework_stack).
+        const auto add = [&](int v) {
+          if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+        };
         for (int f : i == 0 ? std::vector<int>{0} : im_.stack[0]) {
           const FrameworkProfile* p = framework_profile(static_cast<estimator::Framework>(f));
-          const int v = st.get(p ? p->defaults : defaults);
-          if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+          add(st.get(p ? p->defaults : defaults));
+          if (p)
+            for (const auto& fixed : p->routing_stack)
+              for (const auto& [setting, v] : fixed)
+                if (static_cast<int>(setting) == i) add(v);
         }
         std::sort(values.begin(), values.end());
       } else if (const auto* all = n->as_string(); all && all->get() == "all") {

@@ -64,7 +64,8 @@ const StackSetting kSettings[] = {
         "dispatch and experts outside)"),
     enum_setting<&est::Stack::dispatcher, est::kNumDispatchers>(
         "dispatcher",
-        "MoE token dispatcher: alltoall (default), allgather, deepep or hybridep (ep > 1)"),
+        "MoE token dispatcher: alltoall (default), allgather, deepep or hybridep (ep > 1), or "
+        "einsum (GShard's one-hot dispatch and combine matmuls; capacity routing)"),
     enum_setting<&est::Stack::token_routing, est::kNumTokenRoutings>(
         "token_routing",
         "MoE routing: dropless (default; the busiest expert-parallel rank sets the pace), "

@@ -46,6 +46,11 @@ inline double routed_load(const Plan& p, double load_cv) {
 inline bool fused_dispatch(Dispatcher d) {
   return d == Dispatcher::deepep || d == Dispatcher::hybridep;
 }
+// The dispatchers with separate permute and unpermute passes over the routed tokens; the einsums
+// place the tokens by their one-hot masks instead.
+inline bool permutes_tokens(Dispatcher d) {
+  return d == Dispatcher::alltoall || d == Dispatcher::allgather;
+}
 
 }  // namespace detail
 
@@ -100,7 +105,7 @@ inline Estimator::MoeForward Estimator::moe_forward(const StepShape& s) const no
   // the routed kernels' bandwidth; the shared experts stream as a dense MLP does.
   fwd.memory = act_bytes_ *
                ((elementwise_f_ * fwd.routed_rows * fm / etp +
-                 (m.num_experts > 1 && !detail::fused_dispatch(plan.stack.dispatcher)
+                 (m.num_experts > 1 && detail::permutes_tokens(plan.stack.dispatcher)
                       ? c.moe_permute_passes * fwd.routed_rows * h
                       : 0.0)) /
                     c.moe_routed_hbm_eff +
@@ -115,7 +120,24 @@ inline Estimator::MoeForward Estimator::moe_forward(const StepShape& s) const no
   if (sf > 0) fwd.tp += s.tp_one;
   // Token dispatch and combine of this rank's routed tokens.
   fwd.a2a = a2a_fwd_s(tokens / t * h * act_bytes_ * imbalance, ep, etp, plan.stack.dispatcher);
+  if (plan.stack.dispatcher == Dispatcher::einsum) add_dispatch_einsums(s, fwd);
   return fwd;
+}
+
+// GShard's dispatch and combine (MaxText's generate_masks and its einsums "BSM,BSEC -> EBCM" and
+// "EBCM,BSEC -> BSM"): each sequence's S local tokens fill C = ceil(S k / E) x capacity_factor
+// slots per expert through a one-hot mask of S x E C elements, and each einsum is a matmul over the
+// sequence of 2 S (E C) h FLOPs: quadratic in the sequence, against the experts' linear work.
+// Forward, as a layer's GEMMs are counted (backward twice that), less the gradient the dispatch
+// mask does not take: five of those six passes. The two masks are written like any activation.
+inline void Estimator::add_dispatch_einsums(const StepShape& s, MoeForward& fwd) const noexcept {
+  const Model& m = workload_.model;
+  const double seq = s.s_local, h = m.hidden;
+  const double slots = std::ceil(seq * m.top_k / std::max(m.num_experts, 1)) *
+                       s.plan.capacity_factor * m.num_experts;
+  const double sequences = s.tokens / s.t / seq;
+  fwd.gemm += 5.0 / 6.0 * sequences * (gemm_s(slots, seq, h) + gemm_s(seq, slots, h));
+  fwd.memory += act_bytes_ * 2.0 * sequences * seq * slots / hbm_bytes_per_s_;
 }
 
 // Each of dispatch and combine is one exchange over the ep group (stride etp), with one latency.
@@ -133,6 +155,7 @@ inline double Estimator::a2a_fwd_s(double token_bytes, int ep, int etp,
   double eff = c.moe_a2a_eff;
   switch (dispatcher) {
     case Dispatcher::alltoall:
+    case Dispatcher::einsum:  // XLA's all-to-all of the einsum's expert-major buffer
       break;
     case Dispatcher::allgather:  // every rank receives every token of the group
       local_copies = in_domain - 1.0;

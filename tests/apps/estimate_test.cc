@@ -362,11 +362,15 @@ TEST(EstimateErrors, OtherPlanErrors) {
                "core_attn, layernorm, mla_up_proj, mlp, moe_act, moe, shared_experts, got 'some'");
   // The software stack's settings: a value not among theirs, and the rules they break.
   expect_error(with(kBase, {"--tp", "8", "--dispatcher", "nccl"}),
-               "--dispatcher: must be alltoall, allgather, deepep or hybridep, got 'nccl'");
+               "--dispatcher: must be alltoall, allgather, deepep, hybridep or einsum, got 'nccl'");
   expect_error(with(kBase, {"--tp", "8", "--a2a-overlap", "maybe"}),
                "--a2a-overlap: must be true or false, got 'maybe'");
   expect_error(with(kBase, {"--tp", "8", "--dispatcher", "deepep"}),
                "--dispatcher: the deepep dispatcher needs ep > 1");
+  expect_error({"estimate", "--model", "mixtral-8x7b", "--gpu", "H100-SXM5-80GB", "--gpus", "8",
+                "--dispatcher", "einsum"},
+               "--dispatcher: the einsum dispatcher needs token_routing = capacity (its one-hot "
+               "masks have a capacity per expert), not dropless");
   expect_error(with(kBase, {"--tp", "8", "--token-routing", "balanced"}),
                "--token-routing: a dense model routes no tokens: token_routing must be dropless");
   expect_error(with(kBase, {"--tp", "8", "--fp8-attention", "true"}),

@@ -188,6 +188,9 @@ TEST(Site, ShotsPredictEachGroupsOtherRunsWithAFitWithoutItsSource) {
   for (const ShotsGroup& g : none.groups) {
     EXPECT_EQ(g.shot_mape, g.no_shot_mape);  // no shot: the held-out fit alone
     EXPECT_EQ(g.predictions, 2 * g.runs);
+    // Site factors fitted on every run of the group leave them no worse off than none.
+    EXPECT_GT(g.floor_mape, 0);
+    EXPECT_LE(g.floor_mape, g.no_shot_mape) << g.source;
   }
   options.shots = 3;
   const ShotsReport three = site_shots(rows, est::Calibration{}, options);
@@ -203,6 +206,10 @@ TEST(Site, ShotsPredictEachGroupsOtherRunsWithAFitWithoutItsSource) {
             0u)
       << table;
   EXPECT_NE(table.find("3-shot MAPE "), std::string::npos) << table;
+  EXPECT_NE(table.find("\nall-run: each group's runs after site calibration on all of them, in "
+                       "sample, "),
+            std::string::npos)
+      << table;
 }
 
 TEST(Site, ShippedPriorIsReproducible) {

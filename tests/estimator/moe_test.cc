@@ -292,6 +292,42 @@ TEST(MoeModel, EachStackSettingMovesTheStepTheWayItsMechanismDoes) {
   EXPECT_LT(with([](Stack& s) { s.dispatcher = Dispatcher::hybridep; }), step);
 }
 
+TEST(MoeModel, TheEinsumDispatchAddsMatmulsQuadraticInTheSequence) {
+  // Mixtral 8x7B's shape, its experts local (ep 1), a capacity of 1.25 shares.
+  Model m;
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.num_experts = 8;
+  m.top_k = 2;
+  m.moe_ffn_hidden = 14336;
+  m.mlp = Mlp::swiglu;
+  m.vocab = 32000;
+  Calibration c;
+  c.moe_permute_passes = 0;  // what the einsums replace, left out of the comparison
+  Plan p;
+  p.dp = 64;
+  p.stack.token_routing = TokenRouting::capacity;
+  p.capacity_factor = 1.25;
+  // The extra compute per token of the einsums, against the sorted tokens of alltoall.
+  auto extra_per_token = [&](int seq) {
+    const Workload w{m, seq, 64 * 8192 / seq, Precision::bf16};
+    p.stack.dispatcher = Dispatcher::alltoall;
+    const Estimate sorted = estimate(w, cluster(64), p, c);
+    p.stack.dispatcher = Dispatcher::einsum;
+    const Estimate einsum = estimate(w, cluster(64), p, c);
+    EXPECT_GT(einsum.time.memory_bound_s, sorted.time.memory_bound_s);  // the masks
+    EXPECT_DOUBLE_EQ(einsum.time.ep_a2a_s, 0);                          // ep 1: every expert local
+    return (einsum.time.compute_s - sorted.time.compute_s) /
+           static_cast<double>(w.global_batch * seq);
+  };
+  const double short_seq = extra_per_token(2048), long_seq = extra_per_token(8192);
+  EXPECT_GT(short_seq, 0);
+  // 2 S (E C) h FLOPs per sequence, E C = S k x capacity: per token linear in S.
+  EXPECT_NEAR(long_seq / short_seq, 4.0, 0.4);
+}
+
 TEST(MoeModel, AllToAllInsideTheNvlinkDomainIsCheaperThanAcrossIt) {
   const Workload w{deepseek_v3(0), 4096, 4096, Precision::bf16};
   // The 64 ranks of an ep group in one rack-scale domain, or in 8 nodes of 8.

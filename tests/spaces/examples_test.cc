@@ -130,8 +130,8 @@ TEST(PlanCommand, CountsTheStackRules) {
                          "cuda_graph = [\"none\", \"full\"]\nfp8_attention = \"all\"\n";
   const Output r = run("plan " + spec.string() + " --sample-seconds 0");
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("  dispatcher               plan        4  -         alltoall, allgather, "
-                       "deepep, hybridep\n"),
+  EXPECT_NE(r.out.find("  dispatcher               plan        5  -         alltoall, allgather, "
+                       "deepep, hybridep, einsum\n"),
             std::string::npos)
       << r.out;
   const Space s = Space::load(spec.string());

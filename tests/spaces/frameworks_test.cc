@@ -116,6 +116,14 @@ TEST(Frameworks, RulesNameWhatTheFrameworkDoesNotRun) {
   maxtext.stack.attention_kernel = est::AttentionKernel::cudnn;
   expect(maxtext, Rule::framework_stack,
          "maxtext does not run attention_kernel cudnn (it runs unfused or fused)");
+  maxtext.stack.attention_kernel = est::AttentionKernel::fused;
+  // Its capacity routing is the dense path's one-hot einsums, never the sorted tokens.
+  maxtext.stack.token_routing = est::TokenRouting::capacity;
+  maxtext.capacity_factor = 1.25;
+  expect(maxtext, Rule::framework_stack,
+         "maxtext runs dispatcher einsum with capacity routing, not alltoall");
+  maxtext.stack.dispatcher = est::Dispatcher::einsum;
+  EXPECT_FALSE(check_framework(maxtext)) << message(check_framework(maxtext));
   // NeuronX Distributed: tp, pp and ZeRO-1 data parallelism.
   est::Plan neuronx = on(est::Framework::neuronx);
   neuronx.stack = framework_profile(est::Framework::neuronx)->defaults;
@@ -189,6 +197,33 @@ TEST(Frameworks, APlanOfAFrameworkTakesItsDefaults) {
   EXPECT_FALSE(pt.plan.stack.tp_comm_overlap);
   EXPECT_EQ(pt.plan.stack.attention_kernel, est::AttentionKernel::flash2);
   EXPECT_EQ(pt.origin.at("attention_kernel"), Origin::catalog);
+}
+
+TEST(Frameworks, MaxTextsCapacityRoutingTakesTheEinsumDispatch) {
+  auto dispatcher = [](std::vector<std::pair<const char*, const char*>> more) {
+    Settings s;
+    s.set("model", "mixtral-8x7b", "--model");
+    s.set("gpu", "TPUv6e", "--gpu");
+    s.set("gpus", "256", "--gpus");
+    s.set("framework", "maxtext", "--framework");
+    for (const auto& [key, value] : more) s.set(key, value, key);
+    return resolve(s).plan.stack.dispatcher;
+  };
+  // Dropless runs the sorted tokens of megablox; a capacity factor alone, or capacity routing,
+  // the one-hot masks; a dispatcher given is kept.
+  EXPECT_EQ(dispatcher({}), est::Dispatcher::alltoall);
+  EXPECT_EQ(dispatcher({{"capacity_factor", "1.25"}}), est::Dispatcher::einsum);
+  EXPECT_EQ(dispatcher({{"token_routing", "capacity"}}), est::Dispatcher::einsum);
+  EXPECT_EQ(dispatcher({{"capacity_factor", "1.25"}, {"dispatcher", "alltoall"}}),
+            est::Dispatcher::alltoall);
+  // Other frameworks keep their one default.
+  Settings s;
+  s.set("model", "mixtral-8x7b", "--model");
+  s.set("gpu", "H100-SXM5-80GB", "--gpu");
+  s.set("gpus", "64", "--gpus");
+  s.set("framework", "megatron-core", "--framework");
+  s.set("capacity_factor", "1.25", "--capacity-factor");
+  EXPECT_EQ(resolve(s).plan.stack.dispatcher, est::Dispatcher::alltoall);
 }
 
 TEST(Frameworks, EachRunsSoftwareIsAFramework) {

@@ -853,6 +853,39 @@ framework = "all"
   EXPECT_GT(valid, 10);
 }
 
+// A framework whose token routing fixes a setting (MaxText's capacity routing runs the einsum
+// dispatch) sweeps, with the setting unset, the plans estimate resolves: each routing with its own.
+TEST(Space, ARoutingsOwnDispatcherIsSweptWithIt) {
+  const Space s = Space::parse(spec(R"(
+[workload]
+model = "mixtral-8x7b"
+global_batch = 256
+[cluster]
+gpu = "TPUv6e"
+gpus = 256
+[plan]
+zero = 3
+framework = "maxtext"
+token_routing = ["dropless", "capacity"]
+)"),
+                               "maxtext.toml");
+  const int dispatcher = kFirstStackAxis + 2, routing = kFirstStackAxis + 3;
+  EXPECT_EQ(s.axes()[dispatcher].labels, (std::vector<std::string>{"alltoall", "einsum"}));
+  Design d;
+  ASSERT_TRUE(s.design(0, d));
+  std::uint32_t index[kNumAxes];
+  std::set<std::string> kept;
+  for (std::uint64_t i = 0; i < s.plan_points(); ++i) {
+    s.decode(i, index);
+    estimator::Plan p;
+    estimator::Infeasible why;
+    if (!s.plan_from_digits(d, index + kTp, p, why)) continue;
+    kept.insert(s.axes()[routing].labels[index[routing]] + " " +
+                s.axes()[dispatcher].labels[index[dispatcher]]);
+  }
+  EXPECT_EQ(kept, (std::set<std::string>{"capacity einsum", "dropless alltoall"}));
+}
+
 TEST(Space, StackAxesSweepTheSoftwareStack) {
   const Space s = Space::parse(spec(R"(
 [workload]
@@ -883,12 +916,12 @@ attention_kernel = "flash3"
   EXPECT_EQ(axes[framework].labels, (std::vector<std::string>{"any"}));
   EXPECT_EQ(axes[graph].labels, (std::vector<std::string>{"none", "full"}));
   EXPECT_EQ(axes[dispatcher].labels,
-            (std::vector<std::string>{"alltoall", "allgather", "deepep", "hybridep"}));
+            (std::vector<std::string>{"alltoall", "allgather", "deepep", "hybridep", "einsum"}));
   EXPECT_EQ(axes[routing].labels, (std::vector<std::string>{"dropless", "balanced", "capacity"}));
   EXPECT_EQ(axes[overlap].labels, (std::vector<std::string>{"off", "on"}));
   EXPECT_EQ(axes[tp_overlap].labels, (std::vector<std::string>{"off"}));
   EXPECT_EQ(axes[kernel].labels, (std::vector<std::string>{"flash3"}));
-  EXPECT_EQ(s.plan_points(), 2u * 2 * 2 * 4 * 3 * 2 * 2 * 2);
+  EXPECT_EQ(s.plan_points(), 2u * 2 * 2 * 5 * 3 * 2 * 2 * 2);
 
   // Every plan's stack is its digits' values.
   Design d;

@@ -274,9 +274,10 @@ TEST(SpecErrors, Labels) {
             "bad.toml:7:21: plan.sequence_parallel: must be true, false, a list of them or "
             "\"all\", got integer 1");
   // The stack's settings: their values named by stack_values().
-  EXPECT_EQ(error_of(std::string(kGood) + "[plan]\ndispatcher = \"nccl\"\n"),
-            "bad.toml:7:14: plan.dispatcher: must be alltoall, allgather, deepep or hybridep, a "
-            "list of them or \"all\", got string \"nccl\"");
+  EXPECT_EQ(
+      error_of(std::string(kGood) + "[plan]\ndispatcher = \"nccl\"\n"),
+      "bad.toml:7:14: plan.dispatcher: must be alltoall, allgather, deepep, hybridep or einsum, a "
+      "list of them or \"all\", got string \"nccl\"");
   EXPECT_EQ(error_of(std::string(kGood) + "[plan]\ncuda_graph = [\"none\", \"whole\"]\n"),
             "bad.toml:7:23: plan.cuda_graph[1]: must be none, partial or full, a list of them or "
             "\"all\", got string \"whole\"");
