@@ -160,8 +160,9 @@ std::optional<po::variables_map> parse_validate(const Args& args) {
       "shots", whole_value<int>(0, 1000),
       "with --held-out: also site-calibrate each (source, accelerator) group of at least 6 runs "
       "on K of its runs (5 seeded draws) with a fit without its source, and report the error of "
-      "its other runs next to the fit's alone, and the site intervals' coverage and half-width "
-      "(calibrate; docs/calibration.md)");
+      "its other runs next to the fit's alone, the site intervals' coverage and half-width, and "
+      "the error of all its runs site-calibrated on all of them, the floor of any K (calibrate; "
+      "docs/calibration.md)");
   po::positional_options_description positional;
   positional.add("runs", -1);
   return parse(

@@ -884,6 +884,7 @@ token_routing = ["dropless", "capacity"]
                 s.axes()[dispatcher].labels[index[dispatcher]]);
   }
   EXPECT_EQ(kept, (std::set<std::string>{"capacity einsum", "dropless alltoall"}));
+  expect_counts_match_brute_force(s);
 }
 
 TEST(Space, StackAxesSweepTheSoftwareStack) {
