@@ -422,7 +422,9 @@ class Run {
                         "--resume to finish",
                         signal_name(SignalGuard::signal()), done, p.done.size(), partial_));
       }
-      return kExitInterrupted;
+      // Rank 0 exits with 75, which mpiexec and srun make the job's; exiting with it here too
+      // would let mpiexec end rank 0 before it said how to resume (as for Quiet).
+      return kExitOk;
     }
     if (!needs_assembly(*space_)) {
       together(comm_, [&] {
@@ -460,7 +462,7 @@ class Run {
         remove_assembly();
         throw;
       }
-      if (!compacted) return kExitInterrupted;
+      if (!compacted) return kExitOk;  // rank 0 threw Interrupted: its 75 is the job's
     }
     if (comm_.rank() == 0) report_complete(false);
     return kExitOk;

@@ -10,11 +10,12 @@
 
 namespace clustersweep::engine {
 
-// Runs the job and returns the process exit code on every rank: 0 when the store is complete
-// (now or already), kExitInterrupted after a signal (the work done is kept; --resume continues).
-// Rank 0 throws clustersweep::Error (InputError for bad input, Interrupted) for anything it
-// reports; the other ranks return the same exit code silently. Progress goes to stderr and the
-// final report to `out` (rank 0).
+// Runs the job and returns the process exit code: 0 when the store is complete (now or already).
+// Rank 0 throws clustersweep::Error for anything it reports (InputError for bad input,
+// Interrupted after a signal: the work done is kept, --resume continues, exit code
+// kExitInterrupted); the other ranks then return 0, so that mpiexec does not end rank 0 before it
+// has reported, and rank 0's code is the job's (mpiexec's and srun's). Progress goes to stderr and
+// the final report to `out` (rank 0).
 int run(const jobs::Job& job, const std::vector<std::string>& command_line, std::ostream& out);
 
 // What the files of a store say about its run, without MPI (for `clustersweep status`).
