@@ -11,8 +11,8 @@
 namespace clustersweep::estimator {
 namespace {
 
-// The architectures of the published configs (DeepSeek-V3 report Table/config.json, Qwen3 and
-// GPT-OSS config.json), as ../shared/validation/moe_runs.csv gives them.
+// The architectures of the published configs (DeepSeek-V3 report Table/config.json, Qwen3,
+// GPT-OSS and Mixtral config.json), as the MoE runs files of ../shared/validation give them.
 Model deepseek_v3(int mtp_layers) {
   Model m;
   m.layers = 61;
@@ -67,6 +67,20 @@ Model gpt_oss_120b() {
   m.vocab = 201088;
   m.sliding_window = 128;  // every other layer
   m.sliding_window_layers = 18;
+  return m;
+}
+
+Model mixtral_8x7b() {
+  Model m;
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.num_experts = 8;
+  m.top_k = 2;
+  m.moe_ffn_hidden = 14336;
+  m.mlp = Mlp::swiglu;
+  m.vocab = 32000;
   return m;
 }
 
@@ -293,17 +307,8 @@ TEST(MoeModel, EachStackSettingMovesTheStepTheWayItsMechanismDoes) {
 }
 
 TEST(MoeModel, TheEinsumDispatchAddsMatmulsQuadraticInTheSequence) {
-  // Mixtral 8x7B's shape, its experts local (ep 1), a capacity of 1.25 shares.
-  Model m;
-  m.layers = 32;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.num_experts = 8;
-  m.top_k = 2;
-  m.moe_ffn_hidden = 14336;
-  m.mlp = Mlp::swiglu;
-  m.vocab = 32000;
+  // Its experts local (ep 1), a capacity of 1.25 shares.
+  const Model m = mixtral_8x7b();
   Calibration c;
   c.moe_permute_passes = 0;  // what the einsums replace, left out of the comparison
   Plan p;
