@@ -134,10 +134,7 @@ FrameworkProfile read_profile(const toml::table& t) {
       const std::string name(prefix.str());
       if (std::find(f.software.begin(), f.software.end(), name) == f.software.end())
         bad(node, "software_stack", "must be keyed by one of the framework's software prefixes");
-      auto& pairs = f.software_stack.emplace_back().second;
-      f.software_stack.back().first = name;
-      for (const auto& [i, v] : read_settings(node, "software_stack"))
-        pairs.emplace_back(settings[i].name, settings[i].value_name(v));
+      f.software_stack.emplace_back(name, read_settings(node, "software_stack"));
     }
   if (const auto* by_routing = t.get_as<toml::table>("routing_stack"))
     for (const auto& [routing, node] : *by_routing) {
@@ -202,10 +199,13 @@ est::Framework framework_of_software(std::string_view software) noexcept {
 std::vector<std::pair<std::string, std::string>> software_stack_defaults(
     std::string_view software) {
   const auto [profile, prefix] = software_match(software);
+  std::vector<std::pair<std::string, std::string>> out;
   if (profile)
     for (const auto& [key, pairs] : profile->software_stack)
-      if (key == *prefix) return pairs;
-  return {};
+      if (key == *prefix)
+        for (const auto& [i, v] : pairs)
+          out.emplace_back(stack_settings()[i].name, stack_settings()[i].value_name(v));
+  return out;
 }
 
 bool framework_runs_on(est::Framework framework, std::string_view vendor) noexcept {
@@ -223,14 +223,6 @@ void apply_framework_defaults(est::Framework framework,
   for (std::size_t i = 0; i < settings.size(); ++i)
     if (!given[i]) settings[i].set(stack, settings[i].get(f->defaults));
   stack.framework = framework;
-  apply_routing_defaults(given, stack);
-}
-
-void apply_routing_defaults(const std::array<bool, kNumStackSettings>& given,
-                            est::Stack& stack) noexcept {
-  const FrameworkProfile* f = framework_profile(stack.framework);
-  if (!f) return;
-  const auto settings = stack_settings();
   for (const auto& [i, v] : f->routing_stack[static_cast<std::size_t>(stack.token_routing)])
     if (!given[i]) settings[i].set(stack, v);
 }

@@ -29,13 +29,14 @@ struct FrameworkProfile {
   std::uint32_t recompute = ~0u, offload = ~0u, pipeline_split = ~0u;
   std::array<std::uint32_t, kNumStackSettings> stack{};  // by stack_settings() index
   estimator::Stack defaults;                             // each setting's first listed value
+  // Stack settings as (stack_settings() index, value) pairs.
+  using StackValues = std::vector<std::pair<std::size_t, int>>;
   // Settings where one software of the framework has a default of its own (NeMo AutoModel's
-  // Transformer Engine attention under FSDP2): software prefix, then (setting, value) pairs.
-  std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>
-      software_stack;
+  // Transformer Engine attention under FSDP2), by software prefix.
+  std::vector<std::pair<std::string, StackValues>> software_stack;
   // Settings whose default goes with the token routing (MaxText's capacity routing runs the
-  // one-hot einsum dispatch): by TokenRouting, (stack_settings() index, value) pairs.
-  std::array<std::vector<std::pair<std::size_t, int>>, estimator::kNumTokenRoutings> routing_stack;
+  // one-hot einsum dispatch), by TokenRouting.
+  std::array<StackValues, estimator::kNumTokenRoutings> routing_stack;
   std::string source;
 };
 
@@ -62,9 +63,6 @@ bool framework_runs_on(estimator::Framework framework, std::string_view vendor) 
 void apply_framework_defaults(estimator::Framework framework,
                               const std::array<bool, kNumStackSettings>& given,
                               estimator::Stack& stack) noexcept;
-// Only the routing's defaults, of the stack's framework: for when the routing changed after.
-void apply_routing_defaults(const std::array<bool, kNumStackSettings>& given,
-                            estimator::Stack& stack) noexcept;
 
 // The frameworks (not `any`) that run `plan`'s parallel settings and the stack settings `given`
 // marks, each with its own defaults for the others, on parts of `vendor` (empty: any vendor):

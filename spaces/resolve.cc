@@ -456,12 +456,15 @@ void resolve_stack(const Settings& s, est::Plan& p, std::map<std::string, Origin
                                    stack_values(st), s.at(st.name).text));
     st.set(p.stack, value);
   }
-  apply_framework_defaults(p.stack.framework, given_stack(s), p.stack);
+  // The rule gives the routing before the profile's defaults, which may go with it.
+  auto given = given_stack(s);
   if (p.capacity_factor > 0 && !s.has("token_routing")) {
     p.stack.token_routing = est::TokenRouting::capacity;
     origins["token_routing"] = Origin::rule;
-    apply_routing_defaults(given_stack(s), p.stack);
+    given[static_cast<std::size_t>(find_stack_setting("token_routing") - stack_settings().data())] =
+        true;
   }
+  apply_framework_defaults(p.stack.framework, given, p.stack);
   if (p.stack.token_routing == est::TokenRouting::capacity && !s.has("capacity_factor")) {
     p.capacity_factor = 1.0;
     origins["capacity_factor"] = Origin::rule;

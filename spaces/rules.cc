@@ -336,7 +336,7 @@ Violation check_framework(const est::Plan& p) noexcept {
   for (const auto& [i, v] : f.routing_stack[static_cast<std::size_t>(routing)])
     if (settings[i].get(p.stack) != v)
       return broken(Rule::framework_stack, fw, kItemRoutingStack + static_cast<int>(i),
-                    settings[i].get(p.stack), routing);
+                    settings[i].get(p.stack), routing, v);
   return {};
 }
 
@@ -387,14 +387,9 @@ std::string framework_message(const Violation& v) {
       break;
   }
   if (x[1] >= kItemRoutingStack) {
-    const auto i = static_cast<std::size_t>(x[1] - kItemRoutingStack);
-    const StackSetting& st = stack_settings()[i];
-    const auto routing = static_cast<std::size_t>(x[3]);
-    const auto fixed =
-        std::find_if(f.routing_stack[routing].begin(), f.routing_stack[routing].end(),
-                     [i](const auto& pair) { return pair.first == i; });
+    const StackSetting& st = stack_settings()[static_cast<std::size_t>(x[1] - kItemRoutingStack)];
     return fmt::format("{} runs {} {} with {} routing, not {}", name, st.name,
-                       st.value_name(fixed->second),
+                       st.value_name(static_cast<int>(x[4])),
                        est::to_string(static_cast<est::TokenRouting>(x[3])), st.value_name(value));
   }
   if (x[1] >= kItemFrameworkStack) {
