@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <thread>
 #include <tuple>
 #include <utility>
 
@@ -247,8 +249,8 @@ Id bool_type(const std::string& context) {
 namespace {
 
 // A file HDF5 could not create or open: bad input when the path is wrong, else a failure.
-[[noreturn]] void refuse(const std::string& path, const char* what) {
-  Failure failure = take_failure();
+[[noreturn]] void refuse(const std::string& path, const char* what,
+                         Failure failure = take_failure()) {
   const int code = is_path_error(failure.os_error) ? kExitBadInput : kExitFailure;
   const std::string message = fmt::format("{}: {}: {}", path, what, failure.text);
   throw Failed(message, std::move(failure), code);
@@ -265,9 +267,23 @@ File File::create(const std::string& path) {
 
 File File::open(const std::string& path, bool writable) {
   init();
-  const hid_t id = H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (id < 0) refuse(path, "cannot open the file");
-  return File(Id(id, H5Fclose), path);
+  // HDF5 locks the files it opens (flock: shared to read, exclusive to write), and an open that
+  // meets the other kind fails at once with EWOULDBLOCK. A reader peeking at a running sweep's
+  // store (`clustersweep status`, h5py) holds it for milliseconds: wait for it, a while, rather
+  // than fail the sweep or the reader.
+  using namespace std::chrono_literals;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  auto pause = 2ms;
+  while (true) {
+    const hid_t id = H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (id >= 0) return File(Id(id, H5Fclose), path);
+    Failure failure = take_failure();
+    const bool locked = failure.os_error == EWOULDBLOCK || failure.os_error == EAGAIN;
+    if (!locked || std::chrono::steady_clock::now() >= deadline)
+      refuse(path, "cannot open the file", std::move(failure));
+    std::this_thread::sleep_for(pause);
+    pause = std::min(2 * pause, std::chrono::milliseconds(100));
+  }
 }
 
 File File::open_parallel(const std::string& path, const mpi::Comm& comm, bool writable) {
