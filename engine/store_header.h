@@ -14,7 +14,7 @@
 namespace clustersweep::engine {
 
 inline constexpr const char* kStoreFormat = "clustersweep-store";  // root attribute "format"
-inline constexpr std::int64_t kStoreFormatVersion = 11;
+inline constexpr std::int64_t kStoreFormatVersion = 12;
 // The oldest version this clustersweep reads: version 3 stores differ only in wider columns, and
 // versions 3 and 4 in the software stack's axis columns they do not have, and recommendation-model
 // stores before version 9 in their framework column (a reader finds the columns of a store by

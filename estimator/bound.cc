@@ -214,11 +214,12 @@ Estimator::StateBound Estimator::state_bound(const BoundShape& s) const noexcept
   const double edp = st.edp_group;
   st.local_params =
       st.params / (zero_max >= 1 ? dp : 1) + st.expert_params / (zero_max >= 1 ? edp : 1);
-  st.optimizer_s = st.local_params * update_bytes_ / hbm_bytes_per_s_;
+  st.optimizer_s = st.local_params * update_bytes(p.stack) / hbm_bytes_per_s_;
   st.weights = st.params * weight_bytes_ / (zero_max >= 3 ? dp : 1) +
                st.expert_params * weight_bytes_ / (zero_max >= 3 ? edp : 1);
-  st.grads = st.params * grad_bytes_ / (zero_max >= 2 ? dp : 1) +
-             st.expert_params * grad_bytes_ / (zero_max >= 2 ? edp : 1);
+  const double grad_bytes = this->grad_bytes(p.stack);
+  st.grads = st.params * grad_bytes / (zero_max >= 2 ? dp : 1) +
+             st.expert_params * grad_bytes / (zero_max >= 2 ? edp : 1);
   st.optimizer_state = st.params * optimizer_bytes_ / (zero_max >= 1 ? dp : 1) +
                        st.expert_params * optimizer_bytes_ / (zero_max >= 1 ? edp : 1);
   return st;
@@ -285,15 +286,17 @@ double Estimator::dp_exposed_bound(const BoundShape& s, const StateBound& st,
   const PlanBox& box = s.box;
   const Plan& p = box.plan;
   if (!(c.dp_overlap >= 0 && c.dp_overlap <= 1)) return 0;
-  const double window = (p.stack.dp_overlap ? c.dp_overlap : 0.0) * effective / s.micro_batches_min;
+  const double micro_batch = effective / s.micro_batches_min;
+  const double window = (p.stack.dp_overlap ? c.dp_overlap : 0.0) * micro_batch;
   const bool merged = st.edp_group == st.dp_group && p.etp * p.ep == p.tp;
   const double params = st.params + (merged ? st.expert_params : 0.0);
   double dp_exposed = kInf;
   for (int zero = 0; zero < 4; ++zero)
     if (box.zero[zero])
       dp_exposed =
-          std::min(dp_exposed, dp_cost_s(zero, params * grad_bytes_, params * weight_bytes_,
-                                         st.dp_group, rank_strides(p).weights, window,
+          std::min(dp_exposed, dp_cost_s(zero, params * grad_bytes(p.stack), params * weight_bytes_,
+                                         st.dp_group, rank_strides(p).weights,
+                                         zero >= 3 ? zero3_window(window, micro_batch) : window,
                                          s.micro_batches_min, p.stack.param_gather_overlap)
                                    .exposed);
   return dp_exposed == kInf ? 0.0 : dp_exposed;
@@ -321,7 +324,7 @@ StepBound Estimator::bound(const PlanBox& box) const noexcept {
   // activations offloaded, a micro-batch takes at least its activations' two crossings.
   double tier_step = 0, effective = steady;
   if (tier_only) {
-    tier_step = std::max(0.0, state.local_params * update_bytes_ *
+    tier_step = std::max(0.0, state.local_params * update_bytes(box.plan.stack) *
                                   (1.0 / expansion_bytes_per_s_ - 1.0 / hbm_bytes_per_s_));
     if (!box.offload[static_cast<int>(Offload::optimizer)] && act_layer != kInf)
       effective = std::max(effective, s.micro_batches_min * 2.0 * act_layer * first_stage_layers /

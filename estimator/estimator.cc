@@ -70,8 +70,10 @@ Estimator::Estimator(const Workload& workload, const Cluster& cluster,
     trainable_ = std::min(1.0, per_layer * m.layers / total_params(m));
     gemm_passes_ = 2;
   }
-  update_bytes_ = trainable_ * (2.0 * optimizer_bytes_ + grad_bytes_ + weight_bytes_);
+  // fp16 training keeps fp16 gradients (loss scaling; Megatron-LM does not force fp32 there).
+  fp32_grad_bytes_ = trainable_ * (p == Precision::fp16 ? grad_bytes_ : 4.0);
   grad_bytes_ *= trainable_;
+  update_bytes_ = trainable_ * (2.0 * optimizer_bytes_ + weight_bytes_);
   optimizer_bytes_ *= trainable_;
   hbm_bytes_per_s_ = cluster_.gpu.hbm_bytes_per_s * calibration_.hbm_eff;
   nvlink_bytes_per_s_ = cluster_.nvlink_bytes_per_s * calibration_.nvlink_eff;

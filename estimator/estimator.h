@@ -718,7 +718,8 @@ class Estimator {
   double gemm_eff_scale_ = 1;      // gemm_eff_max, times low_precision_gemm_eff for fp8/fp4
   double act_bytes_ = 2;           // bytes per activation/communicated element
   double weight_bytes_ = 2;        // bytes per stored weight
-  double grad_bytes_ = 2;          // bytes per gradient (and per DP-reduced element)
+  double grad_bytes_ = 2;          // bytes per gradient in the training precision (x trainable)
+  double fp32_grad_bytes_ = 4;     // the same with grad_reduce_fp32 (fp32 beside 16-bit weights)
   double optimizer_bytes_ = 12;    // fp32 master + Adam moments per parameter
   double hbm_bytes_per_s_ = 0;     // achieved
   double nvlink_bytes_per_s_ = 0;  // achieved, all of a chip's scale-up links
@@ -744,7 +745,15 @@ class Estimator {
   // and the GEMM passes of a step per forward (3: forward, data and weight gradients; 2 frozen).
   double trainable_ = 1;
   double gemm_passes_ = 3;
-  double update_bytes_ = 0;  // HBM bytes the optimizer moves per parameter of the model
+  double update_bytes_ = 0;  // HBM bytes the optimizer moves per parameter, but the gradient's
+  // Bytes per parameter of the gradients as `stack` keeps and reduces them, and of the optimizer's
+  // HBM traffic, which reads them.
+  double grad_bytes(const Stack& stack) const noexcept {
+    return stack.grad_reduce_fp32 ? fp32_grad_bytes_ : grad_bytes_;
+  }
+  double update_bytes(const Stack& stack) const noexcept {
+    return update_bytes_ + grad_bytes(stack);
+  }
   StepPowerModel power_;
   ScaleOutLevels scale_out_;
 };

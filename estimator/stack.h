@@ -73,6 +73,11 @@ struct Stack {
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
   AttentionKernel attention_kernel = AttentionKernel::cudnn;
   RankOrder rank_order = RankOrder::tp_cp_ep_dp_pp;
+  // Gradients accumulated and reduced in fp32 beside bf16 or 8-bit weights (Megatron-LM forces it
+  // with bf16, torchtitan's FSDP2 reduces in float32, MaxText's weights are fp32); NVIDIA's NeMo
+  // and Megatron-Bridge performance recipes reduce in bf16 (grad_reduce_in_fp32 false). fp16 and
+  // fp32 training keep their own precision either way.
+  bool grad_reduce_fp32 = true;
 };
 
 // Names as used in flags, specs, files and the store: "megatron-core", "partial", "hybridep".

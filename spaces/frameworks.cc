@@ -119,9 +119,12 @@ FrameworkProfile read_profile(const toml::table& t) {
       const std::string_view name = setting.str();  // clang cannot capture a structured binding
       const auto it = std::find_if(settings.begin(), settings.end(),
                                    [name](const StackSetting& st) { return name == st.name; });
-      const auto text = value.value<std::string>();
-      const int v =
-          it == settings.end() || it->boolean || !text ? -1 : parse_stack_value(*it, *text);
+      int v = -1;
+      if (it != settings.end() && it->boolean) {
+        if (const auto b = value.value_exact<bool>()) v = int{*b};
+      } else if (const auto text = value.value<std::string>(); it != settings.end() && text) {
+        v = parse_stack_value(*it, *text);
+      }
       const auto i = static_cast<std::size_t>(it - settings.begin());
       if (v < 0 || !(f.stack[i] >> v & 1u))
         bad(value, key, "must name a value the framework's stack lists");

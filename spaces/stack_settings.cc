@@ -96,6 +96,10 @@ const StackSetting kSettings[] = {
         "how ranks are numbered: tp-cp-ep-dp-pp (default; Megatron-Core's: data parallelism "
         "close, the pipeline far) or tp-pp-dp (--use-tp-pp-dp-mapping, Llama 3's: the pipeline "
         "close, data parallelism across the cluster; cp = 1 and ep = 1)"),
+    bool_setting<&est::Stack::grad_reduce_fp32>(
+        "grad_reduce_fp32",
+        "gradients accumulated and reduced in fp32 with bf16, fp8, fp4 or int8 training "
+        "(default true; NeMo's and Megatron-Bridge's performance recipes: false)"),
 };
 static_assert(std::size(kSettings) == kNumStackSettings);
 

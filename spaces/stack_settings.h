@@ -21,7 +21,7 @@ struct StackSetting {
 };
 
 // The settings, in the order of their spec axes and store columns (spaces/space.h).
-inline constexpr int kNumStackSettings = 13;
+inline constexpr int kNumStackSettings = 14;
 std::span<const StackSetting> stack_settings() noexcept;
 // nullptr when `name` is not one of them.
 const StackSetting* find_stack_setting(std::string_view name) noexcept;

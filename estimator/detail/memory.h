@@ -3,14 +3,14 @@
 // "Expansion tier"; Korthikanti et al. 2022, Rajbhandari et al. 2020, COMET). With G the critical
 // stage's parameters on this GPU (everything but the routed experts split by t, the routed experts
 // by etp x ep):
-//   weights G x 2, gradients G x 2, optimizer G x 12 (fp32 master + Adam m, v; fp32 training 4,
-//   4, 8), divided by the data-parallel group with ZeRO-3, >= 2 and >= 1;
+//   weights G x 2, gradients G x 4 (fp32; fp16 training 2), optimizer G x 12 (fp32 master +
+//   Adam m, v; fp32 training 4, 4, 8), divided by the data-parallel group with ZeRO-3, >= 2, >= 1;
 //   activations = per layer x the first stage's layers per chunk x chunks in flight;
 //   workspace = workspace_bytes + 16-bit logits and their gradient (+ two gathered layers, ZeRO-3).
 // Activations per layer (Korthikanti et al., Table 2, generalised to GQA, MLA and SwiGLU):
 //   s b h (replicated/t' + split/t) + 5 a s^2 b / t without fused attention or recompute,
 // t' = t with sequence parallelism; full recompute keeps the layer input only. Adam reads master,
-// m, v and the gradient and writes master, m, v and the 16-bit weight (28 bytes mixed) of the
+// m, v and the fp32 gradient and writes master, m, v and the 16-bit weight (30 bytes mixed) of the
 // local parameters. With offload the state streams through the GPU at the tier's bandwidth
 // (exposed beyond the HBM-bound step); offloaded activations go out after the forward and come
 // back for the backward, offloaded weights come in for the forward and the backward. Defined
@@ -138,9 +138,9 @@ inline Estimator::GpuParams Estimator::gpu_params(const StepShape& s) const noex
   p.dp_group = plan.dp * plan.cp;
   p.edp_group = static_cast<int>(static_cast<std::int64_t>(plan.tp) * plan.cp * plan.dp /
                                  (static_cast<std::int64_t>(etp) * ep));
-  p.grad_total = p.dense * grad_bytes_;
+  p.grad_total = p.dense * grad_bytes(plan.stack);
   p.param_total = p.dense * weight_bytes_;
-  p.expert_grad_total = p.expert * grad_bytes_;
+  p.expert_grad_total = p.expert * grad_bytes(plan.stack);
   p.expert_param_total = p.expert * weight_bytes_;
   return p;
 }
@@ -219,9 +219,9 @@ inline Estimator::TierTraffic Estimator::tier_traffic(const Plan& plan, const Gp
   const double local_params =
       p.dense / (plan.zero >= 1 ? p.dp_group : 1) + p.expert / (plan.zero >= 1 ? p.edp_group : 1);
   TierTraffic tier;
-  tier.optimizer_s = local_params * update_bytes_ / hbm_bytes_per_s_;
+  tier.optimizer_s = local_params * update_bytes(plan.stack) / hbm_bytes_per_s_;
   if (plan.offload == Offload::none) return tier;
-  const double opt_traffic = local_params * update_bytes_ / expansion_bytes_per_s_;
+  const double opt_traffic = local_params * update_bytes(plan.stack) / expansion_bytes_per_s_;
   tier.offload_step_s = std::max(0.0, opt_traffic - tier.optimizer_s);
   if (plan.offload == Offload::optimizer_activations || plan.offload == Offload::all)
     tier.offload_mb_s +=

@@ -595,7 +595,7 @@ TEST_F(CliTest, BadInputGetsOneClearErrorAndExitCode2) {
   expect_error(
       "summary " + v99,
       "clustersweep summary: error: '" + v99 +
-          "' has store format version 99; this clustersweep reads versions 3 to 11 (use the "
+          "' has store format version 99; this clustersweep reads versions 3 to 12 (use the "
           "clustersweep that wrote it, or rerun the sweep)");
 
   // A store holds one family, named in its root attributes.

@@ -30,7 +30,7 @@ TEST(Estimate, PrintsTheBreakdown) {
         "a2a_overlap "
         "off, fp8_attention off, tp_comm_overlap on, dp_overlap on, param_gather_overlap "
         "on, pp_comm_overlap on, fp8_recipe delayed, attention_kernel flash3, rank_order "
-        "tp-cp-ep-dp-pp\n",
+        "tp-cp-ep-dp-pp, grad_reduce_fp32 on\n",
         "step time", "pipeline bubble", "memory per GPU", "activations (in flight)", "feasible",
         "MFU", "energy per step"})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
@@ -86,7 +86,7 @@ TEST(Estimate, JsonMatchesTheLibrary) {
       "cuda_graph": "none", "dispatcher": "alltoall", "token_routing": "dropless",
       "framework": "any", "a2a_overlap": false, "fp8_attention": false, "tp_comm_overlap": true, "dp_overlap": true,
       "param_gather_overlap": true, "pp_comm_overlap": true, "fp8_recipe": "delayed",
-      "attention_kernel": "cudnn", "rank_order": "tp-cp-ep-dp-pp"})"));
+      "attention_kernel": "cudnn", "rank_order": "tp-cp-ep-dp-pp", "grad_reduce_fp32": true})"));
   EXPECT_EQ(json["feasible"], e.feasible);
   EXPECT_EQ(json["reason"], estimator::to_string(e.reason));
   // Every number round-trips to the very double the library computed.
@@ -105,14 +105,15 @@ TEST(Estimate, JsonMatchesTheLibrary) {
   EXPECT_FALSE(json["defaults"].contains("tp"));
 }
 
-// Llama 3.1 405B on 16,384 H100 with Meta's plan (TP8 PP16 CP1 DP128, seq 8192, batch 2048) and
-// 15.6T tokens: the job loses a few percent to failures, checkpoints and restarts (Meta reports
-// more than 90% of the time training); more GPUs fail more often, faster storage saves sooner.
+// Llama 3.1 405B on 16,384 H100 with Meta's plan (TP8 PP16 CP1 DP128, seq 8192, batch 2048; its
+// FSDP shards the gradients, which it reduces in fp32: ZeRO-2) and 15.6T tokens: the job loses a
+// few percent to failures, checkpoints and restarts (Meta reports more than 90% of the time
+// training); more GPUs fail more often, faster storage saves sooner.
 std::vector<std::string> llama405(const std::string& gpus, std::vector<std::string> more = {},
                                   const std::string& vp = "8") {
   std::istringstream words("estimate --model llama3.1-405b --gpu H100-SXM5-80GB --gpus " + gpus +
                            " --tp 8 --pp 16 --vp " + vp +
-                           " --cp 1 --seq-len 8192 --global-batch 2048 --sequence-parallel --zero 1"
+                           " --cp 1 --seq-len 8192 --global-batch 2048 --sequence-parallel --zero 2"
                            " --training-tokens 15.6e12");
   std::vector<std::string> flags;
   for (std::string word; words >> word;) flags.push_back(word);
@@ -128,7 +129,8 @@ double goodput_of(const std::vector<std::string>& flags) {
 TEST(Estimate, DenseStepsWithTheDefaultStackAreTheModelsOfBefore) {
   // The step times these points had before the software stack's settings existed, under the
   // calibration of then: the stack's defaults (no CUDA graphs, every overlap on, delayed fp8
-  // scaling, cuDNN attention) are what the dense model's calibrated efficiencies described.
+  // scaling, cuDNN attention) are what the dense model's calibrated efficiencies described; its
+  // gradients were reduced in 16 bits.
   const std::string before = source_path("tests/apps/data/calibration_before_stack.toml");
   const std::vector<std::pair<std::vector<std::string>, double>> points = {
       {{"--model", "gpt3-175b", "--gpu", "H100-SXM5-80GB", "--nodes", "128", "--tp", "8", "--pp",
@@ -145,7 +147,8 @@ TEST(Estimate, DenseStepsWithTheDefaultStackAreTheModelsOfBefore) {
         "8", "--cp", "2", "--sequence-parallel", "--zero", "1", "--global-batch", "256"},
        8.907974235120909}};
   for (const auto& [flags, step_s] : points) {
-    std::vector<std::string> args = {"estimate", "--json", "--calibration", before};
+    std::vector<std::string> args = {"estimate",           "--json", "--calibration", before,
+                                     "--grad-reduce-fp32", "false"};
     args.insert(args.end(), flags.begin(), flags.end());
     const Result r = run(args);
     ASSERT_EQ(r.exit_code, 0) << r.err;

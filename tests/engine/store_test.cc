@@ -393,16 +393,16 @@ TEST(StoreReader, ClearErrorsForFilesThatAreNotStores) {
             "'" + (dir / "other.h5") +
                 "' is an HDF5 file but not a clustersweep results store (no "
                 "'format' attribute \"clustersweep-store\")");
-  create_store(dir / "v12.h5", tiny_header(1));
+  create_store(dir / "v13.h5", tiny_header(1));
   {
-    h5::File f = h5::File::open(dir / "v12.h5", true);
-    h5::write_attribute(f.get(), "format_version", std::int64_t{12}, "test");
+    h5::File f = h5::File::open(dir / "v13.h5", true);
+    h5::write_attribute(f.get(), "format_version", std::int64_t{13}, "test");
     f.close();
   }
-  EXPECT_EQ(open_error(dir / "v12.h5"),
-            "'" + (dir / "v12.h5") +
-                "' has store format version 12; this clustersweep reads "
-                "versions 3 to 11 (use the clustersweep that "
+  EXPECT_EQ(open_error(dir / "v13.h5"),
+            "'" + (dir / "v13.h5") +
+                "' has store format version 13; this clustersweep reads "
+                "versions 3 to 12 (use the clustersweep that "
                 "wrote it, or rerun the sweep)");
   test::write_file(dir / "run.h5.partial", "");
   EXPECT_EQ(open_error(dir / "run.h5"),

@@ -77,7 +77,7 @@ TEST(PlanCommand, PrintsAxesCountsAndForecast) {
   EXPECT_NE(r.out.find("run time:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("on 2 ranks"), std::string::npos) << r.out;
   EXPECT_NE(
-      r.out.find("store:      keep = all, columns = summary (59 columns), compression = none\n"
+      r.out.find("store:      keep = all, columns = summary (60 columns), compression = none\n"
                  "              147,456 rows x "),
       std::string::npos)
       << r.out;

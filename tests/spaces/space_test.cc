@@ -95,7 +95,8 @@ TEST(Space, AxesInFixedOrderWithPlanAxesLast) {
                          "pp_comm_overlap",
                          "fp8_recipe",
                          "attention_kernel",
-                         "rank_order"};
+                         "rank_order",
+                         "grad_reduce_fp32"};
   static_assert(std::size(names) == kNumAxes);
   for (int i = 0; i < kNumAxes; ++i) {
     EXPECT_EQ(s.axes()[i].name, names[i]);
