@@ -21,12 +21,6 @@ namespace {
 
 using std::chrono::steady_clock;
 
-// These tests watch a sweep's store while it runs (chunks_done). HDF5 locks a file it opens, and a
-// reader can never open a store the sweep holds open for writing; as the Slurm scripts do, the
-// test process and the sweeps it starts (which inherit the environment) take no locks. Set before
-// this process's first HDF5 call, which reads it.
-[[maybe_unused]] const bool kNoFileLocks = setenv("HDF5_USE_FILE_LOCKING", "FALSE", 1) == 0;
-
 class RunTest : public ::testing::Test {
  protected:
   TempDir dir_;
