@@ -339,18 +339,25 @@ TEST_F(RunTest, ShardsCoverTheSpaceInOrder) {
   EXPECT_EQ(next, engine::StoreReader(dir_ / "whole.h5").rows());
 }
 
-// A run long enough to be interrupted: ~330k points in small chunks.
+// A run long enough to be interrupted: ~330k points, in chunks of kLongChunkPoints.
 std::string long_spec(const std::string& keep, const std::string& output = kAllColumns) {
   return small_spec(keep, "time_to_train", "[2, 4, 8, 16, 32, 64]", "hbm_gb = [80, 141]\n", output);
 }
 
-// A recommendation-model space of 4,032 points (the planner places the tables of each).
+// The chunk size of the runs a test interrupts. The estimator does the long space's 330k points in
+// about 60 ms on two ranks; in chunks of 512 points every chunk was written before a poll of the
+// store saw the first finish, so no signal could land while chunks were being written. Chunks of
+// 16 points make it most of a second (chunk marks and writes are per chunk), on any machine.
+const std::string kLongChunkPoints = "16";
+
+// A recommendation-model space of ~20k points (the planner places the tables of each; the large
+// clusters' points are slow), most of a second in chunks of 64.
 std::string long_dlrm_spec(const std::string& keep) {
   return "[workload]\nfamily = \"dlrm\"\n"
          "model = [\"dlrm-criteo-small\", \"dlrm-criteo-large\", \"dlrmv2-dcnv2\"]\n"
          "precision = [\"fp32\", \"tf32\", \"fp16\", \"bf16\"]\n"
-         "[cluster]\ngpu = [\"A100-SXM4-80GB\", \"H100-SXM5-80GB\"]\ngpus = \"pow2:8..512\"\n"
-         "inter_node_gbps_per_gpu = [100, 200, 400, 800]\n"
+         "[cluster]\ngpu = [\"A100-SXM4-80GB\", \"H100-SXM5-80GB\"]\ngpus = \"pow2:1..4096\"\n"
+         "inter_node_gbps_per_gpu = [25, 50, 100, 200, 400, 800, 1600, 3200]\n"
          "[plan]\nsharding = \"all\"\n[output]\nkeep = \"" +
          keep + "\"\n";
 }
@@ -387,16 +394,17 @@ bool wait_until_working(pid_t pid, const std::string& store, std::uint64_t befor
 TEST_F(RunTest, SigtermStopsWithCode75AndResumeFinishesIdentically) {
   const std::string s = dir_.file("s.toml", long_spec("all"));
   std::string out;
-  ASSERT_EQ(
-      run(command(2, {"run", s, "-o", dir_ / "ref.h5", "--chunk-points", "512", "--no-summary"}),
-          &out),
-      0)
+  ASSERT_EQ(run(command(2, {"run", s, "-o", dir_ / "ref.h5", "--chunk-points", kLongChunkPoints,
+                            "--no-summary"}),
+                &out),
+            0)
       << out;
   int stopped = 0;
   for (int signal : {SIGTERM, SIGUSR1, SIGINT}) {
     const std::string store = dir_ / fmt::format("r{}.h5", signal);
     const pid_t pid = spawn(
-        command(2, {"run", s, "-o", store, "--chunk-points", "512", "--no-summary"}), dir_ / "log");
+        command(2, {"run", s, "-o", store, "--chunk-points", kLongChunkPoints, "--no-summary"}),
+        dir_ / "log");
     int code = 0;
     if (wait_until_working(pid, store, 0, code)) {
       const auto signalled = steady_clock::now();
@@ -425,12 +433,12 @@ TEST_F(RunTest, SigkillAtRandomMomentsThenResumeGivesIdenticalRows) {
   struct Case {
     std::string keep, text, chunk_points;
   };
-  // Small chunks for the recommendation model: its points are few and slow.
   for (const Case& c :
-       {Case{"all", long_spec("all"), "512"}, Case{"feasible", long_spec("feasible"), "512"},
-        Case{"all-summary-fast", long_spec("all", "compression = \"fast\"\n"), "512"},
+       {Case{"all", long_spec("all"), kLongChunkPoints},
+        Case{"feasible", long_spec("feasible"), kLongChunkPoints},
+        Case{"all-summary-fast", long_spec("all", "compression = \"fast\"\n"), kLongChunkPoints},
         Case{"feasible-small", long_spec("feasible", kAllColumns + "compression = \"small\"\n"),
-             "512"},
+             kLongChunkPoints},
         Case{"dlrm-all", long_dlrm_spec("all"), "64"}}) {
     const std::string& keep = c.keep;
     const std::string s = dir_.file("s.toml", c.text);
