@@ -124,6 +124,11 @@ TEST(Frameworks, RulesNameWhatTheFrameworkDoesNotRun) {
          "maxtext runs dispatcher einsum with capacity routing, not alltoall");
   maxtext.stack.dispatcher = est::Dispatcher::einsum;
   EXPECT_FALSE(check_framework(maxtext)) << message(check_framework(maxtext));
+  // use_random_routing spreads the tokens evenly over the experts (the TPU recipes' benchmarks).
+  maxtext.stack.token_routing = est::TokenRouting::balanced;
+  maxtext.capacity_factor = 0;
+  maxtext.stack.dispatcher = est::Dispatcher::alltoall;
+  EXPECT_FALSE(check_framework(maxtext)) << message(check_framework(maxtext));
   // NeuronX Distributed: tp, pp and ZeRO-1 data parallelism.
   est::Plan neuronx = on(est::Framework::neuronx);
   neuronx.stack = framework_profile(est::Framework::neuronx)->defaults;
