@@ -745,7 +745,7 @@ class Estimator {
   // and the GEMM passes of a step per forward (3: forward, data and weight gradients; 2 frozen).
   double trainable_ = 1;
   double gemm_passes_ = 3;
-  double update_bytes_ = 0;  // HBM bytes the optimizer moves per parameter, but the gradient's
+  double update_bytes_ = 0;  // HBM bytes the optimizer moves per parameter besides the gradient
   // Bytes per parameter of the gradients as `stack` keeps and reduces them, and of the optimizer's
   // HBM traffic, which reads them.
   double grad_bytes(const Stack& stack) const noexcept {
